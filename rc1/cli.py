@@ -1,0 +1,98 @@
+"""`rc1 …`: argument parsing and the one error boundary that maps exceptions to exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from rc1.errors import ExitCode, Rc1Error, TrainingError
+
+DEFAULT_CONFIG = "configs/local.yaml"
+
+
+def _config_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", default=DEFAULT_CONFIG, help=f"run config (default {DEFAULT_CONFIG})")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a config value by dotted key, e.g. --set train.max_steps=20 (repeatable)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rc1", description="Gated, resumable, auditable RL fine-tuning.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("advance", help="do the next stage the state machine allows")
+    _config_args(p)
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--until", metavar="STATE", help="repeat until the run reaches STATE")
+    group.add_argument("--all", action="store_true", help="repeat until the run is complete")
+
+    p = sub.add_parser("status", help="state, allowed actions, progress, gates, last error")
+    _config_args(p)
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--diagram", action="store_true", help="print the state machine as Mermaid")
+
+    p = sub.add_parser("replay", help="the run as it stood at a point of its log")
+    _config_args(p)
+    p.add_argument("--until", required=True, help="step_N | seq:N | <event type> | <ISO time>")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("audit", help="verify chain, transitions, steps, checkpoints and gate inputs")
+    _config_args(p)
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("repair", help="quarantine a torn tail and append log_repaired")
+    _config_args(p)
+
+    p = sub.add_parser("report", help="rebuild the report and log views from the event log")
+    _config_args(p)
+
+    p = sub.add_parser("failpack", help="pack logs, reports, configs and the event log into one archive")
+    _config_args(p)
+    p.add_argument("--out", help="archive path (default reports/failpack_<ts>.tar.gz)")
+
+    p = sub.add_parser("preflight", help="run one preflight round")
+    _config_args(p)
+    p.add_argument("--round", type=int, choices=(1, 2), required=True)
+
+    p = sub.add_parser("pool", help="build or validate the seed pool alone")
+    _config_args(p)
+    p.add_argument("action", choices=("build", "validate"))
+
+    p = sub.add_parser("shadow", help="materialize the shadow eval set alone")
+    _config_args(p)
+    p.add_argument("action", choices=("materialize",))
+
+    p = sub.add_parser("scorer", help="probe the live scorer on the shadow set")
+    _config_args(p)
+    p.add_argument("action", choices=("probe",))
+
+    p = sub.add_parser("train", help="start or resume training (requires round 2)")
+    _config_args(p)
+    p.add_argument("--resume", metavar="PATH", help="checkpoint dir to resume from (must have a checkpoint_saved event)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from rc1 import commands
+
+    handler = commands.HANDLERS[args.command]
+    try:
+        return int(handler(args))
+    except TrainingError as e:
+        # The train stage already wrote reports/ERROR_<ts>.json and appended training_failed.
+        print(f"FATAL: {e}", file=sys.stderr)
+        return int(ExitCode.RUNTIME_FAILURE)
+    except Rc1Error as e:
+        prefix = "FATAL: " if e.exit_code == ExitCode.RUNTIME_FAILURE else "error: "
+        print(f"{prefix}{e}", file=sys.stderr)
+        return int(e.exit_code)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:  # the boundary: anything unforeseen is a runtime failure with a report
+        from rc1.failure import write_error_report
+
+        report = write_error_report(e)
+        print(f"FATAL: {type(e).__name__}: {e} (details in {report})", file=sys.stderr)
+        return int(ExitCode.RUNTIME_FAILURE)

@@ -1,0 +1,18 @@
+"""One small function per subcommand; `HANDLERS` is the only place names map to code."""
+
+from rc1.commands import advance, audit, inspect, maintenance, stages
+
+HANDLERS = {
+    "advance": advance.run,
+    "status": inspect.status,
+    "replay": inspect.replay_until,
+    "audit": audit.run,
+    "repair": maintenance.repair,
+    "report": maintenance.report,
+    "failpack": maintenance.failpack,
+    "preflight": stages.preflight,
+    "pool": stages.pool,
+    "shadow": stages.shadow,
+    "scorer": stages.scorer,
+    "train": stages.train,
+}

@@ -1,0 +1,75 @@
+"""`rc1 status` and `rc1 replay`: read-only views computed by replaying the log (no lock taken)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+import msgspec
+
+from rc1.config import load_config
+from rc1.errors import BadInput
+from rc1.events import schema as ev
+from rc1.events.log import read_log
+from rc1.events.replay import replay
+from rc1.fingerprints import current_fingerprints
+from rc1.views.status import render_text, status_view
+from rc1.workspace import Workspace
+
+
+def _print(view, as_json: bool) -> None:
+    print(msgspec.json.format(msgspec.json.encode(view)).decode() if as_json else render_text(view))
+
+
+def status(args) -> int:
+    loaded = load_config(args.config, args.overrides)
+    if args.diagram:
+        from rc1.machine import RunMachine
+
+        print(RunMachine(diagram=True).mermaid())
+        return 0
+    ws = Workspace.here(loaded.config.run.name)
+    contents = read_log(ws.log_path)
+    replayer = replay(contents.events)
+    _print(status_view(replayer, current_fingerprints(ws, loaded), ws.run, len(contents.torn)), args.json)
+    return 0
+
+
+def parse_until(text: str):
+    """A predicate over events: true for the event at which replay stops (inclusive)."""
+    if m := re.fullmatch(r"step_(\d+)", text):
+        step = int(m.group(1))
+        return lambda e: isinstance(e, ev.TrainStep) and e.step == step
+    if m := re.fullmatch(r"seq:(\d+)", text):
+        seq = int(m.group(1))
+        return lambda e: e.seq == seq
+    if text in ev.EVENT_TYPES:
+        return lambda e: ev.event_type(e) == text
+    try:
+        moment = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise BadInput(
+            f"--until {text!r}: expected step_N, seq:N, an event type ({', '.join(sorted(ev.EVENT_TYPES))}) or an ISO time"
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.timezone.utc)
+    return lambda e: dt.datetime.fromisoformat(e.ts) > moment
+
+
+def replay_until(args) -> int:
+    loaded = load_config(args.config, args.overrides)
+    ws = Workspace.here(loaded.config.run.name)
+    stop = parse_until(args.until)
+    is_time = not re.fullmatch(r"step_\d+|seq:\d+", args.until) and args.until not in ev.EVENT_TYPES
+    events = read_log(ws.log_path).events
+    cut = None
+    for index, event in enumerate(events):
+        if stop(event):
+            # A time bound excludes the first event after it; the other bounds include the event they name.
+            cut = index if is_time else index + 1
+            break
+    if cut is None and not is_time:
+        raise BadInput(f"{ws.log_path}: no event matches --until {args.until!r}")
+    replayer = replay(events if cut is None else events[:cut])
+    _print(status_view(replayer, None, ws.run), args.json)
+    return 0

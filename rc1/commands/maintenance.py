@@ -1,0 +1,72 @@
+"""`rc1 repair`, `rc1 report`, `rc1 failpack`: looking after a run's log and its views."""
+
+from __future__ import annotations
+
+import datetime as dt
+import tarfile
+from pathlib import Path
+
+from rc1.config import load_config
+from rc1.errors import BadInput
+from rc1.events import schema as ev
+from rc1.events.log import read_log
+from rc1.fsutil import atomic_write_bytes, fsync_dir
+from rc1.session import Session
+from rc1.views.mirrors import Mirrors
+from rc1.workspace import Workspace
+import hashlib
+
+
+def repair(args) -> int:
+    """Move a torn tail to events/<run>.torn-<offset>, cut the log back, append log_repaired."""
+    loaded = load_config(args.config, args.overrides)
+    with Session.open(loaded, allow_torn=True) as session:
+        torn = session.log.contents.torn
+        if not torn:
+            print(f"{session.ws.log_path}: no torn tail; nothing to repair")
+            return 0
+        offset = session.log.contents.good_bytes
+        quarantine = session.ws.events_dir / f"{session.ws.run}.torn-{offset}"
+        atomic_write_bytes(quarantine, torn)
+        session.log.truncate_torn_tail()
+        fsync_dir(session.ws.events_dir)
+        session.append(ev.LogRepaired(
+            torn_bytes=len(torn), offset=offset,
+            quarantine=str(quarantine.relative_to(session.ws.root)), sha256=hashlib.sha256(torn).hexdigest(),
+        ))
+        print(f"moved {len(torn)} torn bytes to {quarantine}; appended log_repaired")
+    return 0
+
+
+def report(args) -> int:
+    loaded = load_config(args.config, args.overrides)
+    ws = Workspace.here(loaded.config.run.name)
+    contents = read_log(ws.log_path)
+    if not contents.events:
+        raise BadInput(f"{ws.log_path}: no events to report on")
+    Mirrors(ws).rebuild(contents.events)
+    print(f"rebuilt logs/train.log, reports/metrics.jsonl, reports/ckpt_manifest.jsonl, reports/preflight/ from {len(contents.events)} events")
+    return 0
+
+
+FAILPACK_PATHS = ("logs", "reports", "configs")
+
+
+def failpack(args) -> int:
+    loaded = load_config(args.config, args.overrides)
+    ws = Workspace.here(loaded.config.run.name)
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    out = Path(args.out) if args.out else ws.reports_dir / f"failpack_{stamp}.tar.gz"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.tmp")
+    members = [ws.root / name for name in FAILPACK_PATHS] + [ws.events_dir]
+    with tarfile.open(tmp, "w:gz") as tar:
+        for member in members:
+            if member.exists():
+                tar.add(member, arcname=member.relative_to(ws.root),
+                        filter=lambda info: None if info.name.endswith(".tar.gz") or ".lock" in info.name else info)
+        if loaded.path.parent.name != "configs" or loaded.path.parent.parent != ws.root:
+            tar.add(loaded.path, arcname=f"configs/used/{loaded.path.name}")
+    tmp.replace(out)
+    print(f"wrote {out}")
+    return 0

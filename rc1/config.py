@@ -1,0 +1,266 @@
+"""Typed run configuration: YAML file + `--set` overrides -> validated `Config`.
+
+Every error names the file and the dotted key, and says how to fix it. Type errors
+come from msgspec (first one found); cross-field rules are collected and reported
+together.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+from typing import Annotated, Literal
+
+import msgspec
+import yaml
+
+from rc1.errors import BadInput
+
+TaskName = Literal["gsm8k", "hotpotqa", "strategyqa"]
+TASKS: tuple[str, ...] = ("gsm8k", "hotpotqa", "strategyqa")
+
+Probability = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
+PositiveInt = Annotated[int, msgspec.Meta(ge=1)]
+NonNegativeInt = Annotated[int, msgspec.Meta(ge=0)]
+NonNegativeFloat = Annotated[float, msgspec.Meta(ge=0.0)]
+PositiveFloat = Annotated[float, msgspec.Meta(gt=0.0)]
+
+
+class _Section(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    pass
+
+
+class RunConfig(_Section):
+    name: Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
+    seed: NonNegativeInt = 1234
+    seeds: list[NonNegativeInt] = msgspec.field(default_factory=lambda: [1234])
+
+
+class DataConfig(_Section):
+    pool_size: PositiveInt
+    shadow_size: PositiveInt
+    shadow_seed: NonNegativeInt = 4242
+    mix: dict[TaskName, Probability] = msgspec.field(
+        default_factory=lambda: {"hotpotqa": 0.45, "strategyqa": 0.30, "gsm8k": 0.25}
+    )
+
+
+class PreflightConfig(_Section):
+    """Thresholds of the data checks. The production profile has fixed floors (see `_production_rules`)."""
+
+    min_distinct2: Probability = 0.60
+    max_duplicate_rate: Probability = 0.02
+    near_duplicate_similarity: Probability = 0.85
+    min_len_tokens: PositiveInt = 64
+    max_len_tokens: PositiveInt = 4096
+    leak_ngram: PositiveInt = 5
+    leak_similarity: Probability = 0.85
+    mix_tolerance: Probability = 0.03
+    min_free_disk_gb: NonNegativeFloat = 50.0
+
+
+class LoraConfig(_Section):
+    r: PositiveInt = 8
+    alpha: PositiveInt = 16
+    dropout: Annotated[float, msgspec.Meta(ge=0.0, lt=1.0)] = 0.05
+    target_modules: list[str] = msgspec.field(
+        default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+    )
+
+
+class ModelConfig(_Section):
+    # An HF hub id, a local directory, or `builtin:tiny-qwen3` (built offline from the pool).
+    name: str
+    dtype: Literal["auto", "fp32", "bf16", "fp16"] = "auto"
+    attn_implementation: Literal["sdpa", "eager"] = "sdpa"
+    lora: LoraConfig = msgspec.field(default_factory=LoraConfig)
+
+
+class FinetuneConfig(_Section):
+    method: Literal["lora", "qlora"] = "lora"
+
+
+class EngineConfig(_Section):
+    name: Literal["trl", "torch"] = "trl"
+    strategy: Literal["grpo", "ppo", "dpo", "sft"] = "grpo"
+
+
+class TrainConfig(_Section):
+    max_steps: PositiveInt
+    save_steps: PositiveInt
+    learning_rate: PositiveFloat = 1.0e-5
+    warmup_steps: NonNegativeInt = 0
+    per_device_batch_size: PositiveInt = 4
+    gradient_accumulation_steps: PositiveInt = 1
+    num_generations: Annotated[int, msgspec.Meta(ge=2)] = 4
+    max_prompt_tokens: PositiveInt = 512
+    max_completion_tokens: PositiveInt = 256
+    temperature: PositiveFloat = 1.0
+    beta: NonNegativeFloat = 0.04  # KL coefficient against the reference policy
+    target_kl: PositiveFloat = 0.03
+    max_grad_norm: PositiveFloat = 1.0
+    simulate: bool = False
+    live_mode: bool = True
+
+
+class RewardConfig(_Section):
+    weights: str = "weights.json"  # relative to the config file's folder
+    use_overclar_penalty: bool = True
+    overclar_alpha: NonNegativeFloat = 0.07
+    overclar_cap: NonNegativeInt = 3
+    difficulty_beta: NonNegativeFloat = 0.0
+
+
+class Config(_Section):
+    profile: Literal["local", "production"]
+    run: RunConfig
+    data: DataConfig
+    model: ModelConfig
+    train: TrainConfig
+    preflight: PreflightConfig = msgspec.field(default_factory=PreflightConfig)
+    finetune: FinetuneConfig = msgspec.field(default_factory=FinetuneConfig)
+    engine: EngineConfig = msgspec.field(default_factory=EngineConfig)
+    reward: RewardConfig = msgspec.field(default_factory=RewardConfig)
+
+
+SUPPORTED_ENGINE_STRATEGIES: frozenset[tuple[str, str]] = frozenset({("trl", "grpo")})
+
+
+class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
+    """A validated config plus where it came from; `sha256` fingerprints the effective values."""
+
+    config: Config
+    path: Path
+    overrides: tuple[str, ...]
+    sha256: str
+
+    @property
+    def weights_path(self) -> Path:
+        return (self.path.parent / self.config.reward.weights).resolve()
+
+
+def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> LoadedConfig:
+    path = Path(path)
+    raw = _read_yaml(path)
+    for item in overrides:
+        _apply_override(raw, item, path)
+    config = _convert(raw, path)
+    problems = cross_field_problems(config)
+    if problems:
+        raise BadInput("\n".join(f"{path}: {p}" for p in problems))
+    return LoadedConfig(config=config, path=path.resolve(), overrides=tuple(overrides), sha256=config_sha256(config))
+
+
+def config_sha256(config: Config) -> str:
+    return hashlib.sha256(msgspec.json.encode(config)).hexdigest()
+
+
+def effective_yaml(loaded: LoadedConfig) -> str:
+    header = f"# effective config from {loaded.path}"
+    if loaded.overrides:
+        header += " with --set " + " --set ".join(loaded.overrides)
+    header += f"\n# sha256 {loaded.sha256}\n"
+    return header + yaml.safe_dump(msgspec.to_builtins(loaded.config), sort_keys=False)
+
+
+def cross_field_problems(config: Config) -> list[str]:
+    """Rules that span fields; each message is `dotted.key: what is wrong; how to fix it`."""
+    problems: list[str] = []
+    mix_total = sum(config.data.mix.values())
+    if abs(mix_total - 1.0) > 1e-6:
+        problems.append(f"data.mix: shares sum to {mix_total:.6f}; they must sum to 1")
+    if config.data.shadow_size >= config.data.pool_size:
+        problems.append("data.shadow_size: must be smaller than data.pool_size")
+    if config.preflight.min_len_tokens > config.preflight.max_len_tokens:
+        problems.append("preflight.min_len_tokens: larger than preflight.max_len_tokens")
+    if (config.engine.name, config.engine.strategy) not in SUPPORTED_ENGINE_STRATEGIES:
+        supported = ", ".join(f"{e}×{s}" for e, s in sorted(SUPPORTED_ENGINE_STRATEGIES))
+        problems.append(
+            f"engine: {config.engine.name}×{config.engine.strategy} is not supported; supported: {supported}"
+        )
+    if config.train.save_steps > config.train.max_steps:
+        problems.append("train.save_steps: larger than train.max_steps, so no checkpoint would ever be written")
+    batch = config.train.per_device_batch_size * config.train.gradient_accumulation_steps
+    if batch % config.train.num_generations:
+        problems.append(
+            f"train.num_generations: {config.train.num_generations} must divide the batch "
+            f"(per_device_batch_size × gradient_accumulation_steps = {batch})"
+        )
+    if config.model.name.startswith("builtin:") and config.model.name != "builtin:tiny-qwen3":
+        problems.append(f"model.name: unknown built-in {config.model.name!r}; the only one is builtin:tiny-qwen3")
+    if config.finetune.method == "qlora" and config.model.name.startswith("builtin:"):
+        problems.append("finetune.method: qlora needs a CUDA model from the hub; use lora with builtin models")
+    return problems
+
+
+def _read_yaml(path: Path) -> dict:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BadInput(f"{path}: config file not found") from None
+    except OSError as e:
+        raise BadInput(f"{path}: cannot read config: {e.strerror}") from None
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f":{mark.line + 1}:{mark.column + 1}" if mark else ""
+        problem = getattr(e, "problem", None) or str(e)
+        raise BadInput(f"{path}{where}: malformed YAML: {problem}") from None
+    if not isinstance(raw, dict):
+        raise BadInput(f"{path}: the top level must be a mapping of sections, got {type(raw).__name__}")
+    return raw
+
+
+def _apply_override(raw: dict, item: str, path: Path) -> None:
+    key, sep, text = item.partition("=")
+    if not sep or not key:
+        raise BadInput(f"--set {item!r}: expected dotted.key=value")
+    parts = key.split(".")
+    node = raw
+    for depth, part in enumerate(parts[:-1]):
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise BadInput(f"--set {key}: {'.'.join(parts[: depth + 1])} is not a section")
+        node = child
+    node[parts[-1]] = _parse_scalar(text)
+
+
+def _parse_scalar(text: str):
+    try:
+        value = yaml.safe_load(text) if text else ""
+    except yaml.YAMLError:
+        return text
+    if isinstance(value, str):
+        # YAML 1.1 reads `5e-4` as a string; a user typing it on the command line means a number.
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    return value
+
+
+_PATH_IN_MESSAGE = re.compile(r" - at `\$\.?([^`]*)`$")
+
+
+def _convert(raw: dict, path: Path) -> Config:
+    try:
+        return msgspec.convert(raw, Config, strict=True)
+    except msgspec.ValidationError as e:
+        raise BadInput(f"{path}: {_dotted_message(str(e))}") from None
+
+
+def _dotted_message(message: str) -> str:
+    """msgspec's "Expected `int`, got `str` - at `$.train.max_steps`" -> "train.max_steps: Expected …"."""
+    match = _PATH_IN_MESSAGE.search(message)
+    dotted = ""
+    detail = message
+    if match:
+        dotted = re.sub(r"\[(\d+)\]", r".\1", match.group(1))
+        detail = message[: match.start()]
+    unknown = re.match(r"Object contains unknown field `([^`]*)`", detail)
+    if unknown:
+        dotted = f"{dotted}.{unknown.group(1)}" if dotted else unknown.group(1)
+        detail = "unknown key (check the spelling; unknown keys are refused)"
+    return f"{dotted or '<top level>'}: {detail}"

@@ -1,0 +1,48 @@
+"""One exception hierarchy; the CLI maps each class to one exit code."""
+
+from __future__ import annotations
+
+import enum
+
+
+class ExitCode(enum.IntEnum):
+    OK = 0
+    RUNTIME_FAILURE = 1
+    BAD_INPUT = 2
+    GATE_CLOSED = 3
+    LOG_BUSY = 4
+
+
+class Rc1Error(Exception):
+    """Root of every error rc1 raises on purpose. Unknown exceptions exit 1 as FATAL."""
+
+    exit_code = ExitCode.RUNTIME_FAILURE
+
+
+class BadInput(Rc1Error):
+    """A config, data file or log is malformed. Exit 2; nothing is appended to the log.
+
+    The message starts with the path (file, or file plus dotted key) it is about.
+    """
+
+    exit_code = ExitCode.BAD_INPUT
+
+
+class GateClosed(Rc1Error):
+    """The state machine does not allow the action, or a gate's checks failed. Exit 3."""
+
+    exit_code = ExitCode.GATE_CLOSED
+
+
+class LogBusy(Rc1Error):
+    """Another process holds the run's writer lock. Exit 4."""
+
+    exit_code = ExitCode.LOG_BUSY
+
+
+class CorruptLog(BadInput):
+    """The event log is damaged before its tail (not repairable by `rc1 repair`). Exit 2."""
+
+
+class TrainingError(Rc1Error):
+    """Training itself failed (engine error, non-finite loss). Exit 1."""

@@ -1,0 +1,129 @@
+"""Audit: everything a run's log claims, checked against the log itself and the files it names.
+
+Each finding names the seq (or line) and what is wrong. The audit passes only when
+there is no finding.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import msgspec
+
+from rc1.errors import CorruptLog
+from rc1.events import schema as ev
+from rc1.events.log import read_log
+from rc1.events.replay import replay
+from rc1.fingerprints import changed_inputs
+from rc1.fsutil import sha256_file
+
+
+class Finding(msgspec.Struct, frozen=True, kw_only=True):
+    check: str  # chain | schema | torn_tail | transition | steps | checkpoint | anchor | gate_inputs
+    seq: int | None
+    message: str
+
+
+class AuditReport(msgspec.Struct, kw_only=True):
+    log: str
+    events: int
+    findings: list[Finding]
+    checks_run: list[str]
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+
+def audit_log(log_path: Path, workspace_root: Path, current: ev.Fingerprints | None) -> AuditReport:
+    checks = ["chain", "schema", "torn_tail", "transition", "steps", "checkpoint", "anchor", "gate_inputs"]
+    try:
+        contents = read_log(log_path)
+    except CorruptLog as e:
+        return AuditReport(log=str(log_path), events=0, findings=[Finding(check="schema", seq=None, message=str(e))], checks_run=checks)
+    findings: list[Finding] = []
+    for brk in contents.chain_breaks:
+        findings.append(Finding(check="chain", seq=brk.seq, message=f"line {brk.line}: {brk.message}"))
+    if contents.torn:
+        findings.append(Finding(
+            check="torn_tail", seq=None,
+            message=f"torn tail: {len(contents.torn)} bytes after byte {contents.good_bytes} (run `rc1 repair`)",
+        ))
+    events = contents.events
+    replayer = replay(events)
+    for violation in replayer.projection.violations:
+        findings.append(Finding(check="transition", seq=violation.seq, message=violation.message))
+    findings += _step_findings(events)
+    findings += _checkpoint_findings(events, workspace_root, contents.line_hashes)
+    if current is not None:
+        findings += _gate_input_findings(replayer.projection, current)
+    return AuditReport(log=str(log_path), events=len(events), findings=findings, checks_run=checks)
+
+
+def _step_findings(events: list[ev.Event]) -> list[Finding]:
+    """Within a training segment steps go 1 by 1 from the resume point; none happen before round 2."""
+    findings = []
+    expected: int | None = None
+    round2_open = False
+    for event in events:
+        if isinstance(event, ev.Round2Passed):
+            round2_open = True
+        elif isinstance(event, ev.GateInvalidated):
+            round2_open = False
+        elif isinstance(event, ev.TrainingStarted):
+            if not round2_open:
+                findings.append(Finding(check="steps", seq=event.seq, message="training started without a round2_passed in force"))
+            expected = event.resume_from_step + 1
+        elif isinstance(event, ev.TrainStep):
+            if expected is None:
+                findings.append(Finding(check="steps", seq=event.seq, message=f"train_step {event.step} outside any training segment"))
+            elif event.step != expected:
+                findings.append(Finding(check="steps", seq=event.seq, message=f"train_step {event.step} where step {expected} was expected"))
+            expected = event.step + 1
+    return findings
+
+
+def _checkpoint_findings(events: list[ev.Event], root: Path, line_hashes: list[str]) -> list[Finding]:
+    """Every checkpoint file matches its recorded sha256, and the log anchor it recorded is still there."""
+    findings = []
+    for event in events:
+        if not isinstance(event, ev.CheckpointSaved):
+            continue
+        directory = root / event.dir
+        for rel, recorded in sorted(event.files.items()):
+            path = directory / rel
+            if not path.is_file():
+                findings.append(Finding(check="checkpoint", seq=event.seq, message=f"{event.dir}/{rel}: missing"))
+            elif sha256_file(path) != recorded:
+                findings.append(Finding(check="checkpoint", seq=event.seq, message=f"{event.dir}/{rel}: sha256 differs from the one recorded"))
+        anchor = event.files.get("rc1_meta.json") and _anchor(directory / "rc1_meta.json")
+        if anchor:
+            seq, digest = anchor
+            if seq >= len(line_hashes):
+                findings.append(Finding(check="anchor", seq=event.seq, message=f"{event.dir} saw seq {seq} but the log ends at seq {len(line_hashes) - 1}: the log was truncated"))
+            elif line_hashes[seq] != digest:
+                findings.append(Finding(check="anchor", seq=event.seq, message=f"{event.dir} saw seq {seq} with a different hash: the log was rewritten"))
+    return findings
+
+
+def _anchor(meta_path: Path) -> tuple[int, str] | None:
+    try:
+        meta = json.loads(meta_path.read_text())
+        return int(meta["log_seq"]), str(meta["log_hash"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _gate_input_findings(projection, current: ev.Fingerprints) -> list[Finding]:
+    findings = []
+    for name in ("round2", "round1"):
+        gate = projection.gates[name]
+        if gate.passed and gate.fingerprints is not None:
+            for input_name, old, new in changed_inputs(gate.fingerprints, current):
+                findings.append(Finding(
+                    check="gate_inputs", seq=gate.seq,
+                    message=f"{input_name} changed since {name} passed ({old[:12]} -> {new[:12]})",
+                ))
+            break
+    return findings

@@ -1,0 +1,211 @@
+"""The append-only, hash-chained JSONL event log of one run.
+
+Reading decodes all complete lines in bulk and treats the tail on its own: a last
+line without a newline, or one that does not decode, is a torn tail (repairable);
+anything undecodable before it is corruption. Writing takes an exclusive flock for
+the whole command, appends each line with one checked `os.write`, then fsyncs.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import errno
+import fcntl
+import hashlib
+import os
+from pathlib import Path
+
+import msgspec
+
+from rc1.errors import BadInput, CorruptLog, LogBusy
+from rc1.events.schema import GENESIS_HASH, SCHEMA_VERSION, AnyEvent, Event, upcast
+from rc1.fsutil import fsync_dir
+
+_DECODER = msgspec.json.Decoder(AnyEvent)
+_RAW_DECODER = msgspec.json.Decoder()
+_ENCODER = msgspec.json.Encoder()
+
+
+def line_hash(line: bytes) -> str:
+    """The chain hash of a stored line (its bytes without the terminating newline)."""
+    return hashlib.sha256(line).hexdigest()
+
+
+class ChainBreak(msgspec.Struct, frozen=True):
+    line: int  # 1-based line number in the file
+    seq: int
+    message: str
+
+
+class LogContents(msgspec.Struct, kw_only=True):
+    path: Path
+    events: list[Event]
+    line_hashes: list[str]
+    good_bytes: int  # length of the prefix made of complete, decodable lines
+    torn: bytes = b""  # bytes after good_bytes (torn tail), empty when clean
+    chain_breaks: list[ChainBreak] = msgspec.field(default_factory=list)
+
+    @property
+    def head_hash(self) -> str:
+        return self.line_hashes[-1] if self.line_hashes else GENESIS_HASH
+
+    @property
+    def next_seq(self) -> int:
+        return self.events[-1].seq + 1 if self.events else 0
+
+
+def _decode_line(line: bytes) -> Event:
+    try:
+        return _DECODER.decode(line)
+    except msgspec.ValidationError:
+        raw = _RAW_DECODER.decode(line)
+        if not isinstance(raw, dict) or raw.get("v", SCHEMA_VERSION) >= SCHEMA_VERSION:
+            raise
+        return msgspec.convert(upcast(raw), AnyEvent)
+
+
+def read_log(path: Path) -> LogContents:
+    """Read and verify a log. Raises CorruptLog for damage before the tail."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return LogContents(path=path, events=[], line_hashes=[], good_bytes=0)
+    end = data.rfind(b"\n") + 1
+    body, torn = data[:end], data[end:]
+    lines = body.split(b"\n")[:-1]
+    try:
+        events = _DECODER.decode_lines(body)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        events = []
+        offset = 0
+        for index, line in enumerate(lines):
+            try:
+                events.append(_decode_line(line))
+            except (msgspec.DecodeError, msgspec.ValidationError, KeyError) as e:
+                if index != len(lines) - 1:
+                    raise CorruptLog(
+                        f"{path}:{index + 1}: line {index + 1} of {len(lines)} does not decode ({e}); "
+                        "damage before the tail cannot be repaired — restore the log from a copy"
+                    ) from None
+                torn = body[offset:] + torn
+                lines = lines[:index]
+                body = body[:offset]
+                break
+            offset += len(line) + 1
+    hashes = [line_hash(line) for line in lines]
+    return LogContents(
+        path=path,
+        events=events,
+        line_hashes=hashes,
+        good_bytes=len(body),
+        torn=torn,
+        chain_breaks=_chain_breaks(events, hashes),
+    )
+
+
+def _chain_breaks(events: list[Event], hashes: list[str]) -> list[ChainBreak]:
+    breaks = []
+    expected_prev = GENESIS_HASH
+    for index, event in enumerate(events):
+        if event.seq != index:
+            breaks.append(ChainBreak(index + 1, event.seq, f"seq {event.seq} where {index} was expected (gap, duplicate or reordering)"))
+        if event.prev != expected_prev:
+            breaks.append(ChainBreak(index + 1, event.seq, "prev hash does not match the previous line (edited, deleted or reordered line)"))
+        expected_prev = hashes[index]
+    return breaks
+
+
+def now_iso() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="microseconds")
+
+
+class EventLog:
+    """The single writer of one run's log. Use as a context manager; holds the flock until closed."""
+
+    def __init__(self, path: Path, lock_path: Path, run: str, *, allow_torn: bool = False):
+        self.path = path
+        self.run = run
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._fd: int | None = None
+        self._lock_fd: int | None = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+            if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+                raise LogBusy(f"{path}: another rc1 process is writing this run (lock {lock_path} is held); wait for it or stop it") from None
+            raise
+        try:
+            self.contents = read_log(path)
+            if self.contents.chain_breaks:
+                first = self.contents.chain_breaks[0]
+                raise CorruptLog(f"{path}:{first.line}: hash chain broken at seq {first.seq}: {first.message}; run `rc1 audit`")
+            if self.contents.torn and not allow_torn:
+                raise BadInput(
+                    f"{path}: torn tail of {len(self.contents.torn)} bytes at byte {self.contents.good_bytes}; "
+                    "run `rc1 repair` to quarantine it"
+                )
+        except BaseException:
+            self.close()
+            raise
+        self._next_seq = self.contents.next_seq
+        self._head = self.contents.head_hash
+        self._listeners: list = []
+
+    def subscribe(self, listener) -> None:
+        """listener(event) runs after each durable append (projections, mirrors)."""
+        self._listeners.append(listener)
+
+    @property
+    def head(self) -> tuple[int, str]:
+        """(seq, hash) of the last line, the anchor checkpoints and snapshots record."""
+        return self._next_seq - 1, self._head
+
+    def append(self, event: Event) -> Event:
+        stamped = msgspec.structs.replace(event, seq=self._next_seq, ts=now_iso(), run=self.run, v=SCHEMA_VERSION, prev=self._head)
+        line = _ENCODER.encode(stamped)
+        self._write_durably(line + b"\n")
+        self._next_seq += 1
+        self._head = line_hash(line)
+        for listener in self._listeners:
+            listener(stamped)
+        return stamped
+
+    def truncate_torn_tail(self) -> None:
+        """Cut the log back to its last good line (repair only; the caller has quarantined the bytes)."""
+        fd = os.open(self.path, os.O_WRONLY)
+        try:
+            os.ftruncate(fd, self.contents.good_bytes)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def _write_durably(self, data: bytes) -> None:
+        if self._fd is None:
+            created = not self.path.exists()
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            if created:
+                fsync_dir(self.path.parent)
+        view = memoryview(data)
+        while view:
+            written = os.write(self._fd, view)
+            if written <= 0:
+                raise OSError(errno.EIO, f"{self.path}: write returned {written}")
+            view = view[written:]
+        # A failed fsync is fatal and never retried: the kernel may already have marked the page clean.
+        os.fsync(self._fd)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # closing releases the flock
+            self._lock_fd = None
+
+    def __enter__(self) -> "EventLog":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

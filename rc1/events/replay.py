@@ -1,0 +1,196 @@
+"""Replay: a pure fold of events into a Projection (no I/O, no clock, no randomness).
+
+One small mutator per event type (singledispatch). Events that are machine triggers
+drive the RunMachine; an event the machine refuses is recorded as a violation
+(audit reports it; the writer never produces one).
+"""
+
+from __future__ import annotations
+
+from functools import singledispatch
+
+import msgspec
+
+from rc1.events import schema as ev
+from rc1.machine import TRIGGERS, RunMachine
+
+
+class CheckpointRef(msgspec.Struct, frozen=True, kw_only=True):
+    step: int
+    dir: str
+    files: dict[str, str]
+    seq: int
+
+
+class GateView(msgspec.Struct, kw_only=True):
+    passed: bool = False
+    fingerprints: ev.Fingerprints | None = None
+    seq: int | None = None
+    failures: list[str] = msgspec.field(default_factory=list)
+
+
+class StepView(msgspec.Struct, frozen=True, kw_only=True):
+    step: int
+    loss: float
+    kl: float
+    reward: float
+    lr: float
+    seq: int
+
+
+class Violation(msgspec.Struct, frozen=True, kw_only=True):
+    seq: int
+    message: str
+
+
+class Projection(msgspec.Struct, kw_only=True):
+    run: str = ""
+    state: str = "INIT"
+    events: int = 0
+    head_seq: int = -1
+    last_ts: str = ""
+    config_sha256: str | None = None
+    step: int = 0
+    max_steps: int | None = None
+    complete: bool = False
+    training_segments: int = 0
+    segment_first_step: int | None = None  # the step the current segment resumed from (0 = fresh)
+    checkpoints: list[CheckpointRef] = msgspec.field(default_factory=list)
+    gates: dict[str, GateView] = msgspec.field(default_factory=lambda: {"round1": GateView(), "round2": GateView()})
+    last_step: StepView | None = None
+    last_eval: dict[str, float] | None = None
+    best_step: int | None = None
+    best_value: float | None = None
+    last_error: str | None = None
+    checks: dict[str, bool] = msgspec.field(default_factory=dict)  # "r1.distinct2" -> passed, latest
+    violations: list[Violation] = msgspec.field(default_factory=list)
+
+    @property
+    def latest_checkpoint(self) -> CheckpointRef | None:
+        """The newest checkpoint the log vouches for, at or below the current step of training."""
+        return self.checkpoints[-1] if self.checkpoints else None
+
+
+class Replayer:
+    """Holds the machine and the projection; `apply` folds one event in."""
+
+    def __init__(self) -> None:
+        self.machine = RunMachine()
+        self.projection = Projection()
+
+    def apply(self, event: ev.Event) -> None:
+        p = self.projection
+        kind = ev.event_type(event)
+        if kind in TRIGGERS:
+            if self.machine.legal(kind):
+                self.machine.fire(kind)
+            else:
+                p.violations.append(Violation(seq=event.seq, message=f"{kind} is not allowed in state {self.machine.state}"))
+        p.state = self.machine.state
+        p.events += 1
+        p.head_seq = event.seq
+        p.last_ts = event.ts
+        p.run = event.run
+        _mutate(event, p)
+
+    def allowed(self) -> list[str]:
+        return self.machine.allowed()
+
+
+def replay(events: list[ev.Event]) -> Replayer:
+    replayer = Replayer()
+    for event in events:
+        replayer.apply(event)
+    return replayer
+
+
+@singledispatch
+def _mutate(event: ev.Event, p: Projection) -> None:
+    """Events with no effect on the projection beyond the envelope (artifact_written…)."""
+
+
+@_mutate.register
+def _(event: ev.RunStarted, p: Projection) -> None:
+    p.config_sha256 = event.config_sha256
+
+
+@_mutate.register
+def _(event: ev.CheckPassed, p: Projection) -> None:
+    p.checks[f"r{event.round}.{event.name}"] = True
+
+
+@_mutate.register
+def _(event: ev.CheckFailed, p: Projection) -> None:
+    p.checks[f"r{event.round}.{event.name}"] = False
+
+
+def _gate_passed(p: Projection, name: str, event) -> None:
+    p.gates[name] = GateView(passed=True, fingerprints=event.fingerprints, seq=event.seq)
+
+
+@_mutate.register
+def _(event: ev.Round1Passed, p: Projection) -> None:
+    _gate_passed(p, "round1", event)
+
+
+@_mutate.register
+def _(event: ev.Round2Passed, p: Projection) -> None:
+    _gate_passed(p, "round2", event)
+
+
+@_mutate.register
+def _(event: ev.GateFailed, p: Projection) -> None:
+    p.gates[f"round{event.round}"].failures = list(event.failures)
+    p.last_error = f"round {event.round} gate failed: " + ", ".join(event.failures)
+
+
+@_mutate.register
+def _(event: ev.GateInvalidated, p: Projection) -> None:
+    p.gates = {"round1": GateView(), "round2": GateView()}
+    p.complete = False
+    p.last_error = f"gate invalidated: {event.input} changed ({event.old_sha256[:12]} -> {event.new_sha256[:12]})"
+
+
+@_mutate.register
+def _(event: ev.TrainingStarted, p: Projection) -> None:
+    p.training_segments += 1
+    p.segment_first_step = event.resume_from_step
+    p.step = event.resume_from_step
+    p.max_steps = event.max_steps
+    p.complete = False
+    # Checkpoints past the resume point belong to an abandoned future; they are no longer "latest".
+    p.checkpoints = [c for c in p.checkpoints if c.step <= event.resume_from_step]
+
+
+@_mutate.register
+def _(event: ev.TrainStep, p: Projection) -> None:
+    p.step = event.step
+    p.last_step = StepView(step=event.step, loss=event.loss, kl=event.kl, reward=event.reward, lr=event.lr, seq=event.seq)
+
+
+@_mutate.register
+def _(event: ev.CheckpointSaved, p: Projection) -> None:
+    p.checkpoints = [c for c in p.checkpoints if c.step != event.step]
+    p.checkpoints.append(CheckpointRef(step=event.step, dir=event.dir, files=event.files, seq=event.seq))
+
+
+@_mutate.register
+def _(event: ev.EvalCompleted, p: Projection) -> None:
+    p.last_eval = {"step": float(event.step), "accuracy": event.accuracy, "mean_reward": event.mean_reward}
+
+
+@_mutate.register
+def _(event: ev.BestPromoted, p: Projection) -> None:
+    p.best_step = event.step
+    p.best_value = event.value
+
+
+@_mutate.register
+def _(event: ev.TrainingFailed, p: Projection) -> None:
+    p.last_error = f"training failed at step {event.step}: {event.error} (see {event.report})"
+
+
+@_mutate.register
+def _(event: ev.RunCompleted, p: Projection) -> None:
+    p.complete = True
+    p.last_error = None

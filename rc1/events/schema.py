@@ -1,0 +1,187 @@
+"""Every event rc1 writes, as frozen msgspec Structs in one tagged union (tag field `type`).
+
+Events are facts, named in the past tense. The envelope (seq, ts, run, v, prev) is
+filled in by the log at append time; callers build only the payload.
+"""
+
+from __future__ import annotations
+
+from typing import Union
+
+import msgspec
+
+SCHEMA_VERSION = 1
+GENESIS_HASH = "0" * 64
+
+
+class Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", forbid_unknown_fields=False):
+    seq: int = -1
+    ts: str = ""
+    run: str = ""
+    v: int = SCHEMA_VERSION
+    prev: str = ""
+
+
+class Fingerprints(msgspec.Struct, frozen=True, kw_only=True):
+    """sha256 of every input a gate vouches for. Training refuses to run when any differs."""
+
+    pool: str
+    shadow: str
+    config: str
+    weights: str
+
+
+class RunStarted(Event, frozen=True, kw_only=True, tag="run_started"):
+    config_path: str
+    config_sha256: str
+    code_version: str
+    packages: dict[str, str]
+    host: str
+    device: str
+    python: str
+
+
+class CheckPassed(Event, frozen=True, kw_only=True, tag="check_passed"):
+    round: int
+    name: str
+    measured: dict[str, float]
+    thresholds: dict[str, float]
+    detail: str = ""
+
+
+class CheckFailed(Event, frozen=True, kw_only=True, tag="check_failed"):
+    round: int
+    name: str
+    measured: dict[str, float]
+    thresholds: dict[str, float]
+    detail: str = ""
+
+
+class ArtifactWritten(Event, frozen=True, kw_only=True, tag="artifact_written"):
+    path: str
+    sha256: str
+    bytes: int
+    kind: str = ""
+
+
+class Round1Passed(Event, frozen=True, kw_only=True, tag="round1_passed"):
+    fingerprints: Fingerprints
+    checks: list[str]
+
+
+class Round2Passed(Event, frozen=True, kw_only=True, tag="round2_passed"):
+    fingerprints: Fingerprints
+    checks: list[str]
+
+
+class GateFailed(Event, frozen=True, kw_only=True, tag="gate_failed"):
+    round: int
+    failures: list[str]
+
+
+class GateInvalidated(Event, frozen=True, kw_only=True, tag="gate_invalidated"):
+    input: str  # which gated input changed: pool | shadow | config | weights
+    old_sha256: str
+    new_sha256: str
+
+
+class TrainingStarted(Event, frozen=True, kw_only=True, tag="training_started"):
+    resume_from_step: int  # 0 for a fresh start
+    resume_from_dir: str | None
+    max_steps: int
+    engine: str
+    strategy: str
+    model: str
+    device: str
+    dtype: str
+
+
+class TrainStep(Event, frozen=True, kw_only=True, tag="train_step"):
+    step: int
+    loss: float
+    kl: float
+    ratio: float
+    lr: float
+    reward: float
+    reward_std: float = 0.0
+    mem_used_mb: float
+    sec_per_step: float
+    tokens: int
+
+
+class CheckpointSaved(Event, frozen=True, kw_only=True, tag="checkpoint_saved"):
+    step: int
+    dir: str
+    files: dict[str, str]  # relative path -> sha256
+
+
+class EvalCompleted(Event, frozen=True, kw_only=True, tag="eval_completed"):
+    step: int
+    n: int
+    mean_reward: float
+    accuracy: float
+    per_task_accuracy: dict[str, float]
+
+
+class BestPromoted(Event, frozen=True, kw_only=True, tag="best_promoted"):
+    step: int
+    dir: str
+    metric: str
+    value: float
+
+
+class TrainingFailed(Event, frozen=True, kw_only=True, tag="training_failed"):
+    error: str
+    report: str  # path of reports/ERROR_<ts>.json
+    step: int
+
+
+class RunCompleted(Event, frozen=True, kw_only=True, tag="run_completed"):
+    step: int
+    best_step: int | None
+    final_checkpoint: str
+
+
+class LogRepaired(Event, frozen=True, kw_only=True, tag="log_repaired"):
+    torn_bytes: int
+    offset: int
+    quarantine: str
+    sha256: str
+
+
+AnyEvent = Union[
+    RunStarted,
+    CheckPassed,
+    CheckFailed,
+    ArtifactWritten,
+    Round1Passed,
+    Round2Passed,
+    GateFailed,
+    GateInvalidated,
+    TrainingStarted,
+    TrainStep,
+    CheckpointSaved,
+    EvalCompleted,
+    BestPromoted,
+    TrainingFailed,
+    RunCompleted,
+    LogRepaired,
+]
+
+EVENT_TYPES: dict[str, type[Event]] = {cls.__struct_config__.tag: cls for cls in AnyEvent.__args__}
+
+
+def event_type(event: Event) -> str:
+    return type(event).__struct_config__.tag
+
+
+# Upcasters turn a raw line of schema version v into version v+1. Empty until a breaking change.
+UPCASTERS: dict[int, "callable"] = {}
+
+
+def upcast(raw: dict) -> dict:
+    version = raw.get("v", 1)
+    while version < SCHEMA_VERSION:
+        raw = UPCASTERS[version](raw)
+        version = raw["v"]
+    return raw

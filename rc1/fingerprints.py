@@ -1,0 +1,35 @@
+"""The sha256 of every gated input, as they are on disk now."""
+
+from __future__ import annotations
+
+from rc1.config import LoadedConfig
+from rc1.events.schema import Fingerprints
+from rc1.fsutil import sha256_file
+from rc1.workspace import Workspace
+
+MISSING = "missing"
+
+
+def _sha_or_missing(path) -> str:
+    try:
+        return sha256_file(path)
+    except FileNotFoundError:
+        return MISSING
+
+
+def current_fingerprints(ws: Workspace, loaded: LoadedConfig) -> Fingerprints:
+    return Fingerprints(
+        pool=_sha_or_missing(ws.pool_path),
+        shadow=_sha_or_missing(ws.shadow_path),
+        config=loaded.sha256,
+        weights=_sha_or_missing(loaded.weights_path),
+    )
+
+
+def changed_inputs(recorded: Fingerprints, current: Fingerprints) -> list[tuple[str, str, str]]:
+    """(input, recorded sha, current sha) for every input that differs, in a fixed order."""
+    return [
+        (name, getattr(recorded, name), getattr(current, name))
+        for name in ("pool", "shadow", "config", "weights")
+        if getattr(recorded, name) != getattr(current, name)
+    ]

@@ -1,0 +1,76 @@
+"""The composition root of a writing command: config + workspace + locked log + replay + views."""
+
+from __future__ import annotations
+
+from rc1 import provenance
+from rc1.config import LoadedConfig, effective_yaml
+from rc1.events import schema as ev
+from rc1.events.anchor import write_head
+from rc1.events.log import EventLog
+from rc1.events.replay import Projection, Replayer
+from rc1.fsutil import atomic_write_text
+from rc1.views.mirrors import Mirrors
+from rc1.workspace import Workspace
+
+
+class Session:
+    """One command's exclusive handle on a run. Appending keeps projection and views current."""
+
+    def __init__(self, loaded: LoadedConfig, ws: Workspace, *, allow_torn: bool = False):
+        self.loaded = loaded
+        self.ws = ws
+        self.log = EventLog(ws.log_path, ws.lock_path, ws.run, allow_torn=allow_torn)
+        self.replayer = Replayer()
+        for event in self.log.contents.events:
+            self.replayer.apply(event)
+        self.mirrors = Mirrors(ws)
+        self.mirrors.rebuild(self.log.contents.events)
+        self.log.subscribe(self.replayer.apply)
+        self.log.subscribe(self.mirrors)
+        self._announced = False
+
+    @classmethod
+    def open(cls, loaded: LoadedConfig, *, allow_torn: bool = False) -> "Session":
+        return cls(loaded, Workspace.here(loaded.config.run.name), allow_torn=allow_torn)
+
+    @property
+    def projection(self) -> Projection:
+        return self.replayer.projection
+
+    @property
+    def config(self):
+        return self.loaded.config
+
+    def append(self, event: ev.Event) -> ev.Event:
+        """Append an event; the first append of a session is preceded by run_started."""
+        if not self._announced:
+            self._announced = True
+            self._announce()
+        return self.log.append(event)
+
+    def _announce(self) -> None:
+        atomic_write_text(self.ws.reports_dir / "config_effective.yaml", effective_yaml(self.loaded))
+        from rc1.train.device import select_device
+
+        self.log.append(
+            ev.RunStarted(
+                config_path=str(self.loaded.path),
+                config_sha256=self.loaded.sha256,
+                code_version=provenance.code_version(),
+                packages=provenance.package_versions(),
+                host=provenance.host(),
+                device=select_device(),
+                python=provenance.python_version(),
+            )
+        )
+
+    def close(self) -> None:
+        seq, digest = self.log.head
+        write_head(self.ws, seq, digest)
+        self.log.close()
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

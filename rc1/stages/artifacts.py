@@ -1,0 +1,19 @@
+"""Writing a gated input and recording it as an artifact_written event."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rc1.data.task import TaskItem, write_items
+from rc1.events import schema as ev
+from rc1.fsutil import sha256_file
+from rc1.session import Session
+
+
+def write_artifact(session: Session, path: Path, items: list[TaskItem], kind: str) -> None:
+    write_items(path, items)
+    session.append(
+        ev.ArtifactWritten(
+            path=str(path.relative_to(session.ws.root)), sha256=sha256_file(path), bytes=path.stat().st_size, kind=kind
+        )
+    )

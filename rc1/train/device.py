@@ -1,0 +1,44 @@
+"""Which accelerator and dtype a run uses: cuda → mps → cpu; bf16 where supported, fp16 on MPS, fp32 on CPU."""
+
+from __future__ import annotations
+
+import torch
+
+from rc1.errors import BadInput
+
+_DTYPES: dict[str, torch.dtype] = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+def select_device() -> str:
+    if torch.cuda.is_available():
+        return "cuda"
+    if torch.backends.mps.is_available():
+        return "mps"
+    return "cpu"
+
+
+def select_dtype(device: str, requested: str) -> torch.dtype:
+    """Resolve `model.dtype` (auto, fp32, bf16, fp16) for `device`; refuse half precision on CPU."""
+    if requested == "auto":
+        if device == "cuda":
+            return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        if device == "mps":
+            return torch.float16
+        return torch.float32
+    if requested not in _DTYPES:
+        raise BadInput(f"model.dtype: unknown dtype {requested!r}; use one of auto, fp32, bf16, fp16")
+    if device == "cpu" and requested != "fp32":
+        raise BadInput(f"model.dtype: {requested} is not supported on CPU; use fp32 or auto")
+    if device == "cuda" and requested == "bf16" and not torch.cuda.is_bf16_supported():
+        raise BadInput("model.dtype: bf16 is not supported on this GPU; use fp16 or auto")
+    if device == "mps" and requested == "bf16":
+        raise BadInput("model.dtype: bf16 is not supported on MPS; use fp16, fp32 or auto")
+    return _DTYPES[requested]
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    """The config spelling of a torch dtype (for events and GRPO mixed-precision flags)."""
+    for name, value in _DTYPES.items():
+        if value == dtype:
+            return name
+    raise ValueError(f"unsupported dtype {dtype}")

@@ -1,0 +1,349 @@
+"""The production engine: TRL `GRPOTrainer` with a LoRA adapter, bridged to rc1's hooks.
+
+Exact resume is a design goal (DESIGN §5), and it holds because:
+- the data order is ours: the dataset is the whole schedule (one seeded permutation of the items per
+  pass, as many passes as `max_steps` needs), fed unshuffled, so the run is one trainer "epoch" and a
+  resume only skips batches (TRL's sampler would restart its permutation in a later epoch);
+- `steps_per_generation == gradient_accumulation_steps`, so every optimizer step generates afresh and a
+  checkpoint at any step boundary holds everything the next step needs;
+- the trainer saves and restores the python/numpy/torch RNG with each checkpoint, and `evaluate` puts
+  back every RNG state it touches.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+import shutil
+import sys
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+import torch
+from datasets import Dataset
+from transformers import GenerationConfig, PreTrainedModel, PreTrainedTokenizerBase, TrainerCallback
+from transformers.trainer_callback import PrinterCallback
+from trl import GRPOConfig, GRPOTrainer
+
+from rc1.config import Config, TrainConfig
+from rc1.data.task import TaskItem
+from rc1.errors import BadInput, TrainingError
+from rc1.train.metrics import EvalResult, StepMetrics
+from rc1.train.model_loading import lora_config
+
+RewardFn = Callable[[list[TaskItem], list[str]], list[float]]
+
+# The TRL 1.16 log keys one optimizer step reports (logging_steps=1, one generation per step).
+KEY_LOSS = "loss"
+KEY_LR = "learning_rate"
+KEY_KL = "kl"  # only logged when beta > 0
+KEY_CLIP = "clip_ratio/region_mean"  # tokens whose ratio was clipped (low or high side)
+KEY_REWARD = "reward"
+KEY_REWARD_STD = "reward_std"
+KEY_COMPLETION_LEN = "completions/mean_length"
+
+
+class TrainingHooks(Protocol):
+    def on_step(self, metrics: StepMetrics) -> None:
+        """Once per optimizer step, in order."""
+
+    def on_checkpoint(self, step: int, staged_dir: Path) -> None:
+        """`staged_dir` is a complete HF checkpoint (adapter, optimizer, scheduler, rng, trainer_state)."""
+
+
+class TrlGrpoEngine:
+    def __init__(
+        self,
+        config: Config,
+        items: list[TaskItem],
+        reward_fn: RewardFn,
+        model: PreTrainedModel,
+        tokenizer: PreTrainedTokenizerBase,
+        staging_dir: Path,
+        device: str,
+    ):
+        if not items:
+            raise BadInput("data: no task items to train on")
+        self._config = config
+        self._items = items
+        self._reward_fn = reward_fn
+        self._tokenizer = tokenizer
+        self._staging_dir = Path(staging_dir)
+        self._device = device
+        self._staging_dir.mkdir(parents=True, exist_ok=True)
+        args = grpo_args(config, self._staging_dir, device, model.dtype)
+        self._prompts = [
+            fit_prompt(tokenizer, render_prompt(tokenizer, item.prompt), config.train.max_prompt_tokens)
+            for item in items
+        ]
+        self.truncated_prompts = sum(truncated for _, truncated in self._prompts)
+        prompts_per_step = args.generation_batch_size // args.num_generations
+        order = schedule(len(items), config.train.max_steps * prompts_per_step, config.run.seed)
+        dataset = Dataset.from_dict(
+            {"prompt": [self._prompts[i][0] for i in order], "item_index": [int(i) for i in order]}
+        )
+        self._bridge = _HookBridge(self._staging_dir, device, args.generation_batch_size)
+        self._trainer = GRPOTrainer(
+            model=model,
+            reward_funcs=[self._make_trl_reward()],
+            args=args,
+            train_dataset=dataset,
+            processing_class=tokenizer,
+            peft_config=lora_config(config.model),
+            callbacks=[self._bridge],
+        )
+        self._trainer.remove_callback(PrinterCallback)  # rc1 reports steps through its hooks
+
+    @property
+    def model(self) -> torch.nn.Module:
+        """The trained policy (a peft model: base weights frozen, LoRA adapter trainable)."""
+        return self._trainer.model
+
+    def train(self, hooks: TrainingHooks, resume_from: Path | None) -> None:
+        """Train to `config.train.max_steps`, from scratch or from a published checkpoint directory."""
+        self._clear_stale_staging(resume_from)
+        self._bridge.hooks = hooks
+        try:
+            with warnings.catch_warnings():
+                # TRL 1.16 reads a property transformers 5.23 renamed; the warning is theirs, not actionable here.
+                warnings.filterwarnings("ignore", message="`is_gradient_checkpointing` is deprecated")
+                self._trainer.train(resume_from_checkpoint=str(resume_from) if resume_from is not None else None)
+        finally:
+            self._bridge.hooks = None
+
+    def evaluate(self, items: list[TaskItem], max_new_tokens: int) -> EvalResult:
+        """Greedy completions and rewards for `items`; leaves every RNG and the model's mode as found."""
+        started = time.perf_counter()
+        model = self._trainer.model
+        was_training = model.training
+        rng = _capture_rng()
+        completions: list[str] = []
+        tokens = 0
+        batch_size = self._config.train.per_device_batch_size * self._config.train.gradient_accumulation_steps
+        eos_ids = self._trainer.eos_token_ids
+        generation_config = GenerationConfig(
+            max_new_tokens=max_new_tokens,
+            do_sample=False,
+            pad_token_id=self._tokenizer.pad_token_id,
+            eos_token_id=eos_ids,
+        )
+        try:
+            model.eval()
+            with torch.no_grad():
+                for start in range(0, len(items), batch_size):
+                    batch = items[start : start + batch_size]
+                    prompts = [
+                        fit_prompt(
+                            self._tokenizer,
+                            render_prompt(self._tokenizer, item.prompt),
+                            self._config.train.max_prompt_tokens,
+                        )[0]
+                        for item in batch
+                    ]
+                    encoded = self._tokenizer(text=prompts, return_tensors="pt", padding=True, padding_side="left")
+                    encoded = {k: v.to(self._trainer.args.device) for k, v in encoded.items()}
+                    output = model.generate(**encoded, generation_config=generation_config)
+                    for row in output[:, encoded["input_ids"].size(1) :].tolist():
+                        ends = [i for i, token in enumerate(row) if token in eos_ids]
+                        kept = row[: ends[0] + 1] if ends else row
+                        tokens += len(kept)
+                        completions.append(self._tokenizer.decode(kept, skip_special_tokens=True))
+            rewards = [float(r) for r in self._reward_fn(items, completions)]
+        finally:
+            model.train(was_training)
+            _restore_rng(rng)
+        return EvalResult(
+            item_ids=[item.id for item in items],
+            completions=completions,
+            rewards=rewards,
+            mean_reward=sum(rewards) / len(rewards) if rewards else 0.0,
+            tokens=tokens,
+            seconds=time.perf_counter() - started,
+        )
+
+    def _make_trl_reward(self):
+        items, reward_fn = self._items, self._reward_fn
+
+        def rc1_reward(prompts, completions, item_index, **_context) -> list[float]:
+            rewards = reward_fn([items[i] for i in item_index], list(completions))
+            return [float(r) for r in rewards]
+
+        return rc1_reward
+
+    def _clear_stale_staging(self, resume_from: Path | None) -> None:
+        """Staged checkpoints left by a crash were never published: they do not exist, so drop them."""
+        keep = Path(resume_from).resolve() if resume_from is not None else None
+        for path in self._staging_dir.glob("checkpoint-*"):
+            if path.resolve() != keep:
+                shutil.rmtree(path)
+
+
+def grpo_args(config: Config, staging_dir: Path, device: str, dtype: torch.dtype) -> GRPOConfig:
+    train: TrainConfig = config.train
+    return GRPOConfig(
+        output_dir=str(staging_dir),
+        max_steps=train.max_steps,
+        save_strategy="steps",
+        save_steps=train.save_steps,
+        save_total_limit=None,
+        logging_strategy="steps",
+        logging_steps=1,
+        logging_nan_inf_filter=False,  # a non-finite loss must reach our callback, not be papered over
+        learning_rate=train.learning_rate,
+        warmup_steps=train.warmup_steps,
+        per_device_train_batch_size=train.per_device_batch_size,
+        gradient_accumulation_steps=train.gradient_accumulation_steps,
+        num_generations=train.num_generations,
+        max_completion_length=train.max_completion_tokens,
+        temperature=train.temperature,
+        beta=train.beta,
+        max_grad_norm=train.max_grad_norm,
+        seed=config.run.seed,
+        shuffle_dataset=False,  # the dataset is already the seeded schedule (see `schedule`)
+        remove_unused_columns=False,  # keep `item_index` for the reward function
+        report_to="none",
+        dataloader_num_workers=0,
+        disable_tqdm=not sys.stderr.isatty(),
+        bf16=dtype == torch.bfloat16,
+        fp16=dtype == torch.float16,
+        use_cpu=device == "cpu",
+        activation_checkpointing=device != "cpu",  # memory for 4B models; only slows the tiny one down
+    )
+
+
+def schedule(n_items: int, n_prompts: int, seed: int) -> list[int]:
+    """Item indices in training order: one seeded permutation per pass over the items, `n_prompts` long."""
+    rng = np.random.default_rng(seed)
+    order: list[int] = []
+    while len(order) < n_prompts:
+        order.extend(rng.permutation(n_items).tolist())
+    return order[:n_prompts]
+
+
+def render_prompt(tokenizer: PreTrainedTokenizerBase, prompt: str) -> str:
+    """The text the policy is shown: the tokenizer's chat template around the prompt, if it has one."""
+    if tokenizer.chat_template is None:
+        return prompt
+    return tokenizer.apply_chat_template(
+        [{"role": "user", "content": prompt}], add_generation_prompt=True, tokenize=False
+    )
+
+
+def fit_prompt(tokenizer: PreTrainedTokenizerBase, text: str, limit: int) -> tuple[str, bool]:
+    """Cut `text` from the left until it is at most `limit` tokens; return (text, whether it was cut).
+
+    TRL 1.16 has no prompt-length option and tokenizes without truncation, so prompts are fitted here;
+    the left side goes so the question and instructions at the end survive. Re-encoding decoded text
+    may merge differently, hence the check loop.
+    """
+
+    def count(s: str) -> int:
+        return len(tokenizer(text=s)["input_ids"])
+
+    excess = count(text) - limit
+    if excess <= 0:
+        return text, False
+    ids = tokenizer(text=text, add_special_tokens=False)["input_ids"]
+    cut = excess
+    while cut < len(ids):
+        candidate = tokenizer.decode(ids[cut:])
+        over = count(candidate) - limit
+        if over <= 0:
+            return candidate, True
+        cut += over
+    raise BadInput(f"train.max_prompt_tokens: {limit} tokens cannot hold any prompt text; raise it")
+
+
+class _HookBridge(TrainerCallback):
+    """Turns trainer events into `StepMetrics` and staged-checkpoint notices."""
+
+    def __init__(self, staging_dir: Path, device: str, completions_per_step: int):
+        self.hooks: TrainingHooks | None = None
+        self._staging_dir = staging_dir
+        self._device = device
+        self._completions_per_step = completions_per_step
+        self._step_started = time.perf_counter()
+        self._last_step = -1
+
+    def on_step_begin(self, args, state, control, **kwargs):
+        self._step_started = time.perf_counter()
+        if self._device == "cuda":
+            torch.cuda.reset_peak_memory_stats()
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if state.global_step >= state.max_steps:
+            control.should_save = True  # the last step is always checkpointed
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if logs is None or KEY_LOSS not in logs or state.global_step == self._last_step:
+            return  # the end-of-training summary, or a step already reported
+        metrics = StepMetrics(
+            step=state.global_step,
+            loss=float(logs[KEY_LOSS]),
+            kl=float(logs.get(KEY_KL) or 0.0),
+            ratio=float(logs.get(KEY_CLIP) or 0.0),
+            lr=float(logs[KEY_LR]),
+            reward=_float(logs.get(KEY_REWARD)),
+            reward_std=_float(logs.get(KEY_REWARD_STD)),
+            mem_used_mb=_memory_mb(self._device),
+            sec_per_step=time.perf_counter() - self._step_started,
+            tokens=round(float(logs[KEY_COMPLETION_LEN]) * self._completions_per_step),
+        )
+        for name in ("loss", "kl"):
+            value = getattr(metrics, name)
+            if not math.isfinite(value):
+                raise TrainingError(
+                    f"step {metrics.step}: {name} is {value}; training diverged. Lower train.learning_rate, "
+                    f"check the rewards, or resume from an earlier checkpoint"
+                )
+        self._last_step = state.global_step
+        if self.hooks is not None:
+            self.hooks.on_step(metrics)
+
+    def on_save(self, args, state, control, **kwargs):
+        if self.hooks is not None:
+            self.hooks.on_checkpoint(state.global_step, self._staging_dir / f"checkpoint-{state.global_step}")
+
+
+def _float(value) -> float:
+    return float("nan") if value is None else float(value)
+
+
+def _memory_mb(device: str) -> float:
+    if device == "cuda":
+        return torch.cuda.max_memory_allocated() / 2**20
+    if device == "mps":
+        return torch.mps.driver_allocated_memory() / 2**20
+    try:
+        with open("/proc/self/statm") as fh:
+            resident_pages = int(fh.read().split()[1])
+        return resident_pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except FileNotFoundError:  # not Linux: peak RSS instead (bytes on macOS)
+        import resource
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak / 2**20 if sys.platform == "darwin" else peak / 2**10
+
+
+def _capture_rng() -> dict:
+    state = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.random.get_rng_state()}
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    if torch.backends.mps.is_available():
+        state["mps"] = torch.mps.get_rng_state()
+    return state
+
+
+def _restore_rng(state: dict) -> None:
+    random.setstate(state["python"])
+    np.random.set_state(state["numpy"])
+    torch.random.set_rng_state(state["torch"])
+    if "cuda" in state:
+        torch.cuda.set_rng_state_all(state["cuda"])
+    if "mps" in state:
+        torch.mps.set_rng_state(state["mps"])

@@ -1,0 +1,70 @@
+"""Load the policy model and tokenizer: the built-in tiny model, a local directory, or a hub id.
+
+The hub path is the production one (`Qwen/Qwen3-4B-Thinking-2507`, sdpa attention, optional QLoRA on
+CUDA); it is not exercised offline but stays real. Tokenizers are left-padded, as GRPO generation needs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import peft
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
+
+from rc1.config import ModelConfig
+from rc1.errors import BadInput
+
+BUILTIN_TINY = "builtin:tiny-qwen3"
+
+
+def load_policy(
+    model_cfg: ModelConfig, finetune_method: str, device: str, dtype: torch.dtype, builtin_dir: Path
+) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    """Return `(model, tokenizer)` on `device` in `dtype`; the model has no adapter yet (see `lora_config`)."""
+    if finetune_method == "qlora" and device != "cuda":
+        raise BadInput(f"finetune.method: qlora needs a CUDA GPU (this machine trains on {device}); use lora")
+    if model_cfg.name == BUILTIN_TINY:
+        if finetune_method == "qlora":
+            raise BadInput("finetune.method: qlora needs a CUDA model from the hub; use lora with builtin models")
+        source = str(builtin_dir)
+        if not (Path(builtin_dir) / "config.json").is_file():
+            raise BadInput(f"{builtin_dir}: the built-in tiny model has not been built there")
+    elif model_cfg.name.startswith("builtin:"):
+        raise BadInput(f"model.name: unknown built-in {model_cfg.name!r}; the only one is {BUILTIN_TINY}")
+    else:
+        source = model_cfg.name
+
+    kwargs: dict = {"dtype": dtype, "attn_implementation": model_cfg.attn_implementation}
+    if finetune_method == "qlora":
+        from transformers import BitsAndBytesConfig
+
+        kwargs["quantization_config"] = BitsAndBytesConfig(
+            load_in_4bit=True,
+            bnb_4bit_quant_type="nf4",
+            bnb_4bit_use_double_quant=True,
+            bnb_4bit_compute_dtype=dtype,
+        )
+        kwargs["device_map"] = {"": torch.cuda.current_device()}
+    try:
+        model = AutoModelForCausalLM.from_pretrained(source, **kwargs)
+        tokenizer = AutoTokenizer.from_pretrained(source, padding_side="left", truncation_side="left")
+    except OSError as e:
+        raise BadInput(f"model.name: cannot load {model_cfg.name!r}: {e}") from e
+    if finetune_method != "qlora":
+        model = model.to(device)
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return model, tokenizer
+
+
+def lora_config(model_cfg: ModelConfig) -> peft.LoraConfig:
+    lora = model_cfg.lora
+    return peft.LoraConfig(
+        r=lora.r,
+        lora_alpha=lora.alpha,
+        lora_dropout=lora.dropout,
+        target_modules=list(lora.target_modules),
+        bias="none",
+        task_type="CAUSAL_LM",
+    )

@@ -1,0 +1,123 @@
+"""`builtin:tiny-qwen3`: a small Qwen3-architecture model with a byte-level BPE tokenizer trained on the pool.
+
+Built offline in seconds, deterministic (same texts + seed → byte-identical files), written to a temp
+sibling and renamed, so `out_dir` is a whole build or absent. It is randomly initialised: it trains for
+real, it is not expected to be good.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+
+import torch
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+from transformers import PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
+
+from rc1.fsutil import fsync_dir, fsync_tree
+
+EOS = "<|endoftext|>"
+SPECIAL_TOKENS = [EOS, "<|im_start|>", "<|im_end|>"]
+VOCAB_SIZE = 2000
+BUILD_NAME = "rc1_build.json"
+MAX_POSITIONS = 4096
+
+ARCH = {
+    "hidden_size": 64,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "head_dim": 16,
+    "intermediate_size": 128,
+    "tie_word_embeddings": True,
+}
+
+
+def build_tiny_qwen3(texts: list[str], out_dir: Path, seed: int) -> Path:
+    """Build (or reuse) the tiny model and tokenizer for `texts` in `out_dir`; return `out_dir`."""
+    out_dir = Path(out_dir)
+    fingerprint = _fingerprint(texts, seed)
+    if _is_complete(out_dir, fingerprint):
+        return out_dir
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out_dir.with_name(f".{out_dir.name}.tmp-{os.getpid()}")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir()
+    tokenizer = _train_tokenizer(texts)
+    tokenizer.save_pretrained(tmp)
+    model = _init_model(tokenizer, seed)
+    model.save_pretrained(tmp)
+    (tmp / BUILD_NAME).write_text(json.dumps(fingerprint, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    fsync_tree(tmp)
+    if out_dir.exists():  # a build for other texts or seed: replace it
+        old = out_dir.with_name(f".{out_dir.name}.old-{os.getpid()}")
+        os.rename(out_dir, old)
+        os.rename(tmp, out_dir)
+        shutil.rmtree(old)
+    else:
+        os.rename(tmp, out_dir)
+    fsync_dir(out_dir.parent)
+    return out_dir
+
+
+def _fingerprint(texts: list[str], seed: int) -> dict:
+    digest = hashlib.sha256()
+    for text in texts:
+        digest.update(hashlib.sha256(text.encode("utf-8")).digest())
+    return {"kind": "builtin:tiny-qwen3", "seed": seed, "texts_sha256": digest.hexdigest(), "arch": ARCH,
+            "vocab_size": VOCAB_SIZE}
+
+
+def _is_complete(out_dir: Path, fingerprint: dict) -> bool:
+    marker = out_dir / BUILD_NAME
+    if not marker.is_file():
+        return False
+    try:
+        return json.loads(marker.read_text(encoding="utf-8")) == fingerprint
+    except (OSError, json.JSONDecodeError):
+        return False
+
+
+def _train_tokenizer(texts: list[str]) -> PreTrainedTokenizerFast:
+    backend = Tokenizer(models.BPE())
+    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    backend.decoder = decoders.ByteLevel()
+    backend.post_processor = processors.ByteLevel(trim_offsets=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=VOCAB_SIZE,
+        min_frequency=2,
+        special_tokens=SPECIAL_TOKENS,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    backend.train_from_iterator(texts, trainer=trainer)
+    return PreTrainedTokenizerFast(
+        tokenizer_object=backend,
+        eos_token=EOS,
+        pad_token=EOS,
+        padding_side="left",
+        truncation_side="left",
+        model_max_length=MAX_POSITIONS,
+    )
+
+
+def _init_model(tokenizer: PreTrainedTokenizerFast, seed: int) -> Qwen3ForCausalLM:
+    eos_id = tokenizer.convert_tokens_to_ids(EOS)
+    config = Qwen3Config(
+        vocab_size=len(tokenizer),
+        max_position_embeddings=MAX_POSITIONS,
+        eos_token_id=eos_id,
+        pad_token_id=eos_id,
+        bos_token_id=None,
+        **ARCH,
+    )
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = Qwen3ForCausalLM(config)
+    model.generation_config.eos_token_id = eos_id
+    model.generation_config.pad_token_id = eos_id
+    return model.to(torch.float32)

@@ -1,0 +1,63 @@
+"""Where a run's files live. Outputs are relative to the working directory (the workspace root)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+
+
+class Workspace(msgspec.Struct, frozen=True, kw_only=True):
+    root: Path
+    run: str
+
+    @classmethod
+    def here(cls, run: str) -> "Workspace":
+        return cls(root=Path.cwd(), run=run)
+
+    @property
+    def events_dir(self) -> Path:
+        return self.root / "events"
+
+    @property
+    def log_path(self) -> Path:
+        return self.events_dir / f"{self.run}.jsonl"
+
+    @property
+    def lock_path(self) -> Path:
+        return self.events_dir / f"{self.run}.lock"
+
+    @property
+    def data_dir(self) -> Path:
+        return self.root / "data" / self.run
+
+    @property
+    def pool_path(self) -> Path:
+        return self.data_dir / "pool.jsonl"
+
+    @property
+    def shadow_path(self) -> Path:
+        return self.data_dir / "shadow.jsonl"
+
+    @property
+    def model_cache_dir(self) -> Path:
+        return self.root / "data" / "models"
+
+    @property
+    def checkpoints_dir(self) -> Path:
+        return self.root / "checkpoints" / self.run
+
+    @property
+    def staging_dir(self) -> Path:
+        return self.checkpoints_dir / ".staging"
+
+    @property
+    def reports_dir(self) -> Path:
+        return self.root / "reports"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.root / "logs"
+
+    def checkpoint_dir(self, step: int) -> Path:
+        return self.checkpoints_dir / f"step_{step:05d}"

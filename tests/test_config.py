@@ -1,0 +1,57 @@
+"""Config: typed, strict, path-qualified errors, overrides, a stable fingerprint."""
+
+from pathlib import Path
+
+import pytest
+
+from rc1.config import load_config
+from rc1.errors import BadInput
+
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in CONFIGS.glob("*.yaml")))
+def test_every_shipped_config_loads_and_names_its_command(name):
+    loaded = load_config(CONFIGS / name)
+    assert len(loaded.sha256) == 64
+    assert (CONFIGS / name).read_text().startswith("# bin/rc1 ")
+
+
+def test_the_production_profile_targets_qwen3_4b_thinking_with_lora_on_every_projection():
+    c = load_config(CONFIGS / "rc1.yaml").config
+    assert c.profile == "production" and c.model.name == "Qwen/Qwen3-4B-Thinking-2507"
+    assert (c.model.lora.r, c.model.lora.alpha, c.model.lora.dropout) == (8, 16, 0.05)
+    assert set(c.model.lora.target_modules) == {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"}
+
+
+@pytest.mark.parametrize("override, message", [
+    ("train.max_stepz=3", r"train\.max_stepz: unknown key"),
+    ("train.max_steps=ten", r"train\.max_steps: Expected `int`, got `str`"),
+    ("train.max_steps=0", r"train\.max_steps: Expected `int` >= 1"),
+    ("data.mix.gsm8k=0.5", r"data\.mix: shares sum to 1\.25"),
+    ("engine.strategy=ppo", r"engine: trl×ppo is not supported"),
+    ("train.num_generations=3", r"train\.num_generations: 3 must divide the batch"),
+    ("model.dtype=fp8", r"model\.dtype: Invalid enum value 'fp8'"),
+])
+def test_bad_values_are_refused_with_the_dotted_key(override, message):
+    with pytest.raises(BadInput, match=message):
+        load_config(CONFIGS / "local.yaml", [override])
+
+
+def test_overrides_change_the_fingerprint_and_parse_numbers():
+    base = load_config(CONFIGS / "local.yaml")
+    changed = load_config(CONFIGS / "local.yaml", ["train.learning_rate=5e-4", "train.max_steps=20"])
+    assert changed.config.train.learning_rate == 5e-4 and changed.config.train.max_steps == 20
+    assert changed.sha256 != base.sha256
+
+
+def test_malformed_yaml_names_file_line_and_column(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("profile: local\nrun: [unclosed\n")
+    with pytest.raises(BadInput, match=r"bad\.yaml:\d+:\d+: malformed YAML"):
+        load_config(bad)
+
+
+def test_a_missing_file_is_bad_input(tmp_path):
+    with pytest.raises(BadInput, match="config file not found"):
+        load_config(tmp_path / "nope.yaml")

@@ -1,0 +1,146 @@
+"""The event log: hash chain, single writer, durable appends, torn tails, corruption."""
+
+import json
+
+import pytest
+
+from rc1.errors import BadInput, CorruptLog, LogBusy
+from rc1.events import schema as ev
+from rc1.events.log import EventLog, line_hash, read_log
+from rc1.workspace import Workspace
+
+
+@pytest.fixture
+def ws(tmp_path):
+    return Workspace(root=tmp_path, run="t")
+
+
+def open_log(ws, **kw):
+    return EventLog(ws.log_path, ws.lock_path, ws.run, **kw)
+
+
+def fill(ws, n=5):
+    with open_log(ws) as log:
+        for i in range(n):
+            log.append(ev.ArtifactWritten(path=f"f{i}", sha256="0" * 64, bytes=i))
+
+
+def test_appends_are_sequenced_and_hash_chained(ws):
+    fill(ws, 3)
+    raw = ws.log_path.read_bytes().split(b"\n")[:-1]
+    contents = read_log(ws.log_path)
+    assert [e.seq for e in contents.events] == [0, 1, 2]
+    assert contents.events[0].prev == ev.GENESIS_HASH
+    assert contents.events[1].prev == line_hash(raw[0])
+    assert contents.events[2].prev == line_hash(raw[1])
+    assert all(e.run == "t" and e.v == ev.SCHEMA_VERSION and e.ts for e in contents.events)
+    assert not contents.chain_breaks and not contents.torn
+
+
+def test_reopening_continues_the_chain(ws):
+    fill(ws, 2)
+    fill(ws, 2)
+    contents = read_log(ws.log_path)
+    assert [e.seq for e in contents.events] == [0, 1, 2, 3]
+    assert not contents.chain_breaks
+
+
+def test_every_event_round_trips_through_the_union(ws):
+    fp = ev.Fingerprints(pool="a", shadow="b", config="c", weights="d")
+    samples = [
+        ev.Round1Passed(fingerprints=fp, checks=["x"]),
+        ev.TrainStep(step=1, loss=0.5, kl=0.0, ratio=0.0, lr=1e-3, reward=0.2, mem_used_mb=10.0, sec_per_step=0.1, tokens=9),
+        ev.CheckpointSaved(step=1, dir="checkpoints/t/step_00001", files={"a": "0" * 64}),
+        ev.GateInvalidated(input="pool", old_sha256="a", new_sha256="b"),
+    ]
+    with open_log(ws) as log:
+        for event in samples:
+            log.append(event)
+    decoded = read_log(ws.log_path).events
+    assert [ev.event_type(e) for e in decoded] == ["round1_passed", "train_step", "checkpoint_saved", "gate_invalidated"]
+    assert decoded[0].fingerprints == fp
+
+
+def test_a_second_writer_fails_fast(ws):
+    with open_log(ws):
+        with pytest.raises(LogBusy, match="another rc1 process"):
+            open_log(ws)
+
+
+def test_the_lock_is_released_on_close(ws):
+    open_log(ws).close()
+    open_log(ws).close()
+
+
+def test_an_edited_line_breaks_the_chain_at_the_next_seq(ws):
+    fill(ws, 4)
+    lines = ws.log_path.read_bytes().split(b"\n")
+    lines[1] = lines[1].replace(b'"bytes":1', b'"bytes":7')
+    ws.log_path.write_bytes(b"\n".join(lines))
+    breaks = read_log(ws.log_path).chain_breaks
+    assert [(b.seq, "prev hash" in b.message) for b in breaks] == [(2, True)]
+    with pytest.raises(CorruptLog, match="seq 2"):
+        open_log(ws)
+
+
+def test_a_deleted_line_is_a_gap(ws):
+    fill(ws, 4)
+    lines = ws.log_path.read_bytes().split(b"\n")
+    del lines[2]
+    ws.log_path.write_bytes(b"\n".join(lines))
+    messages = [b.message for b in read_log(ws.log_path).chain_breaks]
+    assert any("seq 3 where 2 was expected" in m for m in messages)
+
+
+def test_reordered_lines_are_detected(ws):
+    fill(ws, 4)
+    lines = ws.log_path.read_bytes().split(b"\n")
+    lines[1], lines[2] = lines[2], lines[1]
+    ws.log_path.write_bytes(b"\n".join(lines))
+    assert read_log(ws.log_path).chain_breaks
+
+
+def test_a_torn_tail_is_detected_and_blocks_writers_until_repaired(ws):
+    fill(ws, 3)
+    good = ws.log_path.stat().st_size
+    with open(ws.log_path, "ab") as fh:
+        fh.write(b'{"type":"train_step","seq":3,"st')
+    contents = read_log(ws.log_path)
+    assert len(contents.events) == 3 and contents.good_bytes == good and contents.torn.startswith(b'{"type"')
+    with pytest.raises(BadInput, match="torn tail of .* rc1 repair"):
+        open_log(ws)
+    with open_log(ws, allow_torn=True) as log:
+        log.truncate_torn_tail()
+        log.append(ev.ArtifactWritten(path="x", sha256="0" * 64, bytes=0))
+    contents = read_log(ws.log_path)
+    assert [e.seq for e in contents.events] == [0, 1, 2, 3] and not contents.chain_breaks and not contents.torn
+
+
+def test_an_undecodable_last_line_with_newline_is_a_torn_tail(ws):
+    fill(ws, 2)
+    with open(ws.log_path, "ab") as fh:
+        fh.write(b'{"type":"no_such_event"}\n')
+    contents = read_log(ws.log_path)
+    assert len(contents.events) == 2 and contents.torn == b'{"type":"no_such_event"}\n'
+
+
+def test_damage_before_the_tail_is_corruption_naming_the_line(ws):
+    fill(ws, 3)
+    lines = ws.log_path.read_bytes().split(b"\n")
+    lines[1] = b"garbage"
+    ws.log_path.write_bytes(b"\n".join(lines))
+    with pytest.raises(CorruptLog, match=r"t\.jsonl:2: line 2 of 3 does not decode"):
+        read_log(ws.log_path)
+
+
+def test_old_lines_with_new_optional_fields_missing_still_decode(ws):
+    fill(ws, 1)
+    record = json.loads(ws.log_path.read_bytes())
+    step = {**record, "type": "train_step", "step": 1, "loss": 0.1, "kl": 0.0, "ratio": 0.0, "lr": 0.1,
+            "reward": 0.0, "mem_used_mb": 1.0, "sec_per_step": 0.1, "tokens": 3}
+    for key in ("path", "sha256", "bytes", "kind"):
+        step.pop(key)
+    # reward_std was added with a default: a line written before it existed must decode.
+    ws.log_path.write_text(json.dumps(step) + "\n")
+    (event,) = read_log(ws.log_path).events
+    assert event.reward_std == 0.0
