@@ -47,6 +47,10 @@ KEY_REWARD = "reward"
 KEY_REWARD_STD = "reward_std"
 KEY_COMPLETION_LEN = "completions/mean_length"
 
+# What torch.multinomial says when generation samples from NaN/inf logits.
+_NON_FINITE_SAMPLING = "probability tensor contains either `inf`, `nan` or element < 0"
+_DIVERGED_ADVICE = "Lower train.learning_rate, check the rewards, or resume from an earlier checkpoint"
+
 
 class TrainingHooks(Protocol):
     def on_step(self, metrics: StepMetrics) -> None:
@@ -113,6 +117,14 @@ class TrlGrpoEngine:
                 # TRL 1.16 reads a property transformers 5.23 renamed; the warning is theirs, not actionable here.
                 warnings.filterwarnings("ignore", message="`is_gradient_checkpointing` is deprecated")
                 self._trainer.train(resume_from_checkpoint=str(resume_from) if resume_from is not None else None)
+        except RuntimeError as e:
+            if _NON_FINITE_SAMPLING not in str(e):
+                raise
+            step = self._trainer.state.global_step + 1
+            raise TrainingError(
+                f"step {step}: sampling met non-finite probabilities (the policy's logits overflowed); "
+                f"training diverged. {_DIVERGED_ADVICE}"
+            ) from e
         finally:
             self._bridge.hooks = None
 
@@ -275,7 +287,13 @@ class _HookBridge(TrainerCallback):
         if self._device == "cuda":
             torch.cuda.reset_peak_memory_stats()
 
-    def on_step_end(self, args, state, control, **kwargs):
+    def on_step_end(self, args, state, control, model=None, **kwargs):
+        for name, param in model.named_parameters():
+            if param.requires_grad and not torch.isfinite(param).all():
+                raise TrainingError(
+                    f"step {state.global_step}: trainable weight {name} is not finite after the optimizer step; "
+                    f"training diverged. {_DIVERGED_ADVICE}"
+                )
         if state.global_step >= state.max_steps:
             control.should_save = True  # the last step is always checkpointed
 
@@ -297,10 +315,7 @@ class _HookBridge(TrainerCallback):
         for name in ("loss", "kl"):
             value = getattr(metrics, name)
             if not math.isfinite(value):
-                raise TrainingError(
-                    f"step {metrics.step}: {name} is {value}; training diverged. Lower train.learning_rate, "
-                    f"check the rewards, or resume from an earlier checkpoint"
-                )
+                raise TrainingError(f"step {metrics.step}: {name} is {value}; training diverged. {_DIVERGED_ADVICE}")
         self._last_step = state.global_step
         if self.hooks is not None:
             self.hooks.on_step(metrics)

@@ -1,0 +1,70 @@
+"""Shared helpers: a workspace in a temp dir and the real CLI run as a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+
+# A short run of the embedded default: same data, model and engine, fewer steps.
+SHORT = {"data.pool_size": 240, "data.shadow_size": 30, "train.max_steps": 12, "train.save_steps": 4}
+
+
+def make_workspace(root: Path, **changes) -> Path:
+    """Copy configs/ into root and write configs/short.yaml: local.yaml with SHORT and `changes` applied."""
+    shutil.copytree(REPO / "configs", root / "configs")
+    raw = yaml.safe_load((REPO / "configs" / "local.yaml").read_text())
+    for dotted, value in {**SHORT, **changes}.items():
+        node = raw
+        *parents, leaf = dotted.split(".")
+        for key in parents:
+            node = node[key]
+        node[leaf] = value
+    (root / "configs" / "short.yaml").write_text("# bin/rc1 advance --all --config configs/short.yaml\n" + yaml.safe_dump(raw))
+    return root
+
+
+def rc1(root: Path, *args: str, config: str = "configs/short.yaml", timeout: float = 600, **kw) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "rc1", *args]
+    if args and args[0] not in ("--help",):
+        command += ["--config", config]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    return subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=timeout, env=env, **kw)
+
+
+def events(root: Path, run: str = "local") -> list[dict]:
+    """The log's complete lines (a line being written by a live writer is left out)."""
+    path = root / "events" / f"{run}.jsonl"
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    return [json.loads(line) for line in data[: data.rfind(b"\n") + 1].splitlines()]
+
+
+def types(root: Path) -> list[str]:
+    return [e["type"] for e in events(root)]
+
+
+@pytest.fixture(scope="session")
+def completed_run(tmp_path_factory) -> Path:
+    """One uninterrupted short run, shared (read-only) by the tests that inspect a finished run."""
+    root = make_workspace(tmp_path_factory.mktemp("completed"))
+    result = rc1(root, "advance", "--all")
+    assert result.returncode == 0, result.stdout + result.stderr
+    return root
+
+
+@pytest.fixture
+def finished_copy(completed_run, tmp_path) -> Path:
+    """A private copy of the finished run, free to tamper with."""
+    copy = tmp_path / "copy"
+    shutil.copytree(completed_run, copy, symlinks=True)
+    return copy

@@ -1,0 +1,74 @@
+"""A run killed with SIGKILL mid-training resumes from its newest logged checkpoint, exactly."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+
+from conftest import events, make_workspace, rc1
+
+pytestmark = pytest.mark.e2e
+
+COMPARED = ("loss", "kl", "ratio", "lr", "reward", "reward_std", "tokens")
+
+
+def final_metrics(root) -> dict[int, tuple]:
+    """Per step, the metrics of the segment that last ran it (a resumed segment re-runs steps)."""
+    return {e["step"]: tuple(float(e[k]) for k in COMPARED) for e in events(root) if e["type"] == "train_step"}
+
+
+def wait_for(predicate, proc, timeout=300):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        if proc.poll() is not None:
+            raise AssertionError(f"rc1 exited early with {proc.returncode}: {proc.stderr.read()}")
+        time.sleep(0.05)
+    raise AssertionError("timed out waiting for training progress")
+
+
+def test_sigkill_during_training_then_advance_completes_with_identical_metrics(completed_run, tmp_path):
+    root = make_workspace(tmp_path)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rc1", "advance", "--all", "--config", "configs/short.yaml"],
+        cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )
+    try:
+        # Kill once the step-4 checkpoint is logged and training has moved past it.
+        wait_for(lambda: any(e["type"] == "train_step" and e["step"] >= 6 for e in events(root)), proc)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    killed_at = max(e["step"] for e in events(root) if e["type"] == "train_step")
+    assert killed_at < 12
+
+    status = rc1(root, "status", "--json")
+    assert '"state": "TRAINING"' in status.stdout or '"state": "CHECKPOINTED"' in status.stdout
+
+    result = rc1(root, "advance", "--all")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+    log = events(root)
+    starts = [e for e in log if e["type"] == "training_started"]
+    assert len(starts) == 2
+    resumed_from = starts[1]["resume_from_step"]
+    assert resumed_from in (4, 8) and resumed_from <= killed_at
+    second_segment = [e["step"] for e in log[log.index(starts[1]):] if e["type"] == "train_step"]
+    assert second_segment == list(range(resumed_from + 1, 13))
+    assert log[-1]["type"] == "run_completed"
+
+    audit = rc1(root, "audit")
+    assert audit.returncode == 0, audit.stdout
+
+    expected = final_metrics(completed_run)
+    got = final_metrics(root)
+    assert sorted(got) == sorted(expected) == list(range(1, 13))
+    torch.testing.assert_close(torch.tensor([got[s] for s in range(1, 13)], dtype=torch.float64),
+                               torch.tensor([expected[s] for s in range(1, 13)], dtype=torch.float64))

@@ -1,0 +1,164 @@
+"""End to end through the real CLI: the gated pipeline on a short embedded-default run."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from conftest import events, make_workspace, rc1, types
+
+pytestmark = pytest.mark.e2e
+
+
+def status_json(root):
+    result = rc1(root, "status", "--json")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_a_fresh_workspace_runs_gated_to_a_checkpointed_complete_run(completed_run):
+    seen = types(completed_run)
+    # The order the gates impose.
+    assert seen[0] == "run_started"
+    assert seen.index("round1_passed") < seen.index("round2_passed") < seen.index("training_started")
+    assert seen[-1] == "run_completed"
+    steps = [e["step"] for e in events(completed_run) if e["type"] == "train_step"]
+    assert steps == list(range(1, 13))
+    saved = [e["step"] for e in events(completed_run) if e["type"] == "checkpoint_saved"]
+    assert saved == [4, 8, 12]
+    for e in events(completed_run):
+        if e["type"] == "train_step":
+            assert e["tokens"] > 0 and e["sec_per_step"] > 0 and e["mem_used_mb"] > 0 and e["lr"] > 0
+
+    status = status_json(completed_run)
+    assert {"run", "state", "allowed", "step", "max_steps", "complete", "latest_checkpoint", "gates", "last_error", "events"} <= status.keys()
+    assert (status["state"], status["step"], status["max_steps"], status["complete"]) == ("CHECKPOINTED", 12, 12, True)
+    assert status["latest_checkpoint"] == {"step": 12, "dir": "checkpoints/local/step_00012"}
+    assert status["gates"]["round2"]["passed"] and status["gates"]["round2"]["inputs_match"]
+    assert set(status["gates"]["round2"]["fingerprints"]) == {"pool", "shadow", "config", "weights"}
+    assert status["events"] == len(seen)
+
+    ckpts = completed_run / "checkpoints" / "local"
+    assert os.readlink(ckpts / "latest") == "step_00012"
+    assert (ckpts / "best" / "rc1_meta.json").exists()
+    for view in ("reports/metrics.jsonl", "reports/ckpt_manifest.jsonl", "reports/config_effective.yaml",
+                 "reports/preflight/round1.json", "reports/preflight/round2_pass.json", "logs/train.log"):
+        assert (completed_run / view).stat().st_size > 0, view
+    assert len((completed_run / "reports/metrics.jsonl").read_text().splitlines()) == 12
+
+    audit = rc1(completed_run, "audit")
+    assert audit.returncode == 0, audit.stdout
+    assert "audit passed" in audit.stdout
+
+
+def test_advance_on_a_complete_run_says_so_and_appends_nothing(finished_copy):
+    before = (finished_copy / "events/local.jsonl").read_bytes()
+    result = rc1(finished_copy, "advance")
+    assert result.returncode == 0 and "complete" in result.stdout
+    assert (finished_copy / "events/local.jsonl").read_bytes() == before
+
+
+@pytest.mark.parametrize("until, state, step", [
+    ("step_6", "TRAINING", 6),
+    ("round1_passed", "R1_PASSED", 0),
+    ("checkpoint_saved", "CHECKPOINTED", 4),
+])
+def test_replay_until_shows_the_run_as_it_stood(completed_run, until, state, step):
+    result = rc1(completed_run, "replay", "--until", until, "--json")
+    assert result.returncode == 0, result.stderr
+    view = json.loads(result.stdout)
+    assert (view["state"], view["step"], view["complete"]) == (state, step, False)
+
+
+def test_replay_until_seq_and_iso_time(completed_run):
+    log = events(completed_run)
+    view = json.loads(rc1(completed_run, "replay", "--until", "seq:3", "--json").stdout)
+    assert view["events"] == 4
+    view = json.loads(rc1(completed_run, "replay", "--until", log[0]["ts"], "--json").stdout)
+    assert view["events"] == sum(1 for e in log if e["ts"] <= log[0]["ts"])
+    assert rc1(completed_run, "replay", "--until", "tomorrow").returncode == 2
+
+
+def test_views_are_rebuilt_from_the_log_and_editing_them_opens_nothing(finished_copy):
+    (finished_copy / "reports/metrics.jsonl").write_text("")
+    assert rc1(finished_copy, "report").returncode == 0
+    assert len((finished_copy / "reports/metrics.jsonl").read_text().splitlines()) == 12
+
+
+def test_failpack_packs_logs_reports_configs_and_the_event_log(finished_copy):
+    import tarfile
+
+    result = rc1(finished_copy, "failpack", "--out", "pack.tar.gz")
+    assert result.returncode == 0, result.stderr
+    names = tarfile.open(finished_copy / "pack.tar.gz").getnames()
+    assert "events/local.jsonl" in names and "logs/train.log" in names and "configs/short.yaml" in names
+
+
+def test_training_refuses_before_round_two(tmp_path):
+    root = make_workspace(tmp_path)
+    result = rc1(root, "train")
+    assert result.returncode == 3 and "not allowed in state INIT" in result.stderr
+    assert rc1(root, "preflight", "--round", "1").returncode == 0
+    result = rc1(root, "train")
+    assert result.returncode == 3 and "not allowed in state R1_PASSED" in result.stderr
+    assert "training_started" not in types(root)
+
+
+def test_hand_written_round2_report_opens_nothing(tmp_path):
+    root = make_workspace(tmp_path)
+    assert rc1(root, "advance").returncode == 0  # round 1
+    (root / "reports/preflight/round2_pass.json").write_text('{"passed": true}')
+    assert rc1(root, "train").returncode == 3
+
+
+def test_changed_inputs_after_round_two_invalidate_the_gate(tmp_path):
+    root = make_workspace(tmp_path)
+    assert rc1(root, "advance", "--until", "R2_PASSED").returncode == 0
+    with open(root / "data/local/pool.jsonl", "a") as fh:
+        fh.write((root / "data/local/pool.jsonl").read_text().splitlines()[0] + "\n")
+    result = rc1(root, "advance")
+    assert result.returncode == 3 and "pool" in result.stderr
+    assert types(root)[-1] == "gate_invalidated" and events(root)[-1]["input"] == "pool"
+    assert status_json(root)["state"] == "INIT"
+    assert rc1(root, "audit").returncode == 0  # the log recorded the invalidation: it is consistent
+
+
+def test_a_round_whose_check_fails_records_it_and_exits_3(tmp_path):
+    root = make_workspace(tmp_path)
+    (root / "configs/weights.json").write_text('{"correctness": 0.6, "format": 0.3, "brevity": 0.1}')
+    result = rc1(root, "advance")
+    assert result.returncode == 3 and "weights" in result.stderr
+    failed = [e for e in events(root) if e["type"] == "check_failed"]
+    assert [e["name"] for e in failed] == ["weights"]
+    assert types(root)[-1] == "gate_failed" and status_json(root)["state"] == "INIT"
+
+
+@pytest.mark.parametrize("override, message", [
+    ("train.max_steps=zero", "train.max_steps: Expected `int`, got `str`"),
+    ("train.nonsense=1", "train.nonsense: unknown key"),
+])
+def test_bad_config_exits_2_naming_the_key_and_appends_nothing(finished_copy, override, message):
+    before = (finished_copy / "events/local.jsonl").read_bytes()
+    result = rc1(finished_copy, "advance", "--set", override)
+    assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr
+    assert (finished_copy / "events/local.jsonl").read_bytes() == before
+
+
+def test_malformed_yaml_exits_2(finished_copy):
+    (finished_copy / "configs/broken.yaml").write_text("profile: local\nrun: {name: [\n")
+    result = rc1(finished_copy, "advance", config="configs/broken.yaml")
+    assert result.returncode == 2 and "configs/broken.yaml:" in result.stderr and "malformed YAML" in result.stderr
+
+
+def test_a_second_writer_exits_4_and_appends_nothing(finished_copy):
+    import fcntl
+
+    (finished_copy / "events/local.lock").touch()
+    before = (finished_copy / "events/local.jsonl").read_bytes()
+    with open(finished_copy / "events/local.lock", "r+") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        result = rc1(finished_copy, "repair")
+    assert result.returncode == 4 and "another rc1 process" in result.stderr
+    assert (finished_copy / "events/local.jsonl").read_bytes() == before

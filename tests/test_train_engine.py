@@ -1,0 +1,332 @@
+"""Training on the real tiny model: no mocks. One uninterrupted run is shared by several tests."""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from pathlib import Path
+
+import msgspec
+import pytest
+import torch
+from transformers import TrainerControl, TrainerState
+
+from rc1.config import Config
+from rc1.data.task import TaskItem
+from rc1.errors import BadInput, TrainingError
+from rc1.fsutil import hash_tree
+from rc1.train import checkpoints
+from rc1.train.device import select_device, select_dtype
+from rc1.train.engine_trl import TrlGrpoEngine, _HookBridge, fit_prompt, schedule
+from rc1.train.metrics import StepMetrics
+from rc1.train.model_loading import load_policy
+from rc1.train.tiny_model import build_tiny_qwen3
+
+STAGED_FILES = {
+    "adapter_model.safetensors",
+    "adapter_config.json",
+    "optimizer.pt",
+    "scheduler.pt",
+    "rng_state.pth",
+    "trainer_state.json",
+}
+
+
+def make_items() -> list[TaskItem]:
+    items = []
+    for i in range(12):
+        a, b = (i * 7) % 19, (i * 5) % 13
+        items.append(
+            TaskItem(
+                id=f"gsm8k-{i:06d}",
+                task="gsm8k",
+                question=f"What is {a} + {b}?",
+                answer=str(a + b),
+                difficulty="easy",
+                prompt=f"Question: Tom has {a} apples and buys {b} more. How many apples now? Answer:",
+            )
+        )
+    return items
+
+
+def digit_reward(items: list[TaskItem], completions: list[str]) -> list[float]:
+    """Deterministic and varied: the gold answer scores 1, otherwise the share of digit characters."""
+    return [
+        1.0 if item.answer in completion.split() else len(re.findall(r"\d", completion)) / (1 + len(completion))
+        for item, completion in zip(items, completions, strict=True)
+    ]
+
+
+def make_config(max_steps: int, save_steps: int, **train) -> Config:
+    raw = {
+        "profile": "local",
+        "run": {"name": "t", "seed": 5},
+        "data": {"pool_size": 12, "shadow_size": 2},
+        "model": {"name": "builtin:tiny-qwen3", "lora": {"r": 4, "alpha": 8, "dropout": 0.05}},
+        "train": {
+            "max_steps": max_steps,
+            "save_steps": save_steps,
+            "learning_rate": 5e-3,
+            "per_device_batch_size": 8,
+            "num_generations": 4,
+            "max_prompt_tokens": 48,
+            "max_completion_tokens": 16,
+            **train,
+        },
+    }
+    return msgspec.convert(raw, Config)
+
+
+class Recorder:
+    """Hooks that publish each staged checkpoint the way the train stage does."""
+
+    def __init__(self, checkpoints_dir: Path, engine_ref: list, evaluate_at_checkpoint: bool = False):
+        self.steps: list[StepMetrics] = []
+        self.staged: dict[int, set[str]] = {}
+        self.published: dict[int, tuple[Path, dict[str, str]]] = {}
+        self._dir = checkpoints_dir
+        self._engine_ref = engine_ref
+        self._evaluate = evaluate_at_checkpoint
+
+    def on_step(self, metrics: StepMetrics) -> None:
+        self.steps.append(metrics)
+
+    def on_checkpoint(self, step: int, staged_dir: Path) -> None:
+        self.staged[step] = {p.name for p in staged_dir.iterdir()}
+        if self._evaluate:  # must not disturb the run (checked by the resume test)
+            self._engine_ref[0].evaluate(make_items()[:3], max_new_tokens=8)
+        final = self._dir / f"step_{step:05d}"
+        files = checkpoints.publish(staged_dir, final, {"step": step})
+        checkpoints.update_latest(self._dir, final)
+        self.published[step] = (final, files)
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory) -> Path:
+    texts = [item.prompt + " " + item.answer for item in make_items()] * 4
+    return build_tiny_qwen3(texts, tmp_path_factory.mktemp("models") / "tiny-qwen3", seed=3)
+
+
+def make_engine(config: Config, model_dir: Path, root: Path) -> TrlGrpoEngine:
+    model, tokenizer = load_policy(config.model, "lora", "cpu", torch.float32, model_dir)
+    return TrlGrpoEngine(config, make_items(), digit_reward, model, tokenizer, root / "staging", "cpu")
+
+
+@pytest.fixture(scope="module")
+def full_run(model_dir, tmp_path_factory):
+    root = tmp_path_factory.mktemp("full")
+    engine_ref: list = []
+    engine = make_engine(make_config(6, 2), model_dir, root)
+    engine_ref.append(engine)
+    before = {name: p.detach().clone() for name, p in engine.model.named_parameters()}
+    hooks = Recorder(root / "checkpoints", engine_ref, evaluate_at_checkpoint=True)
+    engine.train(hooks, resume_from=None)
+    after = {name: p.detach().clone() for name, p in engine.model.named_parameters()}
+    return {"engine": engine, "hooks": hooks, "before": before, "after": after, "root": root}
+
+
+def test_lora_weights_moved_and_base_weights_did_not(full_run):
+    before, after = full_run["before"], full_run["after"]
+    lora = [n for n in before if "lora_" in n]
+    base = [n for n in before if "lora_" not in n]
+    assert lora and base
+    assert any(not torch.equal(before[n], after[n]) for n in lora if "lora_B" in n)
+    assert any(not torch.equal(before[n], after[n]) for n in lora if "lora_A" in n)
+    for name in base:
+        torch.testing.assert_close(after[name], before[name], rtol=0, atol=0, msg=name)
+    trainable = {n for n, p in full_run["engine"].model.named_parameters() if p.requires_grad}
+    assert trainable == set(lora)
+
+
+def test_one_finite_step_report_per_optimizer_step(full_run):
+    steps = full_run["hooks"].steps
+    assert [m.step for m in steps] == [1, 2, 3, 4, 5, 6]
+    for m in steps:
+        for field in ("loss", "kl", "ratio", "lr", "reward", "reward_std", "mem_used_mb", "sec_per_step"):
+            assert math.isfinite(getattr(m, field)), (m.step, field)
+        assert m.lr > 0 and m.mem_used_mb > 0 and m.sec_per_step > 0
+        assert 0 < m.tokens <= 8 * 16  # 8 completions of at most 16 tokens
+    assert any(m.kl > 0 for m in steps[1:])  # the policy moved away from the reference
+
+
+def test_staged_checkpoints_are_complete_and_published(full_run):
+    hooks = full_run["hooks"]
+    assert sorted(hooks.staged) == [2, 4, 6]
+    for step, names in hooks.staged.items():
+        assert STAGED_FILES <= names, (step, STAGED_FILES - names)
+        final, files = hooks.published[step]
+        assert checkpoints.verify(final, files) == []
+        assert files[checkpoints.META_NAME]
+    latest = full_run["root"] / "checkpoints" / "latest"
+    assert latest.is_symlink() and os.readlink(latest) == "step_00006"
+    assert not list((full_run["root"] / "staging").glob("checkpoint-*"))  # all renamed away
+
+
+def test_resume_from_step_4_is_exact(full_run, model_dir, tmp_path):
+    published_4, _files = full_run["hooks"].published[4]
+    engine = make_engine(make_config(6, 2), model_dir, tmp_path)
+    hooks = Recorder(tmp_path / "checkpoints", [engine])
+    engine.train(hooks, resume_from=published_4)
+    resumed = {m.step: m for m in hooks.steps}
+    assert sorted(resumed) == [5, 6]
+    for original in full_run["hooks"].steps[4:]:
+        again = resumed[original.step]
+        for field in ("loss", "kl", "ratio", "lr", "reward", "reward_std"):
+            torch.testing.assert_close(
+                getattr(again, field), getattr(original, field), msg=f"step {original.step} {field}"
+            )
+        assert again.tokens == original.tokens
+    assert sorted(hooks.staged) == [6]
+
+
+def test_evaluate_is_greedy_and_leaves_rng_alone(full_run):
+    engine = full_run["engine"]
+    items = make_items()[:5]
+    torch_state, training = torch.random.get_rng_state(), engine.model.training
+    first = engine.evaluate(items, max_new_tokens=8)
+    assert torch.equal(torch.random.get_rng_state(), torch_state)
+    assert engine.model.training == training
+    second = engine.evaluate(items, max_new_tokens=8)
+    assert first.completions == second.completions and len(first.completions) == 5
+    assert first.item_ids == [item.id for item in items]
+    assert first.rewards == digit_reward(items, first.completions)
+    assert 0 < first.tokens <= 5 * 8
+
+
+def test_last_step_is_saved_when_not_a_multiple_of_save_steps(model_dir, tmp_path):
+    engine = make_engine(make_config(3, 2), model_dir, tmp_path)
+    hooks = Recorder(tmp_path / "checkpoints", [engine])
+    engine.train(hooks, resume_from=None)
+    assert [m.step for m in hooks.steps] == [1, 2, 3]
+    assert sorted(hooks.staged) == [2, 3]
+
+
+def test_non_finite_loss_raises_training_error(model_dir, tmp_path):
+    engine = make_engine(make_config(4, 2), model_dir, tmp_path)
+
+    class Poison(Recorder):
+        def on_step(self, metrics):
+            super().on_step(metrics)
+            with torch.no_grad():  # a real divergence, forced: every LoRA weight becomes NaN
+                for name, param in engine.model.named_parameters():
+                    if "lora_" in name:
+                        param.fill_(float("nan"))
+
+    hooks = Poison(tmp_path / "checkpoints", [engine])
+    with pytest.raises(TrainingError, match="step 2: sampling met non-finite probabilities"):
+        engine.train(hooks, resume_from=None)
+    assert [m.step for m in hooks.steps] == [1]
+    assert hooks.staged == {}  # the diverged step was never checkpointed
+
+
+def test_non_finite_loss_or_weights_stop_the_step_report(tmp_path):
+    bridge = _HookBridge(tmp_path, "cpu", completions_per_step=8)
+    reported: list = []
+    bridge.hooks = Recorder(tmp_path, [])
+    bridge.hooks.on_step = reported.append
+    state, control = TrainerState(global_step=3, max_steps=10), TrainerControl()
+    logs = {"loss": 0.5, "learning_rate": 1e-3, "kl": 0.01, "clip_ratio/region_mean": 0.0, "reward": 0.2,
+            "reward_std": 0.1, "completions/mean_length": 12.5}
+    bridge.on_log(None, state, control, logs=dict(logs))
+    assert [(m.step, m.tokens) for m in reported] == [(3, 100)]
+    bridge.on_log(None, state, control, logs={"train_loss": 0.5, "train_runtime": 1.0})  # end-of-run summary
+    assert len(reported) == 1
+    state.global_step = 4
+    with pytest.raises(TrainingError, match="step 4: loss is nan; training diverged"):
+        bridge.on_log(None, state, control, logs={**logs, "loss": float("nan")})
+    layer = torch.nn.Linear(2, 2)
+    with torch.no_grad():
+        layer.weight[0, 0] = float("inf")
+    with pytest.raises(TrainingError, match="step 4: trainable weight weight is not finite"):
+        bridge.on_step_end(None, state, control, model=layer)
+    assert len(reported) == 1
+
+
+def test_prompts_are_cut_from_the_left_to_fit(model_dir):
+    _model, tokenizer = load_policy(make_config(1, 1).model, "lora", "cpu", torch.float32, model_dir)
+    long = " ".join(item.prompt for item in make_items())
+    fitted, cut = fit_prompt(tokenizer, long, 20)
+    assert cut and len(tokenizer(text=fitted)["input_ids"]) <= 20
+    assert long.endswith(fitted.strip())
+    assert fit_prompt(tokenizer, "Answer:", 20) == ("Answer:", False)
+
+
+def test_schedule_is_seeded_passes_over_all_items():
+    order = schedule(5, 12, seed=1)
+    assert len(order) == 12 and sorted(order[:5]) == [0, 1, 2, 3, 4] and sorted(order[5:10]) == [0, 1, 2, 3, 4]
+    assert order == schedule(5, 12, seed=1) and order != schedule(5, 12, seed=2)
+    assert schedule(5, 7, seed=1) == order[:7]
+
+
+def test_tiny_model_build_is_deterministic_and_cached(tmp_path):
+    texts = [item.prompt for item in make_items()] * 3
+    first = build_tiny_qwen3(texts, tmp_path / "a" / "m", seed=9)
+    second = build_tiny_qwen3(texts, tmp_path / "b" / "m", seed=9)
+    assert hash_tree(first) == hash_tree(second)
+    assert {"config.json", "model.safetensors", "tokenizer.json"} <= set(hash_tree(first))
+    mtime = (first / "model.safetensors").stat().st_mtime_ns
+    assert build_tiny_qwen3(texts, first, seed=9) == first
+    assert (first / "model.safetensors").stat().st_mtime_ns == mtime  # reused, not rebuilt
+    other = build_tiny_qwen3(texts, tmp_path / "c" / "m", seed=10)
+    assert hash_tree(other)["model.safetensors"] != hash_tree(first)["model.safetensors"]
+    assert [p.name for p in (tmp_path / "a").iterdir()] == ["m"]  # no temp dirs left behind
+
+
+def test_device_and_dtype_selection():
+    device = select_device()
+    assert device in {"cuda", "mps", "cpu"}
+    assert select_dtype("cpu", "auto") == torch.float32
+    assert select_dtype("cpu", "fp32") == torch.float32
+    assert select_dtype("mps", "auto") == torch.float16
+    with pytest.raises(BadInput, match=r"model\.dtype: fp16 is not supported on CPU; use fp32 or auto"):
+        select_dtype("cpu", "fp16")
+    with pytest.raises(BadInput, match=r"model\.dtype: bf16 is not supported on CPU"):
+        select_dtype("cpu", "bf16")
+
+
+def test_qlora_off_cuda_is_bad_input(model_dir):
+    with pytest.raises(BadInput, match="qlora needs a CUDA GPU"):
+        load_policy(make_config(1, 1).model, "qlora", "cpu", torch.float32, model_dir)
+
+
+def test_publish_verify_latest_and_best(tmp_path):
+    ckpts = tmp_path / "checkpoints"
+    staged = tmp_path / "staging" / "checkpoint-2"
+    (staged / "sub").mkdir(parents=True)
+    (staged / "adapter.bin").write_bytes(b"\x00\x01\x02weights")
+    (staged / "sub" / "state.json").write_text("{}")
+    final = ckpts / "step_00002"
+    final.mkdir(parents=True)
+    (final / "stale").write_text("orphan from a crash before its event")
+
+    files = checkpoints.publish(staged, final, {"step": 2, "config_sha256": "abc"})
+    assert not staged.exists() and not (final / "stale").exists()
+    assert set(files) == {"adapter.bin", "sub/state.json", "rc1_meta.json"}
+    assert not [p for p in ckpts.iterdir() if "orphan" in p.name]
+    assert checkpoints.verify(final, files) == []
+
+    (final / "extra.txt").write_text("extra files are fine")
+    assert checkpoints.verify(final, files) == []
+    data = bytearray((final / "adapter.bin").read_bytes())
+    data[3] ^= 0x01
+    (final / "adapter.bin").write_bytes(bytes(data))
+    (final / "sub" / "state.json").unlink()
+    problems = checkpoints.verify(final, files)
+    assert len(problems) == 2
+    assert "adapter.bin: sha256 mismatch" in problems[0] and "state.json: missing" in problems[1]
+    assert checkpoints.verify(tmp_path / "nowhere", files) == [f"{tmp_path / 'nowhere'}: checkpoint directory is missing"]
+
+    checkpoints.update_latest(ckpts, final)
+    assert os.readlink(ckpts / "latest") == "step_00002"
+    later = ckpts / "step_00004"
+    later.mkdir()
+    checkpoints.update_latest(ckpts, later)
+    assert os.readlink(ckpts / "latest") == "step_00004"
+    assert (ckpts / "latest").resolve() == later.resolve()
+
+    checkpoints.promote_best(final, ckpts / "best")
+    assert hash_tree(ckpts / "best") == hash_tree(final)
+    checkpoints.promote_best(later, ckpts / "best")
+    assert hash_tree(ckpts / "best") == {}
+    assert sorted(p.name for p in ckpts.iterdir()) == ["best", "latest", "step_00002", "step_00004"]
