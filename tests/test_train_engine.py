@@ -202,7 +202,7 @@ def test_last_step_is_saved_when_not_a_multiple_of_save_steps(model_dir, tmp_pat
     assert sorted(hooks.staged) == [2, 3]
 
 
-def test_non_finite_loss_raises_training_error(model_dir, tmp_path):
+def test_diverged_policy_raises_training_error(model_dir, tmp_path):
     engine = make_engine(make_config(4, 2), model_dir, tmp_path)
 
     class Poison(Recorder):

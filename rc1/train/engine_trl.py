@@ -12,6 +12,7 @@ Exact resume is a design goal (DESIGN §5), and it holds because:
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import random
@@ -81,10 +82,7 @@ class TrlGrpoEngine:
         self._device = device
         self._staging_dir.mkdir(parents=True, exist_ok=True)
         args = grpo_args(config, self._staging_dir, device, model.dtype)
-        self._prompts = [
-            fit_prompt(tokenizer, render_prompt(tokenizer, item.prompt), config.train.max_prompt_tokens)
-            for item in items
-        ]
+        self._prompts = [fit_prompt(tokenizer, item.prompt, config.train.max_prompt_tokens) for item in items]
         self.truncated_prompts = sum(truncated for _, truncated in self._prompts)
         prompts_per_step = args.generation_batch_size // args.num_generations
         order = schedule(len(items), config.train.max_steps * prompts_per_step, config.run.seed)
@@ -92,15 +90,16 @@ class TrlGrpoEngine:
             {"prompt": [self._prompts[i][0] for i in order], "item_index": [int(i) for i in order]}
         )
         self._bridge = _HookBridge(self._staging_dir, device, args.generation_batch_size)
-        self._trainer = GRPOTrainer(
-            model=model,
-            reward_funcs=[self._make_trl_reward()],
-            args=args,
-            train_dataset=dataset,
-            processing_class=tokenizer,
-            peft_config=lora_config(config.model),
-            callbacks=[self._bridge],
-        )
+        with _quiet_renamed_property():
+            self._trainer = GRPOTrainer(
+                model=model,
+                reward_funcs=[self._make_trl_reward()],
+                args=args,
+                train_dataset=dataset,
+                processing_class=tokenizer,
+                peft_config=lora_config(config.model),
+                callbacks=[self._bridge],
+            )
         self._trainer.remove_callback(PrinterCallback)  # rc1 reports steps through its hooks
 
     @property
@@ -113,9 +112,7 @@ class TrlGrpoEngine:
         self._clear_stale_staging(resume_from)
         self._bridge.hooks = hooks
         try:
-            with warnings.catch_warnings():
-                # TRL 1.16 reads a property transformers 5.23 renamed; the warning is theirs, not actionable here.
-                warnings.filterwarnings("ignore", message="`is_gradient_checkpointing` is deprecated")
+            with _quiet_renamed_property():
                 self._trainer.train(resume_from_checkpoint=str(resume_from) if resume_from is not None else None)
         except RuntimeError as e:
             if _NON_FINITE_SAMPLING not in str(e):
@@ -149,14 +146,8 @@ class TrlGrpoEngine:
             with torch.no_grad():
                 for start in range(0, len(items), batch_size):
                     batch = items[start : start + batch_size]
-                    prompts = [
-                        fit_prompt(
-                            self._tokenizer,
-                            render_prompt(self._tokenizer, item.prompt),
-                            self._config.train.max_prompt_tokens,
-                        )[0]
-                        for item in batch
-                    ]
+                    limit = self._config.train.max_prompt_tokens
+                    prompts = [fit_prompt(self._tokenizer, item.prompt, limit)[0] for item in batch]
                     encoded = self._tokenizer(text=prompts, return_tensors="pt", padding=True, padding_side="left")
                     encoded = {k: v.to(self._trainer.args.device) for k, v in encoded.items()}
                     output = model.generate(**encoded, generation_config=generation_config)
@@ -246,24 +237,26 @@ def render_prompt(tokenizer: PreTrainedTokenizerBase, prompt: str) -> str:
     )
 
 
-def fit_prompt(tokenizer: PreTrainedTokenizerBase, text: str, limit: int) -> tuple[str, bool]:
-    """Cut `text` from the left until it is at most `limit` tokens; return (text, whether it was cut).
+def fit_prompt(tokenizer: PreTrainedTokenizerBase, prompt: str, limit: int) -> tuple[str, bool]:
+    """The rendered prompt, cut to at most `limit` tokens; return (text, whether the prompt was cut).
 
-    TRL 1.16 has no prompt-length option and tokenizes without truncation, so prompts are fitted here;
-    the left side goes so the question and instructions at the end survive. Re-encoding decoded text
+    TRL 1.16 has no prompt-length option and tokenizes prompts without truncation, so they are fitted
+    here. The prompt loses tokens from its left side (the start of the context), so the question and
+    instructions at its end survive, and so does the chat template around it. Re-encoding decoded text
     may merge differently, hence the check loop.
     """
 
-    def count(s: str) -> int:
-        return len(tokenizer(text=s)["input_ids"])
+    def count(text: str) -> int:
+        return len(tokenizer(text=text)["input_ids"])
 
-    excess = count(text) - limit
+    rendered = render_prompt(tokenizer, prompt)
+    excess = count(rendered) - limit
     if excess <= 0:
-        return text, False
-    ids = tokenizer(text=text, add_special_tokens=False)["input_ids"]
+        return rendered, False
+    ids = tokenizer(text=prompt, add_special_tokens=False)["input_ids"]
     cut = excess
     while cut < len(ids):
-        candidate = tokenizer.decode(ids[cut:])
+        candidate = render_prompt(tokenizer, tokenizer.decode(ids[cut:]))
         over = count(candidate) - limit
         if over <= 0:
             return candidate, True
@@ -323,6 +316,14 @@ class _HookBridge(TrainerCallback):
     def on_save(self, args, state, control, **kwargs):
         if self.hooks is not None:
             self.hooks.on_checkpoint(state.global_step, self._staging_dir / f"checkpoint-{state.global_step}")
+
+
+@contextlib.contextmanager
+def _quiet_renamed_property():
+    """TRL 1.16 and peft 0.21 read a property transformers 5.23 renamed; that warning is theirs, not the user's."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="`is_gradient_checkpointing` is deprecated")
+        yield
 
 
 def _float(value) -> float:

@@ -1,0 +1,83 @@
+"""`make bench`: timings as ratios against a baseline measured in the same run (never asserted).
+
+replay: read + verify + fold a 100k-event log, against the baseline of merely parsing
+the same lines with the standard json module.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from pathlib import Path
+
+from rc1.events import schema as ev
+from rc1.events.log import EventLog, read_log
+from rc1.events.replay import replay
+
+
+def _best_of(fn, repeat: int = 3) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def _write_training_log(root: Path, steps: int) -> Path:
+    fp = ev.Fingerprints(pool="p" * 64, shadow="s" * 64, config="c" * 64, weights="w" * 64)
+    log_path = root / "bench.jsonl"
+    with EventLog(log_path, root / "bench.lock", "bench") as log:
+        log._write_durably = _buffered(log_path)  # the benchmark measures reading, not fsync
+        log.append(ev.Round1Passed(fingerprints=fp, checks=[]))
+        log.append(ev.Round2Passed(fingerprints=fp, checks=[]))
+        log.append(ev.TrainingStarted(resume_from_step=0, resume_from_dir=None, max_steps=steps, engine="trl",
+                                      strategy="grpo", model="bench", device="cpu", dtype="float32"))
+        for step in range(1, steps + 1):
+            log.append(ev.TrainStep(step=step, loss=0.1, kl=0.01, ratio=0.0, lr=1e-5, reward=0.5,
+                                    mem_used_mb=100.0, sec_per_step=0.1, tokens=24))
+            if step % 500 == 0:
+                log.append(ev.CheckpointSaved(step=step, dir=f"checkpoints/bench/step_{step:05d}", files={"a": "0" * 64}))
+    return log_path
+
+
+def _buffered(path: Path):
+    fh = open(path, "ab")
+
+    def write(data: bytes) -> None:
+        fh.write(data)
+        fh.flush()
+
+    return write
+
+
+def bench_replay(steps: int = 100_000) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = _write_training_log(Path(tmp), steps)
+        size_mb = path.stat().st_size / 1e6
+
+        def baseline():
+            with open(path, "rb") as fh:
+                for line in fh:
+                    json.loads(line)
+
+        def rc1_replay():
+            contents = read_log(path)
+            assert not contents.chain_breaks
+            replay(contents.events)
+
+        base = _best_of(baseline)
+        ours = _best_of(rc1_replay)
+        print(f"replay: {steps + steps // 500 + 3} events ({size_mb:.1f} MB)")
+        print(f"  baseline json.loads per line : {base:.3f} s")
+        print(f"  rc1 read+verify chain+fold   : {ours:.3f} s   ratio {ours / base:.2f}x baseline")
+
+
+def main() -> int:
+    bench_replay()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
