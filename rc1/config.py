@@ -37,6 +37,13 @@ class RunConfig(_Section):
     seeds: list[NonNegativeInt] = msgspec.field(default_factory=lambda: [1234])
 
 
+class SourceConfig(_Section):
+    """An official-format file for one task (paths relative to the config file's folder)."""
+
+    path: str  # the pool's records
+    shadow_path: str | None = None  # held-out records for the shadow set; built-in generator when absent
+
+
 class DataConfig(_Section):
     pool_size: PositiveInt
     shadow_size: PositiveInt
@@ -44,6 +51,7 @@ class DataConfig(_Section):
     mix: dict[TaskName, Probability] = msgspec.field(
         default_factory=lambda: {"hotpotqa": 0.45, "strategyqa": 0.30, "gsm8k": 0.25}
     )
+    sources: dict[TaskName, SourceConfig] = msgspec.field(default_factory=dict)
 
 
 class PreflightConfig(_Section):
@@ -137,7 +145,11 @@ class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
 
     @property
     def weights_path(self) -> Path:
-        return (self.path.parent / self.config.reward.weights).resolve()
+        return self.resolve(self.config.reward.weights)
+
+    def resolve(self, relative: str) -> Path:
+        """A path named in the config, relative to the config file's folder."""
+        return (self.path.parent / relative).resolve()
 
 
 def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> LoadedConfig:

@@ -7,13 +7,12 @@ from pathlib import Path
 from rc1.checks.result import CheckResult
 from rc1.checks.scorer import scorer_selfcheck
 from rc1.config import load_config
-from rc1.data import pool as pool_builder
 from rc1.data.task import read_items
 from rc1.errors import BadInput, ExitCode
 from rc1.session import Session
 from rc1.stages.artifacts import write_artifact
 from rc1.stages.gate import record_checks_adhoc
-from rc1.stages.preflight import data_checks, run_round1, run_round2
+from rc1.stages.preflight import build_pool, build_shadow, data_checks, run_round1, run_round2
 from rc1.stages.train import run_training
 
 
@@ -41,9 +40,9 @@ def preflight(args) -> int:
 
 def pool(args) -> int:
     with _open(args) as session:
-        ws, data = session.ws, session.config.data
+        ws = session.ws
         if args.action == "build":
-            items = pool_builder.build_pool(data.pool_size, data.mix, session.config.run.seed)
+            items = build_pool(session)
             write_artifact(session, ws.pool_path, items, "pool")
             print(f"wrote {len(items)} items to {ws.pool_path}")
             return 0
@@ -56,8 +55,7 @@ def pool(args) -> int:
 
 def shadow(args) -> int:
     with _open(args) as session:
-        data = session.config.data
-        items = pool_builder.build_shadow(data.shadow_size, data.mix, data.shadow_seed)
+        items = build_shadow(session)
         write_artifact(session, session.ws.shadow_path, items, "shadow")
         print(f"wrote {len(items)} items to {session.ws.shadow_path}")
     return 0

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from rc1.checks import diversity, duplicates, leak, resources, weights
+from rc1.checks.consistency import training_config_check
 from rc1.checks.result import CheckResult
 from rc1.checks.scorer import scorer_selfcheck
 from rc1.checks.shadow import shadow_stratification
 from rc1.config import Config
 from rc1.data import pool as pool_builder
+from rc1.data.sources import pool_sources, replace_from_sources, shadow_sources
 from rc1.data.task import TaskItem, read_items
 from rc1.errors import BadInput
 from rc1.fingerprints import current_fingerprints
@@ -27,15 +29,29 @@ def data_checks(session: Session, pool: list[TaskItem], shadow: list[TaskItem]) 
         leak.leak_check(pool, shadow, thresholds.leak_ngram, thresholds.leak_similarity),
         diversity.task_mix(pool, config.data.mix, thresholds.mix_tolerance),
         weights.weights_check(session.loaded.weights_path),
+        training_config_check(config),
         resources.free_disk(session.ws.root, thresholds.min_free_disk_gb),
     ]
 
 
-def materialize(session: Session) -> tuple[list[TaskItem], list[TaskItem]]:
+def build_shadow(session: Session) -> list[TaskItem]:
     data = session.config.data
     shadow = pool_builder.build_shadow(data.shadow_size, data.mix, data.shadow_seed)
-    write_artifact(session, session.ws.shadow_path, shadow, "shadow")
+    sources = shadow_sources(data.sources, session.loaded.resolve)
+    return replace_from_sources(shadow, sources, data.shadow_seed, by_difficulty=True)
+
+
+def build_pool(session: Session) -> list[TaskItem]:
+    data = session.config.data
     pool = pool_builder.build_pool(data.pool_size, data.mix, session.config.run.seed)
+    sources = pool_sources(data.sources, session.loaded.resolve)
+    return replace_from_sources(pool, sources, session.config.run.seed, by_difficulty=False)
+
+
+def materialize(session: Session) -> tuple[list[TaskItem], list[TaskItem]]:
+    shadow = build_shadow(session)
+    write_artifact(session, session.ws.shadow_path, shadow, "shadow")
+    pool = build_pool(session)
     write_artifact(session, session.ws.pool_path, pool, "pool")
     return pool, shadow
 

@@ -1,0 +1,63 @@
+"""Training-config consistency: the rules a profile must obey before anything trains.
+
+The rules live here, keyed by the profile the config declares; no config key can
+switch them off. The production rules are those of a serious run; the local profile
+is a smoke run on a CPU and is held to its own, smaller limits — including an upper
+bound on steps, so a long run cannot pass itself off as local.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rc1.checks.result import CheckResult
+from rc1.config import Config
+
+PRODUCTION_MIX = {"hotpotqa": 0.45, "strategyqa": 0.30, "gsm8k": 0.25}
+LOCAL_MAX_STEPS = 5000
+
+Rule = tuple[str, Callable[[Config], float], Callable[[float], bool], str]
+
+
+def _mix_deviation(c: Config) -> float:
+    return max(abs(c.data.mix.get(task, 0.0) - share) for task, share in PRODUCTION_MIX.items())
+
+
+_COMMON: list[Rule] = [
+    ("simulate", lambda c: float(c.train.simulate), lambda v: v == 0.0, "train.simulate must be false"),
+    ("live_mode", lambda c: float(c.train.live_mode), lambda v: v == 1.0, "train.live_mode must be true"),
+    ("use_overclar_penalty", lambda c: float(c.reward.use_overclar_penalty), lambda v: v == 1.0,
+     "reward.use_overclar_penalty must be true"),
+    ("target_kl", lambda c: c.train.target_kl, lambda v: 0.02 <= v <= 0.05, "train.target_kl must be in [0.02, 0.05]"),
+]
+
+PRODUCTION_RULES: list[Rule] = _COMMON + [
+    ("mix_deviation", _mix_deviation, lambda v: v <= 1e-6, "data.mix must be hotpotqa:0.45, strategyqa:0.30, gsm8k:0.25"),
+    ("max_steps", lambda c: float(c.train.max_steps), lambda v: v >= 50000, "train.max_steps must be ≥ 50000"),
+    ("seeds", lambda c: float(len(set(c.run.seeds))), lambda v: v >= 3, "run.seeds must list at least 3 distinct seeds"),
+    ("qlora", lambda c: float(c.finetune.method == "qlora"), lambda v: v == 1.0, "finetune.method must be qlora"),
+]
+
+LOCAL_RULES: list[Rule] = _COMMON + [
+    ("max_steps", lambda c: float(c.train.max_steps), lambda v: v <= LOCAL_MAX_STEPS,
+     f"a local run has at most {LOCAL_MAX_STEPS} steps; declare `profile: production` for a long run"),
+    ("seeds", lambda c: float(len(set(c.run.seeds))), lambda v: v >= 1, "run.seeds must list at least one seed"),
+]
+
+
+def training_config_check(config: Config) -> CheckResult:
+    rules = PRODUCTION_RULES if config.profile == "production" else LOCAL_RULES
+    measured = {"production_profile": float(config.profile == "production")}
+    failures = []
+    for name, measure, ok, message in rules:
+        value = measure(config)
+        measured[name] = value
+        if not ok(value):
+            failures.append(message)
+    return CheckResult(
+        name="training_config",
+        passed=not failures,
+        measured=measured,
+        thresholds={"rules": float(len(rules))},
+        detail="; ".join(failures) if failures else f"{config.profile} profile: all {len(rules)} rules hold",
+    )

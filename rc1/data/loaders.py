@@ -1,0 +1,126 @@
+"""Loaders for the official dataset formats, from local files, into TaskItems.
+
+GSM8K: JSON Lines with `question` and `answer` (worked solution ending `#### <number>`).
+HotpotQA: one JSON array of `_id`, `question`, `answer`, `type`, `level`, `supporting_facts`, `context`.
+StrategyQA: one JSON array of `qid`, `question`, `answer` (bool), `facts`, `decomposition`.
+
+A bad record is an exit-2 error naming the file and the line (JSONL) or index (JSON array).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from rc1.data.generators import render_prompt
+from rc1.data.task import Difficulty, TaskItem
+from rc1.errors import BadInput
+
+_GSM8K_FINAL = re.compile(r"####\s*(-?[\d,]*\.?\d+)\s*$")
+
+
+def load_source(task: str, path: Path) -> list[TaskItem]:
+    return {"gsm8k": load_gsm8k, "hotpotqa": load_hotpotqa, "strategyqa": load_strategyqa}[task](path)
+
+
+def load_gsm8k(path: Path) -> list[TaskItem]:
+    items = []
+    for lineno, line in enumerate(_read_text(path).splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"{path}:{lineno}"
+        record = _json(line, where)
+        question = _field(record, "question", str, where)
+        solution = _field(record, "answer", str, where)
+        match = _GSM8K_FINAL.search(solution)
+        if not match:
+            raise BadInput(f"{where}: `answer` must end with `#### <number>`")
+        # Worked steps are the <<a op b=c>> annotations; more steps make a harder problem.
+        steps = solution.count("<<") or len([s for s in solution.splitlines()[:-1] if s.strip()])
+        items.append(TaskItem(
+            id=f"gsm8k-file-{lineno:06d}", task="gsm8k", question=question, answer=match.group(1).replace(",", ""),
+            difficulty=_by_count(steps, easy_max=2, medium_max=4), prompt=render_prompt(question), source=str(path),
+        ))
+    return items
+
+
+def load_hotpotqa(path: Path) -> list[TaskItem]:
+    items = []
+    for index, record in enumerate(_json_array(path)):
+        where = f"{path}[{index}]"
+        question = _field(record, "question", str, where)
+        answer = _field(record, "answer", str, where)
+        level = _field(record, "level", str, where)
+        if level not in ("easy", "medium", "hard"):
+            raise BadInput(f"{where}: `level` must be easy, medium or hard, got {level!r}")
+        _field(record, "type", str, where)
+        _field(record, "supporting_facts", list, where)
+        context = _field(record, "context", list, where)
+        paragraphs = []
+        for k, entry in enumerate(context):
+            if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str) and isinstance(entry[1], list)):
+                raise BadInput(f"{where}.context[{k}]: expected [title, [sentences…]]")
+            paragraphs.append(f"{entry[0]}: {''.join(entry[1]).strip()}")
+        text = "\n".join(paragraphs)
+        items.append(TaskItem(
+            id=f"hotpotqa-file-{_field(record, '_id', str, where)}", task="hotpotqa", question=question, context=text,
+            answer=answer, difficulty=level, prompt=render_prompt(question, text), source=str(path),
+        ))
+    return items
+
+
+def load_strategyqa(path: Path) -> list[TaskItem]:
+    items = []
+    for index, record in enumerate(_json_array(path)):
+        where = f"{path}[{index}]"
+        question = _field(record, "question", str, where)
+        answer = _field(record, "answer", bool, where)
+        facts = _field(record, "facts", list, where)
+        decomposition = _field(record, "decomposition", list, where)
+        context = "\n".join(str(f) for f in facts)
+        items.append(TaskItem(
+            id=f"strategyqa-file-{_field(record, 'qid', str, where)}", task="strategyqa", question=question,
+            context=context, answer="yes" if answer else "no",
+            difficulty=_by_count(len(decomposition), easy_max=2, medium_max=3),
+            prompt=render_prompt(question, context), source=str(path),
+        ))
+    return items
+
+
+def _by_count(n: int, *, easy_max: int, medium_max: int) -> Difficulty:
+    return "easy" if n <= easy_max else "medium" if n <= medium_max else "hard"
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BadInput(f"{path}: data source not found") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise BadInput(f"{path}: cannot read data source: {e}") from None
+
+
+def _json(text: str, where: str):
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise BadInput(f"{where}: not valid JSON: {e.msg} at column {e.colno}") from None
+
+
+def _json_array(path: Path) -> list:
+    data = _json(_read_text(path), str(path))
+    if not isinstance(data, list):
+        raise BadInput(f"{path}: expected one JSON array of records, got {type(data).__name__}")
+    return data
+
+
+def _field(record, name: str, kind: type, where: str):
+    if not isinstance(record, dict):
+        raise BadInput(f"{where}: expected a JSON object, got {type(record).__name__}")
+    if name not in record:
+        raise BadInput(f"{where}: missing field `{name}`")
+    value = record[name]
+    if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+        raise BadInput(f"{where}: field `{name}` must be {kind.__name__}, got {type(value).__name__}")
+    return value

@@ -1,0 +1,42 @@
+"""Training-config consistency: production rules cannot be switched off; local has its own limits."""
+
+from pathlib import Path
+
+import pytest
+
+from rc1.checks.consistency import LOCAL_MAX_STEPS, training_config_check
+from rc1.config import load_config
+
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+
+
+def check(name, *overrides):
+    return training_config_check(load_config(CONFIGS / name, list(overrides)).config)
+
+
+def test_the_shipped_profiles_pass():
+    assert check("rc1.yaml").passed and check("local.yaml").passed
+
+
+@pytest.mark.parametrize("override, message", [
+    ("train.max_steps=10000", "train.max_steps must be ≥ 50000"),
+    ("train.simulate=true", "train.simulate must be false"),
+    ("train.live_mode=false", "train.live_mode must be true"),
+    ("train.target_kl=0.1", "train.target_kl must be in [0.02, 0.05]"),
+    ("run.seeds=[1,2]", "run.seeds must list at least 3 distinct seeds"),
+    ("finetune.method=lora", "finetune.method must be qlora"),
+    ("reward.use_overclar_penalty=false", "reward.use_overclar_penalty must be true"),
+])
+def test_each_production_rule_can_fail(override, message):
+    result = check("rc1.yaml", override)
+    assert not result.passed and message in result.detail
+
+
+def test_production_mix_is_fixed():
+    result = check("rc1.yaml", "data.mix.hotpotqa=0.40", "data.mix.strategyqa=0.35")
+    assert not result.passed and result.measured["mix_deviation"] == pytest.approx(0.05)
+
+
+def test_a_long_run_cannot_pass_itself_off_as_local():
+    result = check("local.yaml", f"train.max_steps={LOCAL_MAX_STEPS + 1}", "train.save_steps=10")
+    assert not result.passed and "declare `profile: production`" in result.detail

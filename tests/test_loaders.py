@@ -1,0 +1,64 @@
+"""Official-format loaders: real files when ../shared/data is there, small written files always."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rc1.data.loaders import load_gsm8k, load_hotpotqa, load_strategyqa
+from rc1.errors import BadInput
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/data is not present")
+
+
+@needs_shared
+def test_real_gsm8k_test_split_loads_with_numeric_answers():
+    items = load_gsm8k(SHARED / "gsm8k" / "test.jsonl")
+    assert len(items) == 1319
+    assert all(item.answer.lstrip("-").replace(".", "").isdigit() for item in items)
+    assert {item.difficulty for item in items} == {"easy", "medium", "hard"}
+
+
+@needs_shared
+def test_real_strategyqa_dev_loads_as_yes_no_with_facts_as_context():
+    items = load_strategyqa(SHARED / "strategyqa" / "dev.json")
+    assert len(items) == 229 and {item.answer for item in items} == {"yes", "no"}
+    assert all(item.context and item.prompt.endswith("`Answer: <answer>`.") for item in items)
+
+
+def test_hotpotqa_official_format(tmp_path):
+    record = {"_id": "5a8b", "question": "Which river flows through the birthplace of Ana Vell?", "answer": "the Oru",
+              "type": "bridge", "level": "hard", "supporting_facts": [["Ana Vell", 0], ["Tamsk", 1]],
+              "context": [["Ana Vell", ["Ana Vell was born in Tamsk."]], ["Tamsk", ["Tamsk is a town.", " It lies on the Oru."]]]}
+    path = tmp_path / "hotpot.json"
+    path.write_text(json.dumps([record]))
+    (item,) = load_hotpotqa(path)
+    assert (item.id, item.answer, item.difficulty) == ("hotpotqa-file-5a8b", "the Oru", "hard")
+    assert "Tamsk: Tamsk is a town. It lies on the Oru." in item.context
+
+
+@pytest.mark.parametrize("line, message", [
+    ('{"question": "q", "answer": "no final line"}', r"gsm\.jsonl:2: `answer` must end with `#### <number>`"),
+    ('{"question": "q"}', r"gsm\.jsonl:2: missing field `answer`"),
+    ('{"question": 3, "answer": "#### 1"}', r"gsm\.jsonl:2: field `question` must be str"),
+    ("not json", r"gsm\.jsonl:2: not valid JSON"),
+])
+def test_a_bad_gsm8k_record_names_file_and_line(tmp_path, line, message):
+    path = tmp_path / "gsm.jsonl"
+    path.write_text('{"question": "ok", "answer": "1+1=2\\n#### 2"}\n' + line + "\n")
+    with pytest.raises(BadInput, match=message):
+        load_gsm8k(path)
+
+
+def test_a_bad_strategyqa_record_names_its_index(tmp_path):
+    path = tmp_path / "sqa.json"
+    good = {"qid": "a", "question": "q?", "answer": True, "facts": [], "decomposition": []}
+    path.write_text(json.dumps([good, {**good, "answer": "yes"}]))
+    with pytest.raises(BadInput, match=r"sqa\.json\[1\]: field `answer` must be bool"):
+        load_strategyqa(path)
+
+
+def test_a_missing_source_file_is_bad_input(tmp_path):
+    with pytest.raises(BadInput, match="data source not found"):
+        load_gsm8k(tmp_path / "absent.jsonl")
