@@ -57,6 +57,9 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
     from rc1.train.engine_trl import TrlGrpoEngine
     from rc1.train.model_loading import load_policy
 
+    if not sys.stderr.isatty():
+        _quiet_library_progress_bars()
+
     pool = read_items(session.ws.pool_path)
     shadow = read_items(session.ws.shadow_path)
     device = select_device()
@@ -87,6 +90,15 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
     if latest is None or latest.step != config.train.max_steps:
         raise TrainingError(f"training stopped at step {session.projection.step} without a checkpoint at max_steps {config.train.max_steps}")
     _complete(session, latest)
+
+
+def _quiet_library_progress_bars() -> None:
+    """transformers/datasets draw bars for shard writes and loads; in a log file they are noise."""
+    import datasets
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    datasets.disable_progress_bars()
 
 
 def _complete(session: Session, final: CheckpointRef) -> None:

@@ -1,0 +1,88 @@
+"""Pool shape checks: lexical diversity (distinct-2), task mix, prompt length."""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+
+import numpy as np
+
+from rc1.checks.result import CheckResult
+from rc1.checks.text import count_distinct, ngram_keys, tokens
+from rc1.data.task import TaskItem
+
+
+def distinct2(items: list[TaskItem], threshold: float) -> CheckResult:
+    """Distinct bigrams / all bigrams over the prompts (lowercased tokens), per task and overall.
+
+    Corpus-level, as in Li et al. (2016): a bigram counts once however many prompts use it, so a pool
+    of one template with the numbers changed scores low however long it is. Bigrams never span two
+    prompts.
+    """
+    keys, owner = ngram_keys([tokens(item.prompt.lower()) for item in items], 2)
+    tasks = sorted({item.task for item in items})
+    task_of = np.array([tasks.index(item.task) for item in items], dtype=np.int64)[owner]
+    measured = {}
+    for code, task in enumerate(tasks):
+        mine = keys[task_of == code]
+        measured[task] = count_distinct(mine) / mine.size if mine.size else 0.0
+    measured["overall"] = count_distinct(keys) / keys.size if keys.size else 0.0
+    low = {name: value for name, value in measured.items() if value < threshold}
+    passed = bool(items) and not low
+    if not items:
+        detail = "no items to measure"
+    elif low:
+        detail = f"distinct-2 below {threshold:.2f}: " + ", ".join(f"{k} {v:.3f}" for k, v in low.items())
+    else:
+        detail = f"distinct-2 overall {measured['overall']:.3f}, every task at least {threshold:.2f}"
+    return CheckResult(name="distinct2", passed=passed, measured=measured, thresholds={"min": threshold}, detail=detail)
+
+
+def task_mix(items: list[TaskItem], mix: dict[str, float], tolerance: float) -> CheckResult:
+    """Each task's share of the pool against its target; measured in shares and in percentage points off."""
+    counts = Counter(item.task for item in items)
+    n = len(items)
+    total = sum(mix.values()) or 1.0
+    measured: dict[str, float] = {}
+    off: list[str] = []
+    for task in sorted(set(mix) | set(counts)):
+        share = counts[task] / n if n else 0.0
+        target = mix.get(task, 0.0) / total
+        deviation_pp = abs(share - target) * 100
+        measured[task] = share
+        measured[f"{task}.deviation_pp"] = deviation_pp
+        # A hair of slack: shares like 0.45 are not exact in binary.
+        if deviation_pp > tolerance * 100 + 1e-9:
+            off.append(f"{task} {share:.1%} vs target {target:.1%}")
+    passed = n > 0 and not off
+    if not n:
+        detail = "no items to measure"
+    elif off:
+        detail = f"off by more than {tolerance * 100:g} pp: " + "; ".join(off)
+    else:
+        detail = f"every task within {tolerance * 100:g} pp of its target share over {n} items"
+    return CheckResult(
+        name="task_mix", passed=passed, measured=measured, thresholds={"tolerance_pp": tolerance * 100}, detail=detail,
+    )
+
+
+def length_bounds(items: list[TaskItem], min_tokens: int, max_tokens: int) -> CheckResult:
+    """Prompt lengths in tokens (`rc1.checks.text.tokens`); passes when none is outside [min, max]."""
+    lengths = [len(tokens(item.prompt)) for item in items]
+    outside = sum(1 for n in lengths if n < min_tokens or n > max_tokens)
+    measured = {
+        "min": float(min(lengths, default=0)),
+        "p50": float(statistics.median(lengths)) if lengths else 0.0,
+        "max": float(max(lengths, default=0)),
+        "out_of_bounds": float(outside),
+    }
+    passed = bool(lengths) and outside == 0
+    detail = (
+        f"{outside} of {len(lengths)} prompts outside [{min_tokens}, {max_tokens}] tokens; "
+        f"min {measured['min']:.0f}, median {measured['p50']:.0f}, max {measured['max']:.0f}"
+        if lengths else "no items to measure"
+    )
+    return CheckResult(
+        name="length_bounds", passed=passed, measured=measured,
+        thresholds={"min_tokens": float(min_tokens), "max_tokens": float(max_tokens)}, detail=detail,
+    )

@@ -1,0 +1,94 @@
+"""Leak check: no pool item may be (nearly) a shadow item, or training would see the held-out set.
+
+A pool item leaks when its normalized question equals a shadow item's, or when it shares word
+n-grams (over normalized question + context) with a shadow item and their containment — shared
+n-grams / n-grams of the smaller of the two — reaches `similarity`. Containment rather than Jaccard,
+so a shadow item copied into a longer pool item (or a pool item cut from a longer shadow item)
+still counts.
+
+Near-linear, exact: shadow n-grams are indexed in a dict, and each direction of the containment
+test is a prefix filter. If |P ∩ S| >= t·|P|, any |P| - ceil(t·|P|) + 1 of P's n-grams include one
+of S's, so probing P's rarest n-grams that many finds S; symmetrically each shadow item indexes its
+own |S| - ceil(t·|S|) + 1 rarest n-grams, and probing them with all of P's finds every S that P
+nearly contains. Only the items those probes turn up are compared in full.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+import numpy as np
+
+from rc1.checks.result import CheckResult
+from rc1.checks.text import ngram_keys, normalize
+from rc1.data.task import TaskItem
+
+
+def leak_check(pool: list[TaskItem], shadow: list[TaskItem], ngram: int, similarity: float) -> CheckResult:
+    texts = [normalize(f"{item.question} {item.context}").split() for item in pool + shadow]
+    keys, owner = ngram_keys(texts, ngram)
+    starts = np.searchsorted(owner, np.arange(len(texts) + 1))
+    grams = [set(keys[starts[i]:starts[i + 1]].tolist()) for i in range(len(texts))]
+    pool_grams, shadow_grams = grams[:len(pool)], grams[len(pool):]
+
+    index: dict[int, list[int]] = defaultdict(list)  # n-gram -> shadow items holding it
+    for s, held in enumerate(shadow_grams):
+        for gram in held:
+            index[gram].append(s)
+    rarity = {gram: len(holders) for gram, holders in index.items()}
+    prefix_index: dict[int, list[int]] = defaultdict(list)  # n-gram -> shadow items whose prefix holds it
+    for s, held in enumerate(shadow_grams):
+        for gram in sorted(held, key=lambda g: (rarity[g], g))[:_prefix(len(held), similarity)]:
+            prefix_index[gram].append(s)
+    shadow_questions = {normalize(item.question): s for s, item in enumerate(shadow)}
+
+    leaks: list[tuple[str, str, str]] = []
+    for p, item in enumerate(pool):
+        s = shadow_questions.get(normalize(item.question))
+        if s is not None:
+            leaks.append((item.id, shadow[s].id, "same question"))
+            continue
+        found = _most_contained(pool_grams[p], shadow_grams, index, prefix_index, rarity, similarity)
+        if found is not None:
+            s, value = found
+            leaks.append((item.id, shadow[s].id, f"{ngram}-gram containment {value:.2f}"))
+
+    shown = "; ".join(f"{p} ~ {s} ({why})" for p, s, why in leaks[:5])
+    detail = f"{len(leaks)} of {len(pool)} pool items leak from the {len(shadow)}-item shadow set"
+    return CheckResult(
+        name="leak",
+        passed=not leaks,
+        measured={"leaked": float(len(leaks)), "checked": float(len(pool))},
+        thresholds={"max_leaked": 0.0, "ngram": float(ngram), "similarity": similarity},
+        detail=detail + (f": {shown}" if shown else ""),
+    )
+
+
+def _prefix(size: int, similarity: float) -> int:
+    """How many n-grams of a set of `size` must be probed so that a match at `similarity` cannot hide."""
+    needed = max(1, math.ceil(similarity * size - 1e-9))
+    return size - needed + 1
+
+
+def _most_contained(held, shadow_grams, index, prefix_index, rarity, similarity) -> tuple[int, float] | None:
+    """The shadow item with the highest containment against `held`, if it reaches `similarity`."""
+    present = [gram for gram in held if gram in rarity]
+    if not present:
+        return None
+    candidates: set[int] = set()
+    # Probe 1: the pool item's rarest n-grams (those absent from the shadow set come first).
+    probes = _prefix(len(held), similarity) - (len(held) - len(present))
+    if probes > 0:
+        for gram in sorted(present, key=lambda g: (rarity[g], g))[:probes]:
+            candidates.update(index[gram])
+    # Probe 2: the shadow items' prefixes, with all of the pool item's n-grams.
+    for gram in present:
+        candidates.update(prefix_index.get(gram, ()))
+    best = None
+    for s in sorted(candidates):
+        shared = len(held & shadow_grams[s])
+        value = shared / min(len(held), len(shadow_grams[s]))
+        if shared and value >= similarity and (best is None or value > best[1]):
+            best = (s, value)
+    return best

@@ -1,0 +1,55 @@
+"""The seed pool and the shadow eval set, built from the generators in exact, deterministic proportions.
+
+Pool and shadow never share a generator stream: every item's random source is keyed by its id prefix
+("gsm8k" vs "shadow-gsm8k") as well as the seed, so even equal seeds give unrelated items. The
+preflight leak check verifies this rather than trusting it.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from fractions import Fraction
+
+from rc1.data.generators import DIFFICULTIES, generate
+from rc1.data.task import TaskItem
+
+
+def allocate(n: int, mix: dict[str, float]) -> dict[str, int]:
+    """Split n by the shares in `mix` with the largest-remainder method: exact sum, ties broken by name.
+
+    Shares are read as the decimals they were written as (0.45 is 9/20, not its binary neighbour), so
+    a tie on paper is a tie here. Shares need not sum to 1; they are normalized.
+    """
+    if n < 0:
+        raise ValueError(f"cannot allocate a negative count ({n})")
+    shares = {name: Fraction(repr(float(share))) for name, share in mix.items()}
+    if any(share < 0 for share in shares.values()):
+        raise ValueError(f"mix shares must be non-negative, got {mix}")
+    total = sum(shares.values())
+    if total <= 0:
+        raise ValueError(f"mix shares must have a positive sum, got {mix}")
+    quotas = {name: n * share / total for name, share in shares.items()}
+    counts = {name: math.floor(q) for name, q in quotas.items()}
+    leftover = n - sum(counts.values())
+    by_remainder = sorted(quotas, key=lambda name: (-(quotas[name] - counts[name]), name))
+    for name in by_remainder[:leftover]:
+        counts[name] += 1
+    return dict(sorted(counts.items()))
+
+
+def build_pool(n: int, mix: dict[str, float], seed: int) -> list[TaskItem]:
+    """n items, ids f"{task}-{i:06d}", in a seeded interleaved order (not grouped by task)."""
+    items = [item for task, count in allocate(n, mix).items() for item in generate(task, count, seed, task)]
+    random.Random(f"pool-order|{seed}").shuffle(items)
+    return items
+
+
+def build_shadow(n: int, mix: dict[str, float], seed: int) -> list[TaskItem]:
+    """n held-out items, ids f"shadow-{task}-{i:06d}", stratified task × difficulty (thirds within a task)."""
+    items = []
+    for task, count in allocate(n, mix).items():
+        per_difficulty = allocate(count, dict.fromkeys(DIFFICULTIES, 1.0))
+        difficulties = [d for d in DIFFICULTIES for _ in range(per_difficulty[d])]
+        items += generate(task, count, seed, f"shadow-{task}", difficulties=difficulties)
+    return items

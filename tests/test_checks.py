@@ -1,0 +1,191 @@
+"""Preflight data checks: each passes on real generated data and fails on data built to break it."""
+
+import json
+
+import msgspec
+import pytest
+
+from rc1.checks.diversity import distinct2, length_bounds, task_mix
+from rc1.checks.duplicates import duplicate_rate
+from rc1.checks.leak import leak_check
+from rc1.checks.resources import free_disk
+from rc1.checks.text import ngram_keys, ngrams, normalize, tokens
+from rc1.checks.weights import load_weights, weights_check
+from rc1.data.generators import render_prompt
+from rc1.data.pool import build_pool, build_shadow
+from rc1.data.task import TaskItem
+from rc1.errors import BadInput
+
+MIX = {"hotpotqa": 0.45, "strategyqa": 0.30, "gsm8k": 0.25}
+
+
+@pytest.fixture(scope="module")
+def pool():
+    return build_pool(600, MIX, seed=1234)
+
+
+@pytest.fixture(scope="module")
+def shadow():
+    return build_shadow(60, MIX, seed=4242)
+
+
+def _item(i: int, question: str, task: str = "gsm8k", context: str = "") -> TaskItem:
+    return TaskItem(id=f"x-{i:06d}", task=task, question=question, context=context, answer="1",
+                    difficulty="easy", prompt=render_prompt(question, context))
+
+
+# --- text -----------------------------------------------------------------------------------------
+
+def test_text_units():
+    assert normalize("  The RIVER,\tOstrel!  (1,250 km) ") == "the river ostrel 1250 km"
+    assert tokens("Dorvel's 1,250 coins; $3.50 each — fine.") == ["Dorvel's", "1,250", "coins", "3.50", "each", "fine"]
+    assert ngrams(["a", "b", "c"], 2) == [("a", "b"), ("b", "c")] and ngrams(["a"], 2) == []
+    keys, owner = ngram_keys([["a", "b", "c"], ["a", "b"], ["z"]], 2)
+    assert owner.tolist() == [0, 0, 1] and keys[0] == keys[2] != keys[1]  # no n-gram spans two texts
+
+
+# --- distinct2 ------------------------------------------------------------------------------------
+
+def test_distinct2_passes_on_the_generated_pool(pool):
+    result = distinct2(pool, 0.60)
+    assert result.passed and set(result.measured) == {"gsm8k", "hotpotqa", "strategyqa", "overall"}
+    assert all(v >= 0.60 for v in result.measured.values())
+
+
+def test_distinct2_fails_on_one_prompt_repeated_with_a_number_changed(pool):
+    template = "Mara has {n} apples and buys 3 more at the market on the corner. How many apples does Mara have now?"
+    low = [_item(i, template.format(n=i)) for i in range(500)]
+    result = distinct2(pool[:100] + low, 0.60)
+    assert not result.passed and result.measured["gsm8k"] < 0.2
+    assert "gsm8k" in result.detail and result.measured["hotpotqa"] >= 0.60
+    assert not distinct2([], 0.60).passed
+
+
+# --- task mix -------------------------------------------------------------------------------------
+
+def test_task_mix_passes_on_target_and_fails_when_off_by_ten_points(pool):
+    assert task_mix(pool, MIX, 0.03).passed
+    skewed = [i for i in pool if i.task != "strategyqa"] + [i for i in pool if i.task == "strategyqa"][:110]
+    # 530 items: hotpotqa 270 (50.9%), strategyqa 110 (20.8%), gsm8k 150 (28.3%)
+    result = task_mix(skewed, MIX, 0.03)
+    assert not result.passed
+    assert result.measured["strategyqa.deviation_pp"] == pytest.approx(100 * (0.30 - 110 / 530))
+    assert "strategyqa" in result.detail
+    assert not task_mix([], MIX, 0.03).passed
+
+
+# --- length bounds --------------------------------------------------------------------------------
+
+def test_length_bounds_measures_tokens_and_fails_outside_the_bounds(pool):
+    result = length_bounds(pool, 64, 4096)
+    assert result.passed and result.measured["out_of_bounds"] == 0
+    assert 64 <= result.measured["min"] <= result.measured["p50"] <= result.measured["max"] <= 4096
+    short = pool[:10] + [_item(0, "Two plus two?")]
+    result = length_bounds(short, 64, 4096)
+    assert not result.passed and result.measured["out_of_bounds"] == 1 and result.measured["min"] == 8
+    assert not length_bounds(pool[:10], 16, 40).passed
+
+
+# --- duplicates -----------------------------------------------------------------------------------
+
+def test_duplicate_rate_is_zero_on_the_generated_pool(pool):
+    result = duplicate_rate(pool, 0.02, 0.85)
+    assert result.passed and result.measured == {"rate": 0.0, "exact": 0.0, "near": 0.0, "items": 600.0}
+
+
+def test_injected_exact_duplicates_fail_the_check_and_are_counted(pool):
+    copies = [msgspec.structs.replace(item, id=f"copy-{k}", question=item.question.upper() + "!!")
+              for k, item in enumerate(pool[:30])]  # equal after normalization
+    result = duplicate_rate(pool + copies, 0.02, 0.85)
+    assert not result.passed and result.measured["exact"] == 30 and result.measured["rate"] == pytest.approx(30 / 630)
+    assert "copy-0" in result.detail
+
+
+def test_near_duplicates_are_found_by_minhash_and_confirmed_by_jaccard(pool):
+    long_items = [i for i in pool if len(normalize(f"{i.context} {i.question}").split()) > 60][:20]
+    edited = []
+    for k, item in enumerate(long_items):
+        words = item.question.split()
+        words[-1] = "differently?"  # one word changed: Jaccard of 5-gram shingles stays above 0.9
+        edited.append(msgspec.structs.replace(item, id=f"near-{k}", question=" ".join(words)))
+    result = duplicate_rate(pool + edited, 0.02, 0.85)
+    assert result.measured["exact"] == 0 and result.measured["near"] == 20 and not result.passed
+    # below the similarity bar they are not duplicates
+    assert duplicate_rate(pool + edited, 0.02, 0.999).measured["near"] == 0
+
+
+# --- leak -----------------------------------------------------------------------------------------
+
+def test_the_default_pool_and_shadow_set_do_not_leak(pool, shadow):
+    result = leak_check(pool, shadow, 5, 0.85)
+    assert result.passed and result.measured == {"leaked": 0.0, "checked": 600.0}
+
+
+def test_a_pool_built_from_the_shadow_items_leaks_every_item(pool, shadow):
+    stolen = [msgspec.structs.replace(item, id=f"gsm8k-9{k:05d}") for k, item in enumerate(shadow)]
+    result = leak_check(pool + stolen, shadow, 5, 0.85)
+    assert not result.passed and result.measured["leaked"] == 60
+    assert "gsm8k-900000 ~ shadow-" in result.detail and result.detail.count(" ~ ") == 5
+
+
+def test_a_reworded_question_over_a_copied_context_still_leaks(pool, shadow):
+    source = next(i for i in shadow if i.task == "hotpotqa")
+    reworded = msgspec.structs.replace(source, id="hotpotqa-999999", question="Tell me something about these people.")
+    result = leak_check(pool + [reworded], shadow, 5, 0.85)
+    assert result.measured["leaked"] == 1 and "hotpotqa-999999" in result.detail and "containment" in result.detail
+    # half of the context is not enough at 0.85
+    half = source.context.split("\n")
+    partial = msgspec.structs.replace(reworded, context="\n".join(half[: len(half) // 2]) + "\nUnrelated Vexmoor lies far away.")
+    assert leak_check(pool + [partial], shadow, 5, 0.99).passed
+
+
+# --- weights --------------------------------------------------------------------------------------
+
+def _weights(tmp_path, content) -> object:
+    path = tmp_path / "weights.json"
+    path.write_text(content if isinstance(content, str) else json.dumps(content))
+    return path
+
+
+def test_the_shipped_weights_pass():
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "configs" / "weights.json"
+    result = weights_check(path)
+    assert result.passed and result.measured["sum"] == pytest.approx(1.0)
+    assert load_weights(path) == {"correctness": 0.5, "format": 0.3, "brevity": 0.2}
+
+
+@pytest.mark.parametrize("content, message", [
+    ({"correctness": 0.6, "format": 0.4}, "correctness: weight 0.6 is above 0.5"),
+    ({"correctness": 0.6, "format": 0.2, "brevity": 0.2}, "above 0.5"),
+    ({"correctness": 0.4, "format": 0.3, "brevity": 0.2}, "sum to 0.9"),
+    ({"correctness": 0.5, "format": 0.6, "brevity": -0.1}, "brevity: weight -0.1 is negative"),
+    ({"correctness": 0.5, "format": 0.3, "length": 0.2}, "unknown component 'length'"),
+    ({"correctness": 0.5, "format": 0.3, "brevity": "0.2"}, "must be a finite number"),
+    ([0.5, 0.3, 0.2], "expected a JSON object"),
+    ('{"correctness": 0.5,', "not valid JSON at line 1"),
+])
+def test_bad_weights_fail_the_check_and_refuse_to_load(tmp_path, content, message):
+    path = _weights(tmp_path, content)
+    result = weights_check(path)
+    assert not result.passed and message in result.detail and result.detail.startswith(f"{path}: ")
+    with pytest.raises(BadInput, match=f"^{path}: .*{message}".replace("(", r"\(").replace(")", r"\)")):
+        load_weights(path)
+
+
+def test_a_missing_weights_file_is_a_failed_check_not_an_exception(tmp_path):
+    result = weights_check(tmp_path / "nope.json")
+    assert not result.passed and result.detail == f"{tmp_path / 'nope.json'}: weights file not found"
+    with pytest.raises(BadInput, match="nope.json: weights file not found"):
+        load_weights(tmp_path / "nope.json")
+
+
+# --- free disk ------------------------------------------------------------------------------------
+
+def test_free_disk_measures_the_nearest_existing_parent(tmp_path):
+    not_yet = tmp_path / "checkpoints" / "run" / "step_00001"
+    result = free_disk(not_yet, 0.0)
+    assert result.passed and result.measured["free_gb"] > 0 and str(tmp_path) in result.detail
+    too_much = free_disk(not_yet, 1e9)
+    assert not too_much.passed and too_much.thresholds == {"min_free_gb": 1e9}
