@@ -133,10 +133,17 @@ def test_a_reworded_question_over_a_copied_context_still_leaks(pool, shadow):
     reworded = msgspec.structs.replace(source, id="hotpotqa-999999", question="Tell me something about these people.")
     result = leak_check(pool + [reworded], shadow, 5, 0.85)
     assert result.measured["leaked"] == 1 and "hotpotqa-999999" in result.detail and "containment" in result.detail
-    # half of the context is not enough at 0.85
-    half = source.context.split("\n")
-    partial = msgspec.structs.replace(reworded, context="\n".join(half[: len(half) // 2]) + "\nUnrelated Vexmoor lies far away.")
-    assert leak_check(pool + [partial], shadow, 5, 0.99).passed
+
+
+def test_containment_is_measured_against_the_smaller_item(pool, shadow):
+    source = next(i for i in shadow if i.task == "hotpotqa")
+    first = source.context.split("\n")[0]
+    cut = msgspec.structs.replace(source, id="cut", question="Who is this?", context=first)  # a piece of a shadow item
+    assert not leak_check(pool + [cut], shadow, 5, 0.85).passed
+    other = next(i for i in pool if i.task == "hotpotqa")
+    mixed = msgspec.structs.replace(cut, id="mixed", context=first + "\n" + other.context)  # half its own text
+    assert leak_check(pool + [mixed], shadow, 5, 0.85).passed
+    assert not leak_check(pool + [mixed], shadow, 5, 0.30).passed
 
 
 # --- weights --------------------------------------------------------------------------------------

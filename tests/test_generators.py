@@ -181,9 +181,9 @@ def test_pool_and_shadow_come_from_disjoint_streams_even_under_the_same_seed():
     assert not {i.prompt for i in pool} & {i.prompt for i in same_seed}
 
 
-def test_a_large_pool_is_diverse_and_free_of_duplicates():
-    pool = build_pool(6000, MIX, seed=1234)
+def test_a_production_size_pool_is_diverse_and_free_of_duplicates():
+    pool = build_pool(30_000, MIX, seed=1234)  # configs/rc1.yaml: 30,000 items; distinct-2 falls as pools grow
     diversity = distinct2(pool, 0.60)
     assert diversity.passed, diversity.detail
     duplicates = duplicate_rate(pool, 0.02, 0.85)
-    assert duplicates.passed and duplicates.measured["rate"] < 0.005, duplicates.detail
+    assert duplicates.passed and duplicates.measured["rate"] < 0.002, duplicates.detail

@@ -34,15 +34,18 @@ def wait_for(predicate, proc, timeout=300):
     raise AssertionError("timed out waiting for training progress")
 
 
-def test_sigkill_during_training_then_advance_completes_with_identical_metrics(completed_run, tmp_path):
+@pytest.mark.parametrize("kill_after_step, may_resume_from", [(2, (0, 4)), (6, (4, 8))])
+def test_sigkill_during_training_then_advance_completes_with_identical_metrics(
+    completed_run, tmp_path, kill_after_step, may_resume_from
+):
     root = make_workspace(tmp_path)
     proc = subprocess.Popen(
         [sys.executable, "-m", "rc1", "advance", "--all", "--config", "configs/short.yaml"],
         cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
     )
     try:
-        # Kill once the step-4 checkpoint is logged and training has moved past it.
-        wait_for(lambda: any(e["type"] == "train_step" and e["step"] >= 6 for e in events(root)), proc)
+        # Checkpoints come every 4 steps: step 2 is before the first one, step 6 past it.
+        wait_for(lambda: any(e["type"] == "train_step" and e["step"] >= kill_after_step for e in events(root)), proc)
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
@@ -59,7 +62,7 @@ def test_sigkill_during_training_then_advance_completes_with_identical_metrics(c
     starts = [e for e in log if e["type"] == "training_started"]
     assert len(starts) == 2
     resumed_from = starts[1]["resume_from_step"]
-    assert resumed_from in (4, 8) and resumed_from <= killed_at
+    assert resumed_from in may_resume_from and resumed_from <= killed_at
     second_segment = [e["step"] for e in log[log.index(starts[1]):] if e["type"] == "train_step"]
     assert second_segment == list(range(resumed_from + 1, 13))
     assert log[-1]["type"] == "run_completed"
