@@ -58,6 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
     _config_args(p)
     p.add_argument("action", choices=("build", "validate"))
 
+    p = sub.add_parser("difficulty", help="difficulty metrics, balanced pool, validation and report")
+    _config_args(p)
+    p.add_argument("action", choices=("metrics", "bucketize", "validate"))
+
     p = sub.add_parser("shadow", help="materialize the shadow eval set alone")
     _config_args(p)
     p.add_argument("action", choices=("materialize",))

@@ -52,10 +52,21 @@ class DataConfig(_Section):
         default_factory=lambda: {"hotpotqa": 0.45, "strategyqa": 0.30, "gsm8k": 0.25}
     )
     sources: dict[TaskName, SourceConfig] = msgspec.field(default_factory=dict)
+    # Episodes (template pack): see rc1/data/episodes.py.
+    templates: str = "templates/pack_v2"  # the pack folder, relative to the config file's folder
+    max_turns: Annotated[int, msgspec.Meta(ge=1, le=8)] = 3
+    max_tool_hops: Annotated[int, msgspec.Meta(ge=0, le=8)] = 2
+    clarify_rate: Annotated[float, msgspec.Meta(ge=0.0, le=0.5)] = 0.10
+    tools: list[Literal["wiki", "calc"]] = msgspec.field(default_factory=lambda: ["wiki", "calc"])
+    # Difficulty: the balanced pool's bucket shares within every task.
+    difficulty_target: dict[Literal["easy", "medium", "hard"], Probability] = msgspec.field(
+        default_factory=lambda: {"easy": 0.25, "medium": 0.45, "hard": 0.30}
+    )
 
 
 class PreflightConfig(_Section):
-    """Thresholds of the data checks. The production profile has fixed floors (see `_production_rules`)."""
+    """Thresholds of the preflight checks. The production profile cannot loosen them below the floors in
+    `rc1.checks.consistency.PRODUCTION_FLOORS`."""
 
     min_distinct2: Probability = 0.60
     max_duplicate_rate: Probability = 0.02
@@ -66,6 +77,15 @@ class PreflightConfig(_Section):
     leak_similarity: Probability = 0.85
     mix_tolerance: Probability = 0.03
     min_free_disk_gb: NonNegativeFloat = 50.0
+    min_ngram_kl: NonNegativeFloat = 0.15
+    min_roles: PositiveInt = 4
+    min_styles: PositiveInt = 3
+    min_hard_share: Probability = 0.30
+    max_easy_share: Probability = 0.30
+    hard_clue_overlap_max: Probability = 0.20
+    easy_clue_overlap_min: Probability = 0.40
+    min_balanced_fraction: Probability = 0.50  # the balanced pool keeps at least this share of the seed pool
+    min_accelerator_memory_gb: NonNegativeFloat = 0.0  # checked only when an accelerator is present
 
 
 class LoraConfig(_Section):
@@ -147,6 +167,10 @@ class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
     def weights_path(self) -> Path:
         return self.resolve(self.config.reward.weights)
 
+    @property
+    def templates_path(self) -> Path:
+        return self.resolve(self.config.data.templates)
+
     def resolve(self, relative: str) -> Path:
         """A path named in the config, relative to the config file's folder."""
         return (self.path.parent / relative).resolve()
@@ -184,6 +208,9 @@ def cross_field_problems(config: Config) -> list[str]:
         problems.append(f"data.mix: shares sum to {mix_total:.6f}; they must sum to 1")
     if config.data.shadow_size >= config.data.pool_size:
         problems.append("data.shadow_size: must be smaller than data.pool_size")
+    target_total = sum(config.data.difficulty_target.values())
+    if set(config.data.difficulty_target) != {"easy", "medium", "hard"} or abs(target_total - 1.0) > 1e-6:
+        problems.append("data.difficulty_target: give easy, medium and hard shares that sum to 1")
     if config.preflight.min_len_tokens > config.preflight.max_len_tokens:
         problems.append("preflight.min_len_tokens: larger than preflight.max_len_tokens")
     if (config.engine.name, config.engine.strategy) not in SUPPORTED_ENGINE_STRATEGIES:

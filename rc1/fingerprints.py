@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rc1.config import LoadedConfig
+from rc1.data.templates import pack_sha256
 from rc1.events.schema import Fingerprints
 from rc1.fsutil import sha256_file
 from rc1.workspace import Workspace
@@ -17,19 +18,28 @@ def _sha_or_missing(path) -> str:
         return MISSING
 
 
+GATED_INPUTS = ("pool", "balanced_pool", "shadow", "config", "weights", "templates")
+
+
+def _templates_or_missing(path) -> str:
+    return pack_sha256(path) if path.is_dir() else MISSING
+
+
 def current_fingerprints(ws: Workspace, loaded: LoadedConfig) -> Fingerprints:
     return Fingerprints(
         pool=_sha_or_missing(ws.pool_path),
+        balanced_pool=_sha_or_missing(ws.balanced_pool_path),
         shadow=_sha_or_missing(ws.shadow_path),
         config=loaded.sha256,
         weights=_sha_or_missing(loaded.weights_path),
+        templates=_templates_or_missing(loaded.templates_path),
     )
 
 
 def changed_inputs(recorded: Fingerprints, current: Fingerprints) -> list[tuple[str, str, str]]:
-    """(input, recorded sha, current sha) for every input that differs, in a fixed order."""
+    """(input, recorded sha, current sha) for every recorded input that differs, in a fixed order."""
     return [
         (name, getattr(recorded, name), getattr(current, name))
-        for name in ("pool", "shadow", "config", "weights")
-        if getattr(recorded, name) != getattr(current, name)
+        for name in GATED_INPUTS
+        if getattr(recorded, name) and getattr(recorded, name) != getattr(current, name)
     ]

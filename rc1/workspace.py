@@ -36,8 +36,25 @@ class Workspace(msgspec.Struct, frozen=True, kw_only=True):
         return self.data_dir / "pool.jsonl"
 
     @property
+    def balanced_pool_path(self) -> Path:
+        return self.data_dir / "pool_balanced.jsonl"
+
+    @property
     def shadow_path(self) -> Path:
         return self.data_dir / "shadow.jsonl"
+
+    @property
+    def shadow_manifest_path(self) -> Path:
+        return self.data_dir / "shadow_manifest.json"
+
+    @property
+    def metrics_path(self) -> Path:
+        """Per-item difficulty metrics of the seed pool (`rc1 difficulty metrics`)."""
+        return self.data_dir / "difficulty_metrics.jsonl"
+
+    @property
+    def difficulty_report_path(self) -> Path:
+        return self.reports_dir / "rc1" / "difficulty_report.json"
 
     @property
     def model_cache_dir(self) -> Path:

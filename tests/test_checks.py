@@ -56,7 +56,7 @@ def test_distinct2_fails_on_one_prompt_repeated_with_a_number_changed(pool):
     template = "Mara has {n} apples and buys 3 more at the market on the corner. How many apples does Mara have now?"
     low = [_item(i, template.format(n=i)) for i in range(500)]
     result = distinct2(pool[:100] + low, 0.60)
-    assert not result.passed and result.measured["gsm8k"] < 0.2
+    assert not result.passed and result.measured["gsm8k"] < 0.25  # the task text alone; framing is left out
     assert "gsm8k" in result.detail and result.measured["hotpotqa"] >= 0.60
     assert not distinct2([], 0.60).passed
 

@@ -37,7 +37,7 @@ def test_a_fresh_workspace_runs_gated_to_a_checkpointed_complete_run(completed_r
     assert (status["state"], status["step"], status["max_steps"], status["complete"]) == ("CHECKPOINTED", 12, 12, True)
     assert status["latest_checkpoint"] == {"step": 12, "dir": "checkpoints/local/step_00012"}
     assert status["gates"]["round2"]["passed"] and status["gates"]["round2"]["inputs_match"]
-    assert set(status["gates"]["round2"]["fingerprints"]) == {"pool", "shadow", "config", "weights"}
+    assert set(status["gates"]["round2"]["fingerprints"]) == {"pool", "balanced_pool", "shadow", "config", "weights", "templates"}
     assert status["events"] == len(seen)
 
     ckpts = completed_run / "checkpoints" / "local"

@@ -13,13 +13,15 @@ from rc1.data.task import TaskItem
 
 
 def distinct2(items: list[TaskItem], threshold: float) -> CheckResult:
-    """Distinct bigrams / all bigrams over the prompts (lowercased tokens), per task and overall.
+    """Distinct bigrams / all bigrams over the items' task text (context + question, lowercased tokens),
+    per task and overall.
 
-    Corpus-level, as in Li et al. (2016): a bigram counts once however many prompts use it, so a pool
+    Corpus-level, as in Li et al. (2016): a bigram counts once however many items use it, so a pool
     of one template with the numbers changed scores low however long it is. Bigrams never span two
-    prompts.
+    items. The episode framing (system turn, template words) is left out: it is a small fixed set of
+    strings by design, whose variety `ngram_kl` and `framing_coverage` measure.
     """
-    keys, owner = ngram_keys([tokens(item.prompt.lower()) for item in items], 2)
+    keys, owner = ngram_keys([tokens(f"{item.context} {item.question}".lower()) for item in items], 2)
     tasks = sorted({item.task for item in items})
     task_of = np.array([tasks.index(item.task) for item in items], dtype=np.int64)[owner]
     measured = {}

@@ -21,3 +21,19 @@ def free_disk(path: Path, min_free_gb: float) -> CheckResult:
         thresholds={"min_free_gb": min_free_gb},
         detail=f"{free_gb:.1f} GB free at {probe} (need {min_free_gb:g} GB)",
     )
+
+
+def accelerator_memory(min_free_gb: float) -> CheckResult:
+    """Free memory on the accelerator training will use (CUDA); with none present there is nothing to check."""
+    import torch
+
+    if not torch.cuda.is_available():
+        return CheckResult(name="accelerator_memory", passed=True, measured={"present": 0.0},
+                           thresholds={"min_free_gb": min_free_gb}, detail="no CUDA accelerator: training runs on the CPU")
+    free, total = torch.cuda.mem_get_info()
+    free_gb, total_gb = free / 1e9, total / 1e9
+    return CheckResult(
+        name="accelerator_memory", passed=free_gb >= min_free_gb,
+        measured={"present": 1.0, "free_gb": free_gb, "total_gb": total_gb}, thresholds={"min_free_gb": min_free_gb},
+        detail=f"{torch.cuda.get_device_name()}: {free_gb:.1f} of {total_gb:.1f} GB free (need {min_free_gb:g} GB)",
+    )

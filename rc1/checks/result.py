@@ -11,3 +11,4 @@ class CheckResult(msgspec.Struct, frozen=True, kw_only=True):
     measured: dict[str, float]  # e.g. {"overall": 0.71, "gsm8k": 0.66}
     thresholds: dict[str, float]  # e.g. {"min": 0.60}
     detail: str = ""  # one human sentence: why it failed / what was measured
+    tags: list[str] = msgspec.field(default_factory=list)  # e.g. ["pre_run_check"]

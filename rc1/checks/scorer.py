@@ -1,4 +1,5 @@
-"""Scorer self-check: the live rule scorer must reward every gold answer and refuse a wrong one."""
+"""Scorer self-check: the live rule scorer must reward every gold reply and refuse a wrong one (a clarification
+is the gold reply to an under-specified item; answering it is wrong)."""
 
 from __future__ import annotations
 
@@ -18,9 +19,21 @@ def _wrong_answer(item: TaskItem) -> str:
     return item.answer + " xyzzy"
 
 
+CLARIFICATION = "Could you share the details this question depends on?"
+
+
+def _gold(item: TaskItem) -> str:
+    return CLARIFICATION if item.needs_clarification else f"Answer: {item.answer}"
+
+
+def _wrong(item: TaskItem) -> str:
+    # Answering an under-specified question, even with the gold answer, is the wrong reply.
+    return f"Answer: {item.answer}" if item.needs_clarification else f"Answer: {_wrong_answer(item)}"
+
+
 def scorer_selfcheck(items: list[TaskItem]) -> CheckResult:
-    gold_hits = sum(score(item, f"Answer: {item.answer}")["correctness"] >= 1.0 for item in items)
-    wrong_hits = sum(score(item, f"Answer: {_wrong_answer(item)}")["correctness"] > 0.0 for item in items)
+    gold_hits = sum(score(item, _gold(item))["correctness"] >= 1.0 for item in items)
+    wrong_hits = sum(score(item, _wrong(item))["correctness"] > 0.0 for item in items)
     n = len(items)
     gold_rate = gold_hits / n if n else 0.0
     wrong_rate = wrong_hits / n if n else 1.0

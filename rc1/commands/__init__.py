@@ -13,6 +13,7 @@ HANDLERS = {
     "preflight": stages.preflight,
     "pool": stages.pool,
     "shadow": stages.shadow,
+    "difficulty": stages.difficulty,
     "scorer": stages.scorer,
     "train": stages.train,
 }

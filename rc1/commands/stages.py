@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 from rc1.checks.result import CheckResult
 from rc1.checks.scorer import scorer_selfcheck
 from rc1.config import load_config
+from rc1.data.difficulty import bucket
 from rc1.data.task import read_items
 from rc1.errors import BadInput, ExitCode
 from rc1.session import Session
+from rc1.stages import datasets
 from rc1.stages.artifacts import write_artifact
 from rc1.stages.gate import record_checks_adhoc
-from rc1.stages.preflight import build_pool, build_shadow, data_checks, run_round1, run_round2
+from rc1.stages.preflight import pool_checks, run_round1, run_round2
 from rc1.stages.train import run_training
 
 
@@ -42,23 +45,51 @@ def pool(args) -> int:
     with _open(args) as session:
         ws = session.ws
         if args.action == "build":
-            items = build_pool(session)
+            items = datasets.build_seed_pool(session)
             write_artifact(session, ws.pool_path, items, "pool")
             print(f"wrote {len(items)} items to {ws.pool_path}")
             return 0
         _require(ws.pool_path, "pool")
         _require(ws.shadow_path, "shadow")
-        results = data_checks(session, read_items(ws.pool_path), read_items(ws.shadow_path))
+        results = pool_checks(session, read_items(ws.pool_path), read_items(ws.shadow_path))
         record_checks_adhoc(session, results)
         return _report(results)
 
 
 def shadow(args) -> int:
     with _open(args) as session:
-        items = build_shadow(session)
+        items = datasets.build_shadow(session)
         write_artifact(session, session.ws.shadow_path, items, "shadow")
-        print(f"wrote {len(items)} items to {session.ws.shadow_path}")
+        datasets.write_shadow_manifest(session, items)
+        print(f"wrote {len(items)} items to {session.ws.shadow_path} and its manifest")
     return 0
+
+
+def difficulty(args) -> int:
+    """metrics: per-item metrics of the seed pool; bucketize: the balanced pool; validate: the check and report."""
+    with _open(args) as session:
+        ws = session.ws
+        _require(ws.pool_path, "pool")
+        pool_items = read_items(ws.pool_path)
+        metrics = datasets.measure_all(pool_items)
+        if args.action == "metrics":
+            datasets.write_metrics(session, metrics)
+            counts = Counter((m.task, bucket(m)) for m in metrics)
+            print(f"wrote {len(metrics)} item metrics to {ws.metrics_path}")
+            for (task, label), n in sorted(counts.items()):
+                print(f"  {task:<11} {label:<7} {n}")
+            return 0
+        balanced = datasets.balance(session, pool_items, metrics)
+        if args.action == "bucketize":
+            write_artifact(session, ws.balanced_pool_path, balanced.items, "balanced_pool")
+            print(f"wrote {len(balanced.items)} of {len(pool_items)} items to {ws.balanced_pool_path}")
+            for task, buckets in balanced.balanced_buckets.items():
+                print(f"  {task:<11} " + "  ".join(f"{k} {v}" for k, v in buckets.items()))
+            return 0
+        results = [datasets.difficulty_check(session, pool_items, metrics, balanced)]
+        record_checks_adhoc(session, results)
+        print(f"report: {ws.difficulty_report_path}")
+        return _report(results)
 
 
 def scorer(args) -> int:

@@ -1,8 +1,23 @@
 """Per-item difficulty metrics and the easy/medium/hard bucket they vote for.
 
-Each dimension votes easy, medium or hard by the table below; the bucket is the
-majority vote (a tie goes to medium). Dimensions that say nothing about an item
-(clue_overlap without context, tool_hops without tools) abstain.
+Each dimension votes easy, medium or hard by `BUCKET_TABLE`; the bucket is the plurality of the
+votes cast (a tie goes to medium). A dimension that says nothing about an item abstains: clue_overlap
+without a context, the counts in `ABSTAIN_AT_ZERO` at zero, needs_clarification when false.
+The vote's margin (votes for the winner minus the runner-up) ranks how typical an item is of its
+bucket; rebalancing keeps the most typical ones.
+
+Definitions (per item):
+- len_tokens: tokens of the whole prompt (`rc1.checks.text.tokens`); turns: user turns of the episode;
+  tool_hops: tool calls before the last user turn.
+- entities: distinct capitalized names (not sentence-initial) in context + question.
+- ops_numeric: numbers plus arithmetic words (each, per, times, half, total, …) in the question.
+- connector_density: English and Chinese discourse connectors per 100 words of context + question.
+- coref_pronouns: third-person pronouns in context + question.
+- clue_overlap: word 3-gram Jaccard between a sentence of the question and a sentence of the context,
+  at the pair that overlaps most — a whole-context Jaccard would measure the context's length rather
+  than how plainly the question points at its evidence (a question that restates its evidence
+  sentence scores 1); None without a context.
+- ambiguity_flags: vague quantifiers (some, several, about, …); needs_clarification: the item's flag.
 """
 
 from __future__ import annotations
@@ -14,7 +29,7 @@ import msgspec
 from rc1.checks.text import ngrams, normalize, tokens
 from rc1.data.task import Difficulty, TaskItem
 
-# English and Chinese discourse connectors: density of reasoning glue per 100 words.
+DIFFICULTIES: tuple[Difficulty, ...] = ("easy", "medium", "hard")
 CONNECTORS_EN = frozenset(
     "because therefore however although then so since thus hence while whereas after before "
     "unless if but and meanwhile consequently moreover furthermore later first finally".split()
@@ -24,7 +39,10 @@ PRONOUNS = frozenset("he she it they him her them his hers its their theirs hims
 AMBIGUOUS = frozenset("some several few many about around roughly approximately recently soon certain various".split())
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _ENTITY = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
-_OPERATION_WORDS = re.compile(r"\b(?:each|per|times|twice|half|total|more|less|fewer|remaining|left|share|split|every)\b", re.I)
+_OPERATION_WORDS = re.compile(
+    r"\b(?:each|per|times|twice|half|total|more|less|fewer|remaining|left|share|split|every|doubles|triples|quadruples)\b", re.I
+)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 class ItemMetrics(msgspec.Struct, frozen=True, kw_only=True):
@@ -35,25 +53,29 @@ class ItemMetrics(msgspec.Struct, frozen=True, kw_only=True):
     tool_hops: int
     entities: int
     ops_numeric: int
-    connector_density: float  # connectors per 100 words
+    connector_density: float
     coref_pronouns: int
-    clue_overlap: float | None  # question-vs-context word 3-gram Jaccard; None without context
+    clue_overlap: float | None
     ambiguity_flags: int
     needs_clarification: bool
 
 
-# dimension -> (easy when value <= a, hard when value >= b); clue_overlap is reversed (more overlap = easier).
+# dimension -> (easy when value <= a, hard when value >= b). clue_overlap is reversed (see below).
 BUCKET_TABLE: dict[str, tuple[float, float]] = {
-    "len_tokens": (60, 140),
-    "turns": (1, 3),
+    "len_tokens": (112, 130),
+    "turns": (1, 2),
     "tool_hops": (0, 2),
-    "entities": (3, 8),
-    "ops_numeric": (2, 5),
-    "connector_density": (4.0, 8.0),
-    "coref_pronouns": (1, 4),
+    "entities": (12, 22),
+    "ops_numeric": (3, 6),
+    "connector_density": (2.0, 8.0),
+    "coref_pronouns": (0, 2),
+    "ambiguity_flags": (0, 2),
 }
-CLUE_OVERLAP_EASY_MIN = 0.40
-CLUE_OVERLAP_HARD_MAX = 0.20
+# Counts of a phenomenon the item may simply not have: zero says nothing, so they abstain at zero.
+ABSTAIN_AT_ZERO = frozenset({"ops_numeric", "coref_pronouns", "ambiguity_flags"})
+CLUE_OVERLAP_EASY_MIN = 0.40  # clue_overlap >= this votes easy
+CLUE_OVERLAP_HARD_MAX = 0.20  # clue_overlap <= this votes hard
+DIMENSIONS: tuple[str, ...] = (*BUCKET_TABLE, "clue_overlap", "needs_clarification")
 
 
 def measure(item: TaskItem) -> ItemMetrics:
@@ -65,8 +87,8 @@ def measure(item: TaskItem) -> ItemMetrics:
         id=item.id,
         task=item.task,
         len_tokens=len(tokens(item.prompt)),
-        turns=2 if item.needs_clarification else 1,
-        tool_hops=0,
+        turns=max(1, sum(turn.role == "user" for turn in item.turns)),
+        tool_hops=item.tool_hops,
         entities=len(set(_ENTITY.findall(text))),
         ops_numeric=len(_NUMBER.findall(item.question)) + len(_OPERATION_WORDS.findall(item.question)),
         connector_density=100.0 * connectors / max(len(words), 1),
@@ -78,25 +100,42 @@ def measure(item: TaskItem) -> ItemMetrics:
 
 
 def clue_overlap(question: str, context: str) -> float:
-    q = set(ngrams(normalize(question).split(), 3))
-    c = set(ngrams(normalize(context).split(), 3))
-    union = q | c
-    return len(q & c) / len(union) if union else 0.0
+    asked = [set(ngrams(normalize(s).split(), 3)) for s in _SENTENCE.split(question)]
+    best = 0.0
+    for sentence in _SENTENCE.split(context):
+        found = set(ngrams(normalize(sentence).split(), 3))
+        for part in asked:
+            union = part | found
+            if union:
+                best = max(best, len(part & found) / len(union))
+    return best
 
 
-def votes(m: ItemMetrics) -> list[Difficulty]:
-    cast: list[Difficulty] = []
+def votes(m: ItemMetrics) -> dict[str, Difficulty]:
+    """Each dimension's vote; abstaining dimensions are absent."""
+    cast: dict[str, Difficulty] = {}
     for name, (easy_max, hard_min) in BUCKET_TABLE.items():
         value = getattr(m, name)
-        cast.append("easy" if value <= easy_max else "hard" if value >= hard_min else "medium")
+        if name in ABSTAIN_AT_ZERO and value == 0:
+            continue
+        cast[name] = "easy" if value <= easy_max else "hard" if value >= hard_min else "medium"
     if m.clue_overlap is not None:
-        cast.append("easy" if m.clue_overlap >= CLUE_OVERLAP_EASY_MIN else "hard" if m.clue_overlap <= CLUE_OVERLAP_HARD_MAX else "medium")
+        cast["clue_overlap"] = (
+            "easy" if m.clue_overlap >= CLUE_OVERLAP_EASY_MIN else "hard" if m.clue_overlap <= CLUE_OVERLAP_HARD_MAX else "medium"
+        )
+    if m.needs_clarification:
+        cast["needs_clarification"] = "hard"
     return cast
 
 
+def bucket_and_margin(m: ItemMetrics) -> tuple[Difficulty, int]:
+    cast = list(votes(m).values())
+    counts = sorted(((cast.count(d), d) for d in DIFFICULTIES), reverse=True)
+    (top, winner), (second, _) = counts[0], counts[1]
+    if top == second:
+        return "medium", 0
+    return winner, top - second
+
+
 def bucket(m: ItemMetrics) -> Difficulty:
-    cast = votes(m)
-    counts = {d: cast.count(d) for d in ("easy", "medium", "hard")}
-    top = max(counts.values())
-    winners = [d for d, c in counts.items() if c == top]
-    return winners[0] if len(winners) == 1 else "medium"
+    return bucket_and_margin(m)[0]

@@ -38,9 +38,20 @@ def allocate(n: int, mix: dict[str, float]) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
-def build_pool(n: int, mix: dict[str, float], seed: int) -> list[TaskItem]:
-    """n items, ids f"{task}-{i:06d}", in a seeded interleaved order (not grouped by task)."""
-    items = [item for task, count in allocate(n, mix).items() for item in generate(task, count, seed, task)]
+def build_pool(n: int, mix: dict[str, float], seed: int, difficulty_mix: dict[str, float] | None = None) -> list[TaskItem]:
+    """n items, ids f"{task}-{i:06d}", in a seeded interleaved order (not grouped by task).
+
+    `difficulty_mix` asks the generators for exact shares of easy/medium/hard within every task (in a
+    seeded order); by default each item draws its own difficulty uniformly.
+    """
+    items = []
+    for task, count in allocate(n, mix).items():
+        difficulties = None
+        if difficulty_mix is not None:
+            per = allocate(count, difficulty_mix)
+            difficulties = [d for d in DIFFICULTIES for _ in range(per.get(d, 0))]
+            random.Random(f"pool-difficulty|{task}|{seed}").shuffle(difficulties)
+        items += generate(task, count, seed, task, difficulties=difficulties)
     random.Random(f"pool-order|{seed}").shuffle(items)
     return items
 

@@ -1,4 +1,4 @@
-"""The one record type every pool and shadow set is made of."""
+"""The one record type every pool and shadow set is made of, and the turns of its episode."""
 
 from __future__ import annotations
 
@@ -9,16 +9,30 @@ import msgspec
 Difficulty = Literal["easy", "medium", "hard"]
 
 
+class Turn(msgspec.Struct, frozen=True, kw_only=True):
+    """One message of an episode; `tool` names the tool a `tool` turn answers for (or an assistant turn calls)."""
+
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str
+    tool: str = ""
+
+
 class TaskItem(msgspec.Struct, frozen=True, kw_only=True):
     id: str  # stable across runs with the same seed, e.g. "gsm8k-000017"
     task: Literal["gsm8k", "hotpotqa", "strategyqa"]
-    question: str
-    context: str = ""  # supporting paragraphs (HotpotQA-style); empty otherwise
+    question: str  # the question as the user finally asks it
+    context: str = ""  # supporting paragraphs (HotpotQA-style), facts (StrategyQA-style); empty otherwise
     answer: str  # gold answer: a number, a short span, or "yes"/"no"
     difficulty: Difficulty
-    prompt: str  # exactly what the policy is shown
-    needs_clarification: bool = False
+    prompt: str  # exactly what the policy is shown: the episode's turns, rendered
+    needs_clarification: bool = False  # the last user turn leaves out what the question needs
     source: str = "builtin"  # "builtin" or the file it was loaded from
+    # The episode (template pack): empty for an item that has not been dressed as one.
+    turns: list[Turn] = msgspec.field(default_factory=list)
+    template: str = ""  # "<task>/<template name>"
+    role: str = ""
+    style: str = ""
+    tool_hops: int = 0
 
 
 def write_items(path, items: list[TaskItem]) -> None:
@@ -34,7 +48,11 @@ def read_items(path) -> list[TaskItem]:
 
     decoder = msgspec.json.Decoder(TaskItem)
     items = []
-    with open(path, "rb") as fh:
+    try:
+        fh = open(path, "rb")
+    except FileNotFoundError:
+        raise BadInput(f"{path}: not found") from None
+    with fh:
         for lineno, line in enumerate(fh, 1):
             try:
                 items.append(decoder.decode(line))

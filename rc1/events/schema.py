@@ -29,6 +29,9 @@ class Fingerprints(msgspec.Struct, frozen=True, kw_only=True):
     shadow: str
     config: str
     weights: str
+    # Added after schema v1 shipped: "" in an older gate means "not recorded", never compared.
+    balanced_pool: str = ""
+    templates: str = ""
 
 
 class RunStarted(Event, frozen=True, kw_only=True, tag="run_started"):
@@ -47,6 +50,7 @@ class CheckPassed(Event, frozen=True, kw_only=True, tag="check_passed"):
     measured: dict[str, float]
     thresholds: dict[str, float]
     detail: str = ""
+    tags: list[str] = msgspec.field(default_factory=list)  # e.g. ["pre_run_check"]
 
 
 class CheckFailed(Event, frozen=True, kw_only=True, tag="check_failed"):
@@ -55,6 +59,7 @@ class CheckFailed(Event, frozen=True, kw_only=True, tag="check_failed"):
     measured: dict[str, float]
     thresholds: dict[str, float]
     detail: str = ""
+    tags: list[str] = msgspec.field(default_factory=list)
 
 
 class ArtifactWritten(Event, frozen=True, kw_only=True, tag="artifact_written"):
@@ -80,7 +85,7 @@ class GateFailed(Event, frozen=True, kw_only=True, tag="gate_failed"):
 
 
 class GateInvalidated(Event, frozen=True, kw_only=True, tag="gate_invalidated"):
-    input: str  # which gated input changed: pool | shadow | config | weights
+    input: str  # which gated input changed: one of rc1.fingerprints.GATED_INPUTS
     old_sha256: str
     new_sha256: str
 

@@ -7,6 +7,10 @@
 - format: the completion ends with an `Answer: ...` line.
 - brevity: 1 - len(completion) / max_completion_chars, floored at 0; continuous, so shorter is always
   a little better.
+
+An under-specified item (`needs_clarification`) is answered correctly by one clarification: correctness
+is 1 when the visible reply asks a question and gives no `Answer:` line, and format is 1 when its last
+line is that question.
 """
 
 from __future__ import annotations
@@ -39,6 +43,15 @@ def score(item: TaskItem, completion: str, max_completion_chars: int = 400) -> d
         raise ValueError(f"max_completion_chars must be positive, got {max_completion_chars}")
     answer = extract_answer(completion)
     lines = [line for line in completion.splitlines() if line.strip()]
+    if item.needs_clarification:
+        from rc1.scoring.reward import clarification_count
+
+        asks = clarification_count(completion) >= 1
+        return {
+            "correctness": 1.0 if asks and answer is None else 0.0,
+            "format": 1.0 if lines and lines[-1].rstrip().rstrip("\"')*_`").endswith("?") else 0.0,
+            "brevity": 1.0 - min(len(completion) / max_completion_chars, 1.0),
+        }
     ends_with_answer = bool(lines) and extract_answer(lines[-1]) is not None
     return {
         "correctness": 1.0 if answer is not None and _MATCHERS[item.task](answer, item.answer) else 0.0,

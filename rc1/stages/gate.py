@@ -54,5 +54,6 @@ def _append_checks(session: Session, round_no: int, results: list[CheckResult]) 
     for result in results:
         event_cls = ev.CheckPassed if result.passed else ev.CheckFailed
         session.append(
-            event_cls(round=round_no, name=result.name, measured=result.measured, thresholds=result.thresholds, detail=result.detail)
+            event_cls(round=round_no, name=result.name, measured=result.measured, thresholds=result.thresholds,
+                      detail=result.detail, tags=list(result.tags))
         )

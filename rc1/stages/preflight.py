@@ -1,65 +1,79 @@
-"""Rounds 1 and 2: materialize and check every gated input, then open (or refuse) the gate."""
+"""Rounds 1 and 2: materialize and check every gated input, then open (or refuse) the gate.
+
+Round 1 builds the shadow set, the seed pool and the balanced pool, and checks them. Round 2 reads
+them back from disk, requires the fingerprints round 1 recorded, re-runs every check, verifies that
+rebalancing the seed pool still gives the balanced pool on disk, and adds the live scorer self-check
+and the pre-run shadow check (tagged `pre_run_check`).
+"""
 
 from __future__ import annotations
 
-from rc1.checks import diversity, duplicates, leak, resources, weights
+import json
+
+
+from rc1.checks import coverage, diversity, duplicates, leak, ngram_kl, resources, weights
 from rc1.checks.consistency import training_config_check
 from rc1.checks.result import CheckResult
 from rc1.checks.scorer import scorer_selfcheck
 from rc1.checks.shadow import shadow_stratification
-from rc1.config import Config
-from rc1.data import pool as pool_builder
-from rc1.data.sources import pool_sources, replace_from_sources, shadow_sources
+from rc1.data.balance import Balanced
+from rc1.data.difficulty import ItemMetrics
 from rc1.data.task import TaskItem, read_items
 from rc1.errors import BadInput
 from rc1.fingerprints import current_fingerprints
+from rc1.fsutil import sha256_file
 from rc1.session import Session
+from rc1.stages import datasets
 from rc1.stages.artifacts import write_artifact
 from rc1.stages.gate import ensure_inputs_unchanged, record_checks, require_allowed
 
 
-def data_checks(session: Session, pool: list[TaskItem], shadow: list[TaskItem]) -> list[CheckResult]:
-    config: Config = session.config
-    thresholds = config.preflight
+def pool_checks(session: Session, pool: list[TaskItem], shadow: list[TaskItem]) -> list[CheckResult]:
+    """The checks of the seed pool alone (also `rc1 pool validate`)."""
+    t = session.config.preflight
     return [
-        shadow_stratification(shadow, config.data.shadow_size, config.data.mix),
-        diversity.distinct2(pool, thresholds.min_distinct2),
-        duplicates.duplicate_rate(pool, thresholds.max_duplicate_rate, thresholds.near_duplicate_similarity),
-        diversity.length_bounds(pool, thresholds.min_len_tokens, thresholds.max_len_tokens),
-        leak.leak_check(pool, shadow, thresholds.leak_ngram, thresholds.leak_similarity),
-        diversity.task_mix(pool, config.data.mix, thresholds.mix_tolerance),
-        weights.weights_check(session.loaded.weights_path),
-        training_config_check(config),
-        resources.free_disk(session.ws.root, thresholds.min_free_disk_gb),
+        diversity.distinct2(pool, t.min_distinct2),
+        ngram_kl.ngram_kl(pool, t.min_ngram_kl),
+        coverage.framing_coverage(pool, t.min_roles, t.min_styles),
+        duplicates.duplicate_rate(pool, t.max_duplicate_rate, t.near_duplicate_similarity),
+        diversity.length_bounds(pool, t.min_len_tokens, t.max_len_tokens),
+        leak.leak_check(pool, shadow, t.leak_ngram, t.leak_similarity),
+        diversity.task_mix(pool, session.config.data.mix, t.mix_tolerance),
     ]
 
 
-def build_shadow(session: Session) -> list[TaskItem]:
-    data = session.config.data
-    shadow = pool_builder.build_shadow(data.shadow_size, data.mix, data.shadow_seed)
-    sources = shadow_sources(data.sources, session.loaded.resolve)
-    return replace_from_sources(shadow, sources, data.shadow_seed, by_difficulty=True)
+def data_checks(session: Session, pool: list[TaskItem], shadow: list[TaskItem], metrics: list[ItemMetrics],
+                balanced: Balanced) -> list[CheckResult]:
+    config = session.config
+    t = config.preflight
+    return [
+        shadow_stratification(shadow, config.data.shadow_size, config.data.mix),
+        *pool_checks(session, pool, shadow),
+        datasets.difficulty_check(session, pool, metrics, balanced),
+        weights.weights_check(session.loaded.weights_path),
+        training_config_check(config),
+        resources.free_disk(session.ws.root, t.min_free_disk_gb),
+        resources.accelerator_memory(t.min_accelerator_memory_gb),
+    ]
 
 
-def build_pool(session: Session) -> list[TaskItem]:
-    data = session.config.data
-    pool = pool_builder.build_pool(data.pool_size, data.mix, session.config.run.seed)
-    sources = pool_sources(data.sources, session.loaded.resolve)
-    return replace_from_sources(pool, sources, session.config.run.seed, by_difficulty=False)
-
-
-def materialize(session: Session) -> tuple[list[TaskItem], list[TaskItem]]:
-    shadow = build_shadow(session)
+def materialize(session: Session) -> tuple[list[TaskItem], list[TaskItem], list[ItemMetrics], Balanced]:
+    shadow = datasets.build_shadow(session)
     write_artifact(session, session.ws.shadow_path, shadow, "shadow")
-    pool = build_pool(session)
+    datasets.write_shadow_manifest(session, shadow)
+    pool = datasets.build_seed_pool(session)
     write_artifact(session, session.ws.pool_path, pool, "pool")
-    return pool, shadow
+    metrics = datasets.measure_all(pool)
+    datasets.write_metrics(session, metrics)
+    balanced = datasets.balance(session, pool, metrics)
+    write_artifact(session, session.ws.balanced_pool_path, balanced.items, "balanced_pool")
+    return pool, shadow, metrics, balanced
 
 
 def run_round1(session: Session) -> None:
     require_allowed(session, "round1_passed", "round 1")
-    pool, shadow = materialize(session)
-    results = data_checks(session, pool, shadow)
+    pool, shadow, metrics, balanced = materialize(session)
+    results = data_checks(session, pool, shadow, metrics, balanced)
     record_checks(session, 1, results, current_fingerprints(session.ws, session.loaded))
 
 
@@ -67,13 +81,57 @@ def run_round2(session: Session) -> None:
     require_allowed(session, "round2_passed", "round 2")
     recorded = session.projection.gates["round1"].fingerprints
     fingerprints = ensure_inputs_unchanged(session, recorded, "round 1")
-    pool = _read(session.ws.pool_path)
-    shadow = _read(session.ws.shadow_path)
-    results = data_checks(session, pool, shadow) + [scorer_selfcheck(shadow)]
+    ws = session.ws
+    pool, shadow, on_disk = _read(ws.pool_path), _read(ws.shadow_path), _read(ws.balanced_pool_path)
+    metrics = datasets.measure_all(pool)
+    balanced = datasets.balance(session, pool, metrics)
+    results = data_checks(session, pool, shadow, metrics, balanced)
+    results += [_same_balanced_pool(on_disk, balanced), scorer_selfcheck(shadow), pre_run_shadow_check(session, shadow, on_disk)]
     record_checks(session, 2, results, fingerprints)
+
+
+def _same_balanced_pool(on_disk: list[TaskItem], rebuilt: Balanced) -> CheckResult:
+    same = on_disk == rebuilt.items
+    return CheckResult(
+        name="balanced_pool_reproduces", passed=same,
+        measured={"on_disk": float(len(on_disk)), "rebuilt": float(len(rebuilt.items)), "identical": float(same)},
+        thresholds={"identical": 1.0},
+        detail="rebalancing the seed pool gives the balanced pool on disk" if same else
+        "rebalancing the seed pool no longer gives the balanced pool on disk: rebuild it with `rc1 advance` from INIT",
+    )
+
+
+def pre_run_shadow_check(session: Session, shadow: list[TaskItem], train_pool: list[TaskItem]) -> CheckResult:
+    """The shadow set about to be evaluated is the one materialized, and training never sees it."""
+    problems = []
+    path = session.ws.shadow_manifest_path
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        manifest = {}
+        problems.append(f"{path}: unreadable ({e})")
+    if manifest and manifest.get("sha256") != sha256_file(session.ws.shadow_path):
+        problems.append(f"{session.ws.shadow_path}: sha256 differs from its manifest")
+    if manifest and manifest.get("ids") != [item.id for item in shadow]:
+        problems.append("shadow ids differ from the manifest's")
+    shadow_questions = {item.question for item in shadow}
+    shadow_ids = {item.id for item in shadow}
+    seen = sum(1 for item in train_pool if item.id in shadow_ids or item.question in shadow_questions)
+    if seen:
+        problems.append(f"{seen} training items share an id or a question with the shadow set")
+    return CheckResult(
+        name="shadow_pre_run", passed=not problems, tags=["pre_run_check"],
+        measured={"shadow_items": float(len(shadow)), "training_items_seen_in_shadow": float(seen),
+                  "manifest_ok": float(bool(manifest) and not problems)},
+        thresholds={"training_items_seen_in_shadow": 0.0},
+        detail="; ".join(problems) if problems else f"{len(shadow)} shadow items match their manifest; none is in the training pool",
+    )
 
 
 def _read(path) -> list[TaskItem]:
     if not path.exists():
         raise BadInput(f"{path}: missing; it was written by round 1 — run `rc1 advance` from INIT to rebuild it")
     return read_items(path)
+
+
+__all__ = ["data_checks", "materialize", "pool_checks", "run_round1", "run_round2"]

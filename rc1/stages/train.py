@@ -60,7 +60,7 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
     if not sys.stderr.isatty():
         _quiet_library_progress_bars()
 
-    pool = read_items(session.ws.pool_path)
+    pool = read_items(session.ws.balanced_pool_path)  # training uses the difficulty-balanced pool
     shadow = read_items(session.ws.shadow_path)
     device = select_device()
     dtype = select_dtype(device, config.model.dtype)
@@ -108,7 +108,7 @@ def _complete(session: Session, final: CheckpointRef) -> None:
 def _builtin_model(session: Session, pool: list[TaskItem]) -> Path:
     from rc1.train.tiny_model import build_tiny_qwen3
 
-    pool_sha = sha256_file(session.ws.pool_path)
+    pool_sha = sha256_file(session.ws.balanced_pool_path)
     seed = session.config.run.seed
     out_dir = session.ws.model_cache_dir / f"tiny-qwen3-{pool_sha[:12]}-seed{seed}"
     texts = [f"{item.prompt}\nAnswer: {item.answer}" for item in pool]

@@ -1,0 +1,118 @@
+"""Difficulty validation of the balanced pool, and the report behind it.
+
+Per task: hard share ≥ `min_hard`, easy share ≤ `max_easy`; no item above the caps on prompt tokens,
+user turns and tool hops; median clue_overlap ≤ `hard_clue_max` among hard items and ≥
+`easy_clue_min` among easy ones (tasks with a context); and the balanced pool keeps at least
+`min_fraction` of the seed pool. Every failure says which task, bucket or dimension falls short and
+by how much; a bucket too small to balance names the dimensions that least often vote for it.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+
+import msgspec
+
+from rc1.checks.result import CheckResult
+from rc1.data.balance import Balanced
+from rc1.data.difficulty import DIFFICULTIES, DIMENSIONS, ItemMetrics, votes
+from rc1.data.task import TaskItem
+
+HISTOGRAM_BINS = 10
+
+
+class DifficultyLimits(msgspec.Struct, frozen=True, kw_only=True):
+    min_hard: float
+    max_easy: float
+    max_len_tokens: int
+    max_turns: int
+    max_tool_hops: int
+    hard_clue_max: float
+    easy_clue_min: float
+    min_fraction: float
+
+
+def validate(balanced: Balanced, seed_size: int, metrics_by_id: dict[str, ItemMetrics], limits: DifficultyLimits) -> CheckResult:
+    items = balanced.items
+    measured: dict[str, float] = {"seed_items": float(seed_size), "balanced_items": float(len(items)),
+                                  "balanced_fraction": len(items) / seed_size if seed_size else 0.0}
+    problems: list[str] = []
+    for task in sorted({i.task for i in items}):
+        mine = [i for i in items if i.task == task]
+        shares = Counter(i.difficulty for i in mine)
+        hard, easy = shares["hard"] / len(mine), shares["easy"] / len(mine)
+        measured[f"{task}.hard_share"], measured[f"{task}.easy_share"] = hard, easy
+        if hard < limits.min_hard - 1e-9:
+            problems.append(f"{task}: hard {hard:.1%} < {limits.min_hard:.0%} (short by {limits.min_hard - hard:.1%})")
+        if easy > limits.max_easy + 1e-9:
+            problems.append(f"{task}: easy {easy:.1%} > {limits.max_easy:.0%} (over by {easy - limits.max_easy:.1%})")
+        ms = [metrics_by_id[i.id] for i in mine]
+        for name, cap in (("len_tokens", limits.max_len_tokens), ("turns", limits.max_turns), ("tool_hops", limits.max_tool_hops)):
+            top = max(getattr(m, name) for m in ms)
+            measured[f"{task}.max_{name}"] = float(top)
+            if top > cap:
+                problems.append(f"{task}: {name} reaches {top}, above the cap {cap}")
+        for label, bound, ok in (("hard", limits.hard_clue_max, lambda v, b: v <= b), ("easy", limits.easy_clue_min, lambda v, b: v >= b)):
+            clues = [metrics_by_id[i.id].clue_overlap for i in mine if i.difficulty == label]
+            clues = [c for c in clues if c is not None]
+            if not clues:
+                continue
+            median = statistics.median(clues)
+            measured[f"{task}.{label}_clue_overlap_p50"] = median
+            if not ok(median, bound):
+                relation = "≤" if label == "hard" else "≥"
+                problems.append(f"{task}: median clue_overlap of {label} items is {median:.3f}, needs {relation} {bound:.2f} (off by {abs(median - bound):.3f})")
+    fraction = measured["balanced_fraction"]
+    if fraction < limits.min_fraction:
+        short = "; ".join(_shortfall_text(s, metrics_by_id) for s in balanced.shortfalls)
+        problems.append(f"the balanced pool keeps {fraction:.1%} of the seed pool (need {limits.min_fraction:.0%}); {short}")
+    detail = "; ".join(problems) if problems else (
+        f"{len(items)} of {seed_size} items balanced; every task hard ≥ {limits.min_hard:.0%}, easy ≤ {limits.max_easy:.0%}, within caps"
+    )
+    return CheckResult(name="difficulty", passed=bool(items) and not problems, measured=measured,
+                       thresholds=msgspec.to_builtins(limits) | {}, detail=detail)
+
+
+def _shortfall_text(s, metrics_by_id: dict[str, ItemMetrics]) -> str:
+    mine = [m for m in metrics_by_id.values() if m.task == s.task]
+    rates = {d: sum(votes(m).get(d) == s.bucket for m in mine) / len(mine) for d in DIMENSIONS} if mine else {}
+    weakest = ", ".join(f"{d} votes {s.bucket} for {r:.0%}" for d, r in sorted(rates.items(), key=lambda kv: kv[1])[:3])
+    return f"{s.task}/{s.bucket} has {s.available} items, {s.needed} needed (short by {s.needed - s.available}; weakest: {weakest})"
+
+
+def report(seed: list[TaskItem], metrics: list[ItemMetrics], balanced: Balanced, result: CheckResult) -> dict:
+    """reports/rc1/difficulty_report.json: per task and dimension, p10/p50/p90 and a histogram."""
+    by_task: dict[str, dict] = {}
+    for task in sorted({m.task for m in metrics}):
+        ms = [m for m in metrics if m.task == task]
+        dims = {}
+        for name in ("len_tokens", "turns", "tool_hops", "entities", "ops_numeric", "connector_density",
+                     "coref_pronouns", "clue_overlap", "ambiguity_flags"):
+            values = sorted(float(v) for v in (getattr(m, name) for m in ms) if v is not None)
+            if values:
+                dims[name] = {"p10": _pct(values, 0.1), "p50": _pct(values, 0.5), "p90": _pct(values, 0.9),
+                              "histogram": _histogram(values)}
+        dims["needs_clarification"] = {"share": sum(m.needs_clarification for m in ms) / len(ms)}
+        by_task[task] = {"dimensions": dims, "seed_buckets": balanced.seed_buckets.get(task, {}),
+                         "balanced_buckets": balanced.balanced_buckets.get(task, {})}
+    return {
+        "seed_items": len(seed), "balanced_items": len(balanced.items), "tasks": by_task,
+        "shortfalls": msgspec.to_builtins(balanced.shortfalls),
+        "validation": {"passed": result.passed, "measured": result.measured, "thresholds": result.thresholds,
+                       "detail": result.detail},
+        "buckets": list(DIFFICULTIES),
+    }
+
+
+def _pct(values: list[float], q: float) -> float:
+    return values[min(len(values) - 1, int(q * len(values)))]
+
+
+def _histogram(values: list[float]) -> dict:
+    low, high = values[0], values[-1]
+    width = (high - low) / HISTOGRAM_BINS or 1.0
+    counts = [0] * HISTOGRAM_BINS
+    for v in values:
+        counts[min(HISTOGRAM_BINS - 1, int((v - low) / width))] += 1
+    return {"low": low, "high": high, "counts": counts}

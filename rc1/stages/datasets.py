@@ -1,0 +1,104 @@
+"""Building the gated data inputs: shadow set, seed pool, balanced pool — the same code for the rounds
+and for the stage commands (`rc1 pool build`, `rc1 shadow materialize`, `rc1 difficulty …`).
+
+Seed pool: `data.pool_size` items in the task mix, each dressed as an episode from the template pack.
+The generators are asked for more hard than easy items (`GENERATOR_DIFFICULTY_MIX`) because measured
+difficulty, not the generator's label, decides the buckets, and hard is the scarcest. Balanced pool:
+the seed pool rebalanced per task to `data.difficulty_target` (rc1.data.balance); training uses it.
+"""
+
+from __future__ import annotations
+
+import json
+
+import msgspec
+
+from rc1.checks.difficulty import DifficultyLimits, report, validate
+from rc1.checks.result import CheckResult
+from rc1.data import pool as pool_builder
+from rc1.data.balance import Balanced, rebalance
+from rc1.data.difficulty import ItemMetrics, measure
+from rc1.data.episodes import dress
+from rc1.data.sources import pool_sources, replace_from_sources, shadow_sources
+from rc1.data.task import TaskItem
+from rc1.data.templates import TemplatePack, load_pack
+from rc1.fsutil import atomic_write_bytes, atomic_write_text, sha256_file
+from rc1.progress import progress
+from rc1.session import Session
+
+GENERATOR_DIFFICULTY_MIX = {"easy": 0.25, "medium": 0.30, "hard": 0.45}
+
+
+def template_pack(session: Session) -> TemplatePack:
+    return load_pack(session.loaded.templates_path)
+
+
+def _dress(session: Session, items: list[TaskItem], seed: int, stream: str) -> list[TaskItem]:
+    data = session.config.data
+    return dress(items, template_pack(session), seed=seed, stream=stream, max_turns=data.max_turns,
+                 clarify_rate=data.clarify_rate, tools=list(data.tools))
+
+
+def build_shadow(session: Session) -> list[TaskItem]:
+    data = session.config.data
+    shadow = pool_builder.build_shadow(data.shadow_size, data.mix, data.shadow_seed)
+    shadow = replace_from_sources(shadow, shadow_sources(data.sources, session.loaded.resolve), data.shadow_seed, by_difficulty=True)
+    return _dress(session, shadow, data.shadow_seed, "shadow")
+
+
+def build_seed_pool(session: Session) -> list[TaskItem]:
+    data, seed = session.config.data, session.config.run.seed
+    pool = pool_builder.build_pool(data.pool_size, data.mix, seed, GENERATOR_DIFFICULTY_MIX)
+    pool = replace_from_sources(pool, pool_sources(data.sources, session.loaded.resolve), seed, by_difficulty=False)
+    return _dress(session, pool, seed, "pool")
+
+
+def measure_all(items: list[TaskItem]) -> list[ItemMetrics]:
+    with progress("measuring difficulty", total=len(items)) as bar:
+        metrics = []
+        for item in items:
+            metrics.append(measure(item))
+            bar.update()
+    return metrics
+
+
+def balance(session: Session, pool: list[TaskItem], metrics: list[ItemMetrics]) -> Balanced:
+    data = session.config.data
+    return rebalance(pool, metrics, dict(data.difficulty_target), dict(data.mix), session.config.run.seed)
+
+
+def difficulty_limits(session: Session) -> DifficultyLimits:
+    c = session.config
+    return DifficultyLimits(
+        min_hard=c.preflight.min_hard_share, max_easy=c.preflight.max_easy_share,
+        max_len_tokens=c.preflight.max_len_tokens, max_turns=c.data.max_turns, max_tool_hops=c.data.max_tool_hops,
+        hard_clue_max=c.preflight.hard_clue_overlap_max, easy_clue_min=c.preflight.easy_clue_overlap_min,
+        min_fraction=c.preflight.min_balanced_fraction,
+    )
+
+
+def difficulty_check(session: Session, pool: list[TaskItem], metrics: list[ItemMetrics], balanced: Balanced) -> CheckResult:
+    """Validate the balanced pool and write reports/rc1/difficulty_report.json (a view of the result)."""
+    result = validate(balanced, len(pool), {m.id: m for m in metrics}, difficulty_limits(session))
+    atomic_write_bytes(session.ws.difficulty_report_path,
+                       msgspec.json.format(msgspec.json.encode(report(pool, metrics, balanced, result))))
+    return result
+
+
+def write_metrics(session: Session, metrics: list[ItemMetrics]) -> None:
+    encoder = msgspec.json.Encoder()
+    atomic_write_bytes(session.ws.metrics_path, b"".join(encoder.encode(m) + b"\n" for m in metrics))
+
+
+def write_shadow_manifest(session: Session, shadow: list[TaskItem]) -> None:
+    """data/<run>/shadow_manifest.json: size, seed, per-cell counts, ids and the file's sha256."""
+    cells: dict[str, int] = {}
+    for item in shadow:
+        key = f"{item.task}/{item.difficulty}"
+        cells[key] = cells.get(key, 0) + 1
+    manifest = {
+        "n": len(shadow), "seed": session.config.data.shadow_seed, "sha256": sha256_file(session.ws.shadow_path),
+        "cells": dict(sorted(cells.items())), "ids": [item.id for item in shadow],
+        "needs_clarification": sum(item.needs_clarification for item in shadow),
+    }
+    atomic_write_text(session.ws.shadow_manifest_path, json.dumps(manifest, indent=2) + "\n")
