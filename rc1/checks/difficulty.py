@@ -71,7 +71,7 @@ def validate(balanced: Balanced, seed_size: int, metrics_by_id: dict[str, ItemMe
         f"{len(items)} of {seed_size} items balanced; every task hard ≥ {limits.min_hard:.0%}, easy ≤ {limits.max_easy:.0%}, within caps"
     )
     return CheckResult(name="difficulty", passed=bool(items) and not problems, measured=measured,
-                       thresholds=msgspec.to_builtins(limits) | {}, detail=detail)
+                       thresholds={k: float(v) for k, v in msgspec.to_builtins(limits).items()}, detail=detail)
 
 
 def _shortfall_text(s, metrics_by_id: dict[str, ItemMetrics]) -> str:

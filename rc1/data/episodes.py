@@ -112,10 +112,10 @@ def _conversation(item: TaskItem, template: str, pack: TemplatePack, rng: random
             break
         take = max(1, (len(units) - keep_last) // (user_turns - 1 - k))
         chunk, units = units[:take], units[take:]
-        turns += [Turn(role="user", content=_BACKGROUND[k % 2].format(chunk=_join(item, chunk))),
+        turns += [Turn(role="user", content=_BACKGROUND[k % 2].format(chunk="\n".join(chunk))),
                   Turn(role="assistant", content=_ACKNOWLEDGE[k % 2])]
     if item.context:
-        last = template.format(question=question, context=_join(item, units))
+        last = template.format(question=question, context="\n".join(units))
     else:
         last = template.format(question=" ".join(units))
     return [*turns, Turn(role="user", content=last)], question, hops
@@ -148,7 +148,3 @@ def _clue(units: list[str], question: str) -> str:
     wanted = set(_NAME.findall(question))
     sentences = [s for unit in units for s in _SENTENCE.split(unit) if s]
     return max(sentences, key=lambda s: (len(wanted & set(_NAME.findall(s))), len(s.split())))
-
-
-def _join(item: TaskItem, units: list[str]) -> str:
-    return "\n".join(units)
