@@ -86,11 +86,30 @@ def test_length_bounds_measures_tokens_and_fails_outside_the_bounds(pool):
     assert not length_bounds(pool[:10], 16, 40).passed
 
 
+def test_length_bounds_are_reported_per_task_and_name_the_offending_task(pool):
+    result = length_bounds(pool + [_item(0, "Two plus two?", task="gsm8k")], 64, 4096)
+    for task in MIX:
+        assert result.measured[f"{task}.min"] <= result.measured[f"{task}.p50"] <= result.measured[f"{task}.max"]
+    assert result.measured["gsm8k.out_of_bounds"] == 1 and result.measured["hotpotqa.out_of_bounds"] == 0
+    assert "by task: gsm8k 1" in result.detail
+
+
 # --- duplicates -----------------------------------------------------------------------------------
 
 def test_duplicate_rate_is_zero_on_the_generated_pool(pool):
     result = duplicate_rate(pool, 0.02, 0.85)
-    assert result.passed and result.measured == {"rate": 0.0, "exact": 0.0, "near": 0.0, "items": 600.0}
+    assert result.passed and result.measured == {"rate": 0.0, "exact": 0.0, "near": 0.0, "items": 600.0,
+                                                 "gsm8k.rate": 0.0, "hotpotqa.rate": 0.0, "strategyqa.rate": 0.0}
+
+
+def test_duplicates_concentrated_in_one_task_fail_that_task_even_when_the_overall_rate_passes(pool):
+    gsm8k = [item for item in pool if item.task == "gsm8k"]
+    copies = [msgspec.structs.replace(item, id=f"copy-{k}") for k, item in enumerate(gsm8k[:6])]
+    result = duplicate_rate(pool + copies, 0.02, 0.85)
+    assert result.measured["rate"] == pytest.approx(6 / 606) and result.measured["rate"] < 0.02
+    assert result.measured["gsm8k.rate"] == pytest.approx(6 / (len(gsm8k) + 6)) and result.measured["gsm8k.rate"] > 0.02
+    assert result.measured["hotpotqa.rate"] == 0.0
+    assert not result.passed and "above the limit in gsm8k" in result.detail
 
 
 def test_injected_exact_duplicates_fail_the_check_and_are_counted(pool):
@@ -118,13 +137,15 @@ def test_near_duplicates_are_found_by_minhash_and_confirmed_by_jaccard(pool):
 
 def test_the_default_pool_and_shadow_set_do_not_leak(pool, shadow):
     result = leak_check(pool, shadow, 5, 0.85)
-    assert result.passed and result.measured == {"leaked": 0.0, "checked": 600.0}
+    assert result.passed and result.measured == {"leaked": 0.0, "checked": 600.0, "gsm8k.leaked": 0.0,
+                                                 "hotpotqa.leaked": 0.0, "strategyqa.leaked": 0.0}
 
 
 def test_a_pool_built_from_the_shadow_items_leaks_every_item(pool, shadow):
     stolen = [msgspec.structs.replace(item, id=f"gsm8k-9{k:05d}") for k, item in enumerate(shadow)]
     result = leak_check(pool + stolen, shadow, 5, 0.85)
     assert not result.passed and result.measured["leaked"] == 60
+    assert sum(result.measured[f"{task}.leaked"] for task in MIX) == 60
     assert "gsm8k-900000 ~ shadow-" in result.detail and result.detail.count(" ~ ") == 5
 
 

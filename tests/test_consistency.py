@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from rc1.checks.consistency import LOCAL_MAX_STEPS, training_config_check
+from rc1.checks.consistency import LOCAL_MAX_STEPS, PRODUCTION_FLOORS, training_config_check
 from rc1.config import load_config
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
@@ -40,3 +40,34 @@ def test_production_mix_is_fixed():
 def test_a_long_run_cannot_pass_itself_off_as_local():
     result = check("local.yaml", f"train.max_steps={LOCAL_MAX_STEPS + 1}", "train.save_steps=10")
     assert not result.passed and "declare `profile: production`" in result.detail
+
+
+@pytest.mark.parametrize("override, message", [
+    ("preflight.min_distinct2=0.5", "preflight.min_distinct2 may not go below 0.6"),
+    ("preflight.max_duplicate_rate=0.05", "preflight.max_duplicate_rate may not go above 0.02"),
+    ("preflight.leak_similarity=0.95", "preflight.leak_similarity may not go above 0.85"),
+    ("preflight.min_ngram_kl=0", "preflight.min_ngram_kl may not go below 0.15"),
+    ("preflight.min_free_disk_gb=1", "preflight.min_free_disk_gb may not go below 50"),
+    ("preflight.min_len_tokens=16", "preflight.min_len_tokens may not go below 64"),
+    ("data.pool_size=600", "data.pool_size must be ≥ 30000"),
+    ("data.shadow_size=60", "data.shadow_size must be ≥ 245"),
+])
+def test_production_cannot_loosen_a_preflight_threshold(override, message):
+    result = check("rc1.yaml", override)
+    assert not result.passed and message in result.detail
+
+
+def test_production_may_tighten_a_preflight_threshold():
+    result = check("rc1.yaml", "preflight.min_distinct2=0.7", "preflight.leak_similarity=0.8", "preflight.leak_ngram=4")
+    assert result.passed and result.measured["preflight.min_distinct2"] == 0.7
+
+
+def test_every_preflight_threshold_has_a_production_floor():
+    from rc1.config import PreflightConfig
+
+    unguarded = set(PreflightConfig.__struct_fields__) - set(PRODUCTION_FLOORS)
+    assert unguarded == {"min_accelerator_memory_gb"}  # hardware, not data quality: set per machine
+
+
+def test_the_local_profile_keeps_its_own_smaller_limits():
+    assert check("local.yaml", "preflight.min_len_tokens=16", "preflight.min_free_disk_gb=1").passed

@@ -18,7 +18,7 @@ from rc1.errors import BadInput, TrainingError
 from rc1.fsutil import hash_tree
 from rc1.train import checkpoints
 from rc1.train.device import select_device, select_dtype
-from rc1.train.engine_trl import TrlGrpoEngine, _HookBridge, fit_prompt, schedule
+from rc1.train.engine_trl import TrlGrpoEngine, _HookBridge, schedule
 from rc1.train.metrics import StepMetrics
 from rc1.train.model_loading import load_policy
 from rc1.train.tiny_model import build_tiny_qwen3
@@ -241,15 +241,6 @@ def test_non_finite_loss_or_weights_stop_the_step_report(tmp_path):
     with pytest.raises(TrainingError, match="step 4: trainable weight weight is not finite"):
         bridge.on_step_end(None, state, control, model=layer)
     assert len(reported) == 1
-
-
-def test_prompts_are_cut_from_the_left_to_fit(model_dir):
-    _model, tokenizer = load_policy(make_config(1, 1).model, "lora", "cpu", torch.float32, model_dir)
-    long = " ".join(item.prompt for item in make_items())
-    fitted, cut = fit_prompt(tokenizer, long, 20)
-    assert cut and len(tokenizer(text=fitted)["input_ids"]) <= 20
-    assert long.endswith(fitted.strip())
-    assert fit_prompt(tokenizer, "Answer:", 20) == ("Answer:", False)
 
 
 def test_schedule_is_seeded_passes_over_all_items():

@@ -1,7 +1,9 @@
 """Training-config consistency: the rules a profile must obey before anything trains.
 
 The rules live here, keyed by the profile the config declares; no config key can
-switch them off. The production rules are those of a serious run; the local profile
+switch them off. The production rules are those of a serious run, and they include
+floors on every preflight threshold (`PRODUCTION_FLOORS`): a production config may make
+a data check stricter, never looser. The local profile
 is a smoke run on a CPU and is held to its own, smaller limits — including an upper
 bound on steps, so a long run cannot pass itself off as local.
 """
@@ -15,6 +17,31 @@ from rc1.config import Config
 
 PRODUCTION_MIX = {"hotpotqa": 0.45, "strategyqa": 0.30, "gsm8k": 0.25}
 LOCAL_MAX_STEPS = 5000
+
+# The loosest preflight thresholds a production config may set, with the side that is stricter.
+# "min": the config value may be raised, never lowered (e.g. distinct-2 ≥ 0.60 may become ≥ 0.70);
+# "max": it may be lowered, never raised (a lower leak similarity flags more items, so it is stricter).
+PRODUCTION_FLOORS: dict[str, tuple[str, float]] = {
+    "min_distinct2": ("min", 0.60),
+    "max_duplicate_rate": ("max", 0.02),
+    "near_duplicate_similarity": ("max", 0.85),
+    "min_len_tokens": ("min", 64),
+    "max_len_tokens": ("max", 4096),
+    "leak_ngram": ("max", 5),
+    "leak_similarity": ("max", 0.85),
+    "mix_tolerance": ("max", 0.03),
+    "min_free_disk_gb": ("min", 50.0),
+    "min_ngram_kl": ("min", 0.15),
+    "min_roles": ("min", 4),
+    "min_styles": ("min", 3),
+    "min_hard_share": ("min", 0.30),
+    "max_easy_share": ("max", 0.30),
+    "hard_clue_overlap_max": ("max", 0.20),
+    "easy_clue_overlap_min": ("min", 0.40),
+    "min_balanced_fraction": ("min", 0.50),
+}
+PRODUCTION_POOL_SIZE = 30000
+PRODUCTION_SHADOW_SIZE = 245
 
 Rule = tuple[str, Callable[[Config], float], Callable[[float], bool], str]
 
@@ -31,12 +58,24 @@ _COMMON: list[Rule] = [
     ("target_kl", lambda c: c.train.target_kl, lambda v: 0.02 <= v <= 0.05, "train.target_kl must be in [0.02, 0.05]"),
 ]
 
+def _floor_rule(key: str, side: str, bound: float) -> Rule:
+    if side == "min":
+        return (f"preflight.{key}", lambda c: float(getattr(c.preflight, key)), lambda v: v >= bound,
+                f"preflight.{key} may not go below {bound:g} in the production profile")
+    return (f"preflight.{key}", lambda c: float(getattr(c.preflight, key)), lambda v: v <= bound,
+            f"preflight.{key} may not go above {bound:g} in the production profile")
+
+
 PRODUCTION_RULES: list[Rule] = _COMMON + [
     ("mix_deviation", _mix_deviation, lambda v: v <= 1e-6, "data.mix must be hotpotqa:0.45, strategyqa:0.30, gsm8k:0.25"),
     ("max_steps", lambda c: float(c.train.max_steps), lambda v: v >= 50000, "train.max_steps must be ≥ 50000"),
     ("seeds", lambda c: float(len(set(c.run.seeds))), lambda v: v >= 3, "run.seeds must list at least 3 distinct seeds"),
     ("qlora", lambda c: float(c.finetune.method == "qlora"), lambda v: v == 1.0, "finetune.method must be qlora"),
-]
+    ("pool_size", lambda c: float(c.data.pool_size), lambda v: v >= PRODUCTION_POOL_SIZE,
+     f"data.pool_size must be ≥ {PRODUCTION_POOL_SIZE}"),
+    ("shadow_size", lambda c: float(c.data.shadow_size), lambda v: v >= PRODUCTION_SHADOW_SIZE,
+     f"data.shadow_size must be ≥ {PRODUCTION_SHADOW_SIZE}"),
+] + [_floor_rule(key, side, bound) for key, (side, bound) in PRODUCTION_FLOORS.items()]
 
 LOCAL_RULES: list[Rule] = _COMMON + [
     ("max_steps", lambda c: float(c.train.max_steps), lambda v: v <= LOCAL_MAX_STEPS,

@@ -69,22 +69,37 @@ def task_mix(items: list[TaskItem], mix: dict[str, float], tolerance: float) -> 
 
 
 def length_bounds(items: list[TaskItem], min_tokens: int, max_tokens: int) -> CheckResult:
-    """Prompt lengths in tokens (`rc1.checks.text.tokens`); passes when none is outside [min, max]."""
+    """Prompt lengths in tokens (`rc1.checks.text.tokens`), per task and overall; passes when none is
+    outside [min, max]. Overall figures keep their plain names (`min`, `p50`, `max`, `out_of_bounds`);
+    a task's carry its name (`gsm8k.min`, ...)."""
     lengths = [len(tokens(item.prompt)) for item in items]
-    outside = sum(1 for n in lengths if n < min_tokens or n > max_tokens)
-    measured = {
-        "min": float(min(lengths, default=0)),
-        "p50": float(statistics.median(lengths)) if lengths else 0.0,
-        "max": float(max(lengths, default=0)),
-        "out_of_bounds": float(outside),
-    }
+    by_task: dict[str, list[int]] = {}
+    for item, n in zip(items, lengths):
+        by_task.setdefault(item.task, []).append(n)
+    measured = _length_summary(lengths, min_tokens, max_tokens, prefix="")
+    for task in sorted(by_task):
+        measured.update(_length_summary(by_task[task], min_tokens, max_tokens, prefix=f"{task}."))
+    outside = int(measured["out_of_bounds"])
     passed = bool(lengths) and outside == 0
-    detail = (
-        f"{outside} of {len(lengths)} prompts outside [{min_tokens}, {max_tokens}] tokens; "
-        f"min {measured['min']:.0f}, median {measured['p50']:.0f}, max {measured['max']:.0f}"
-        if lengths else "no items to measure"
-    )
+    if not lengths:
+        detail = "no items to measure"
+    else:
+        detail = (f"{outside} of {len(lengths)} prompts outside [{min_tokens}, {max_tokens}] tokens; "
+                  f"min {measured['min']:.0f}, median {measured['p50']:.0f}, max {measured['max']:.0f}")
+        offending = [f"{task} {int(measured[f'{task}.out_of_bounds'])}" for task in sorted(by_task)
+                     if measured[f"{task}.out_of_bounds"]]
+        if offending:
+            detail += " (outside, by task: " + ", ".join(offending) + ")"
     return CheckResult(
         name="length_bounds", passed=passed, measured=measured,
         thresholds={"min_tokens": float(min_tokens), "max_tokens": float(max_tokens)}, detail=detail,
     )
+
+
+def _length_summary(lengths: list[int], min_tokens: int, max_tokens: int, prefix: str) -> dict[str, float]:
+    return {
+        f"{prefix}min": float(min(lengths, default=0)),
+        f"{prefix}p50": float(statistics.median(lengths)) if lengths else 0.0,
+        f"{prefix}max": float(max(lengths, default=0)),
+        f"{prefix}out_of_bounds": float(sum(1 for n in lengths if n < min_tokens or n > max_tokens)),
+    }

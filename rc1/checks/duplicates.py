@@ -9,6 +9,9 @@ the bar. With those bands a pair at Jaccard 0.85 becomes a candidate with probab
 The text compared is the item's context and question: the prompt minus the framing every built-in
 prompt shares ("Context:", "Question:", the instruction), which would only add identical shingles.
 
+The rate is reported overall and per task (a duplicate counts against the task of the later
+item); the check fails when either is above `max_rate`.
+
 Shingles are keyed by `rc1.checks.text.ngram_keys` and hashed by a fixed multiply-shift family, never
 by Python's `hash` (salted per process), so the rate is the same in every process.
 """
@@ -16,6 +19,7 @@ by Python's `hash` (salted per process), so the rate is the same in every proces
 from __future__ import annotations
 
 import random
+from collections import Counter
 
 import numpy as np
 
@@ -53,14 +57,23 @@ def duplicate_rate(items: list[TaskItem], max_rate: float, near_similarity: floa
     near = [(distinct[j], distinct[k]) for j, k in _near_duplicates([texts[i] for i in distinct], near_similarity)]
     n = len(items)
     rate = (len(exact) + len(near)) / n if n else 0.0
+    measured = {"rate": rate, "exact": float(len(exact)), "near": float(len(near)), "items": float(n)}
+    # A duplicate counts against the task of the later item (the one that repeats).
+    per_task_n = Counter(item.task for item in items)
+    per_task_dup = Counter(items[i].task for i, _ in exact + near)
+    for task in sorted(per_task_n):
+        measured[f"{task}.rate"] = per_task_dup[task] / per_task_n[task]
+    high = [task for task in sorted(per_task_n) if measured[f"{task}.rate"] > max_rate]
     examples = ", ".join(f"{items[i].id}~{items[k].id}" for i, k in (exact + near)[:3])
     detail = f"{len(exact)} exact and {len(near)} near duplicates among {n} items (rate {rate:.4f})"
+    if high:
+        detail += "; above the limit in " + ", ".join(f"{task} {measured[f'{task}.rate']:.4f}" for task in high)
     if examples:
         detail += f"; e.g. {examples}"
     return CheckResult(
         name="duplicates",
-        passed=n > 0 and rate <= max_rate,
-        measured={"rate": rate, "exact": float(len(exact)), "near": float(len(near)), "items": float(n)},
+        passed=n > 0 and rate <= max_rate and not high,
+        measured=measured,
         thresholds={"max_rate": max_rate, "near_similarity": near_similarity},
         detail=detail if n else "no items to measure",
     )

@@ -44,22 +44,26 @@ def leak_check(pool: list[TaskItem], shadow: list[TaskItem], ngram: int, similar
     shadow_questions = {normalize(item.question): s for s, item in enumerate(shadow)}
 
     leaks: list[tuple[str, str, str]] = []
+    leaked_by_task = {task: 0 for task in sorted({item.task for item in pool})}
     for p, item in enumerate(pool):
         s = shadow_questions.get(normalize(item.question))
         if s is not None:
             leaks.append((item.id, shadow[s].id, "same question"))
+            leaked_by_task[item.task] += 1
             continue
         found = _most_contained(pool_grams[p], shadow_grams, index, prefix_index, rarity, similarity)
         if found is not None:
             s, value = found
             leaks.append((item.id, shadow[s].id, f"{ngram}-gram containment {value:.2f}"))
+            leaked_by_task[item.task] += 1
 
     shown = "; ".join(f"{p} ~ {s} ({why})" for p, s, why in leaks[:5])
     detail = f"{len(leaks)} of {len(pool)} pool items leak from the {len(shadow)}-item shadow set"
     return CheckResult(
         name="leak",
         passed=not leaks,
-        measured={"leaked": float(len(leaks)), "checked": float(len(pool))},
+        measured={"leaked": float(len(leaks)), "checked": float(len(pool)),
+                  **{f"{task}.leaked": float(count) for task, count in leaked_by_task.items()}},
         thresholds={"max_leaked": 0.0, "ngram": float(ngram), "similarity": similarity},
         detail=detail + (f": {shown}" if shown else ""),
     )

@@ -36,6 +36,7 @@ from rc1.data.task import TaskItem
 from rc1.errors import BadInput, TrainingError
 from rc1.train.metrics import EvalResult, StepMetrics
 from rc1.train.model_loading import lora_config
+from rc1.train.prompts import fit_prompt
 
 RewardFn = Callable[[list[TaskItem], list[str]], list[float]]
 
@@ -82,7 +83,7 @@ class TrlGrpoEngine:
         self._device = device
         self._staging_dir.mkdir(parents=True, exist_ok=True)
         args = grpo_args(config, self._staging_dir, device, model.dtype)
-        self._prompts = [fit_prompt(tokenizer, item.prompt, config.train.max_prompt_tokens) for item in items]
+        self._prompts = [fit_prompt(tokenizer, item, config.train.max_prompt_tokens) for item in items]
         self.truncated_prompts = sum(truncated for _, truncated in self._prompts)
         prompts_per_step = args.generation_batch_size // args.num_generations
         order = schedule(len(items), config.train.max_steps * prompts_per_step, config.run.seed)
@@ -147,7 +148,7 @@ class TrlGrpoEngine:
                 for start in range(0, len(items), batch_size):
                     batch = items[start : start + batch_size]
                     limit = self._config.train.max_prompt_tokens
-                    prompts = [fit_prompt(self._tokenizer, item.prompt, limit)[0] for item in batch]
+                    prompts = [fit_prompt(self._tokenizer, item, limit)[0] for item in batch]
                     encoded = self._tokenizer(text=prompts, return_tensors="pt", padding=True, padding_side="left")
                     encoded = {k: v.to(self._trainer.args.device) for k, v in encoded.items()}
                     output = model.generate(**encoded, generation_config=generation_config)
@@ -226,42 +227,6 @@ def schedule(n_items: int, n_prompts: int, seed: int) -> list[int]:
     while len(order) < n_prompts:
         order.extend(rng.permutation(n_items).tolist())
     return order[:n_prompts]
-
-
-def render_prompt(tokenizer: PreTrainedTokenizerBase, prompt: str) -> str:
-    """The text the policy is shown: the tokenizer's chat template around the prompt, if it has one."""
-    if tokenizer.chat_template is None:
-        return prompt
-    return tokenizer.apply_chat_template(
-        [{"role": "user", "content": prompt}], add_generation_prompt=True, tokenize=False
-    )
-
-
-def fit_prompt(tokenizer: PreTrainedTokenizerBase, prompt: str, limit: int) -> tuple[str, bool]:
-    """The rendered prompt, cut to at most `limit` tokens; return (text, whether the prompt was cut).
-
-    TRL 1.16 has no prompt-length option and tokenizes prompts without truncation, so they are fitted
-    here. The prompt loses tokens from its left side (the start of the context), so the question and
-    instructions at its end survive, and so does the chat template around it. Re-encoding decoded text
-    may merge differently, hence the check loop.
-    """
-
-    def count(text: str) -> int:
-        return len(tokenizer(text=text)["input_ids"])
-
-    rendered = render_prompt(tokenizer, prompt)
-    excess = count(rendered) - limit
-    if excess <= 0:
-        return rendered, False
-    ids = tokenizer(text=prompt, add_special_tokens=False)["input_ids"]
-    cut = excess
-    while cut < len(ids):
-        candidate = render_prompt(tokenizer, tokenizer.decode(ids[cut:]))
-        over = count(candidate) - limit
-        if over <= 0:
-            return candidate, True
-        cut += over
-    raise BadInput(f"train.max_prompt_tokens: {limit} tokens cannot hold any prompt text; raise it")
 
 
 class _HookBridge(TrainerCallback):

@@ -24,6 +24,18 @@ SPECIAL_TOKENS = [EOS, "<|im_start|>", "<|im_end|>"]
 VOCAB_SIZE = 2000
 BUILD_NAME = "rc1_build.json"
 MAX_POSITIONS = 4096
+# ChatML, as Qwen3 writes it (a tool result goes back in a user turn inside <tool_response>), so the
+# local run shows the policy its episodes the way the production model sees them.
+CHAT_TEMPLATE = (
+    "{%- for message in messages %}"
+    "{%- if message.role == 'tool' %}"
+    "{{- '<|im_start|>user\\n<tool_response>\\n' + message.content + '\\n</tool_response><|im_end|>\\n' }}"
+    "{%- else %}"
+    "{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>\\n' }}"
+    "{%- endif %}"
+    "{%- endfor %}"
+    "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}"
+)
 
 ARCH = {
     "hidden_size": 64,
@@ -69,7 +81,7 @@ def _fingerprint(texts: list[str], seed: int) -> dict:
     for text in texts:
         digest.update(hashlib.sha256(text.encode("utf-8")).digest())
     return {"kind": "builtin:tiny-qwen3", "seed": seed, "texts_sha256": digest.hexdigest(), "arch": ARCH,
-            "vocab_size": VOCAB_SIZE}
+            "vocab_size": VOCAB_SIZE, "chat_template_sha256": hashlib.sha256(CHAT_TEMPLATE.encode()).hexdigest()}
 
 
 def _is_complete(out_dir: Path, fingerprint: dict) -> bool:
@@ -102,6 +114,7 @@ def _train_tokenizer(texts: list[str]) -> PreTrainedTokenizerFast:
         padding_side="left",
         truncation_side="left",
         model_max_length=MAX_POSITIONS,
+        chat_template=CHAT_TEMPLATE,
     )
 
 
