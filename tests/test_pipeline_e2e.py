@@ -162,3 +162,34 @@ def test_a_second_writer_exits_4_and_appends_nothing(finished_copy):
         result = rc1(finished_copy, "repair")
     assert result.returncode == 4 and "another rc1 process" in result.stderr
     assert (finished_copy / "events/local.jsonl").read_bytes() == before
+
+
+def _write_gsm8k(path, first: int, count: int) -> None:
+    """`count` records in the official GSM8K format, 1 to 6 worked steps each (so every difficulty)."""
+    lines = []
+    for i in range(first, first + count):
+        steps = 1 + i % 6
+        work = "\n".join(f"Stage {k} costs {i} + {k} = <<{i}+{k}={i + k}>>{i + k} coins." for k in range(steps))
+        question = (f"Merchant number {i} from the river town buys {steps} crates of figs at {i + 3} coins each, "
+                    f"sells {i % 7 + 2} of them at the market and keeps the rest for winter. How many coins did merchant {i} spend?")
+        lines.append(json.dumps({"question": question, "answer": f"{work}\n#### {steps * (i + 3)}"}))
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_a_pool_drawn_from_the_shadow_sets_own_file_fails_the_leak_check(tmp_path):
+    root = make_workspace(tmp_path)
+    _write_gsm8k(root / "configs/gsm8k_a.jsonl", 0, 60)  # the short pool has 60 gsm8k items: all of them
+    _write_gsm8k(root / "configs/gsm8k_b.jsonl", 1000, 60)
+    same = ["--set", "data.sources.gsm8k.path=gsm8k_a.jsonl", "--set", "data.sources.gsm8k.shadow_path=gsm8k_a.jsonl"]
+    result = rc1(root, "preflight", "--round", "1", *same)
+    assert result.returncode == 3 and "leak" in result.stderr
+    leak = [e for e in events(root) if e.get("name") == "leak"][-1]
+    shadow_gsm8k = sum(1 for line in (root / "data/local/shadow.jsonl").read_text().splitlines() if '"task":"gsm8k"' in line)
+    assert leak["type"] == "check_failed" and shadow_gsm8k > 0
+    assert leak["measured"]["gsm8k.leaked"] == shadow_gsm8k and leak["measured"]["hotpotqa.leaked"] == 0
+    assert types(root)[-1] == "gate_failed" and status_json(root)["state"] == "INIT"
+
+    held_out = ["--set", "data.sources.gsm8k.path=gsm8k_a.jsonl", "--set", "data.sources.gsm8k.shadow_path=gsm8k_b.jsonl"]
+    rc1(root, "preflight", "--round", "1", *held_out)
+    leak = [e for e in events(root) if e.get("name") == "leak"][-1]
+    assert leak["type"] == "check_passed" and leak["measured"]["leaked"] == 0
