@@ -51,6 +51,8 @@ def test_a_long_run_cannot_pass_itself_off_as_local():
     ("preflight.min_len_tokens=16", "preflight.min_len_tokens may not go below 64"),
     ("data.pool_size=600", "data.pool_size must be ≥ 30000"),
     ("data.shadow_size=60", "data.shadow_size must be ≥ 245"),
+    ("reward.overclar_alpha=0.01", "reward.overclar_alpha must be 0.07"),
+    ("reward.overclar_cap=10", "reward.overclar_cap must be 3"),
 ])
 def test_production_cannot_loosen_a_preflight_threshold(override, message):
     result = check("rc1.yaml", override)

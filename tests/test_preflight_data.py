@@ -194,3 +194,44 @@ def test_the_shadow_set_dressed_stays_stratified_and_scorable(pack):
     cells = Counter((i.task, i.difficulty) for i in shadow)
     assert len(shadow) == 245 and len(cells) == 9 and min(cells.values()) >= 20
     assert scorer_selfcheck(shadow).passed
+
+
+# --- seed pool -------------------------------------------------------------------------------------
+
+def _data(**changes):
+    from rc1.config import DataConfig
+
+    return DataConfig(**{"pool_size": 1200, "shadow_size": 60, "max_turns": 3, "max_tool_hops": 2,
+                         "clarify_rate": 0.10, "tools": ["wiki", "calc"], **changes})
+
+
+def test_the_seed_pool_check_passes_on_the_dressed_pool_and_names_its_sha256(episodes, pack):
+    from rc1.checks.seed_pool import seed_pool_check
+
+    result = seed_pool_check(episodes, _data(), pack, "ab" * 32)
+    assert result.passed, result.detail
+    assert result.measured["items"] == 1200 and result.measured["clarify_share"] == pytest.approx(0.10)
+    assert 2 <= result.measured["max_user_turns"] <= 3 and result.measured["max_tool_hops"] == 2
+    assert "pool sha256 abababababab" in result.detail and pack.sha256[:12] in result.detail
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"pool_size": 30000}, "1200 items, data.pool_size is 30000"),
+    ({"max_turns": 1}, "user turns > data.max_turns 1"),
+    ({"max_tool_hops": 1}, "tool hops > data.max_tool_hops 1"),
+    ({"clarify_rate": 0.2}, "clarification share 0.1000 vs data.clarify_rate 0.2"),
+    ({"tools": ["calc"]}, "tools ['wiki'] used but not in data.tools"),
+])
+def test_the_seed_pool_check_fails_when_the_pool_is_not_the_one_configured(episodes, pack, changes, message):
+    from rc1.checks.seed_pool import seed_pool_check
+
+    result = seed_pool_check(episodes, _data(**changes), pack, "ab" * 32)
+    assert not result.passed and message in result.detail
+
+
+def test_an_undressed_item_in_the_seed_pool_fails_it(episodes, pack):
+    from rc1.checks.seed_pool import seed_pool_check
+
+    raw = [msgspec.structs.replace(episodes[0], turns=[], template="", role="", style="")]
+    result = seed_pool_check(episodes[1:] + raw, _data(), pack, "ab" * 32)
+    assert not result.passed and "1 items carry no framing of the pack" in result.detail

@@ -121,3 +121,28 @@ def test_weights_must_cover_exactly_the_scorer_components():
     with pytest.raises(ValueError, match="must match"):
         total_reward(components, {**WEIGHTS, "length": 0.0}, item, "Answer: 7",
                      use_penalty=False, alpha=0.0, cap=0, beta=0.0)
+
+
+# --- the round-1 check over the aggregation -------------------------------------------------------
+
+def test_the_overclar_check_probes_the_aggregation_and_passes_with_the_issue_values():
+    from rc1.checks.overclar import overclar_check
+    from rc1.config import RewardConfig
+
+    result = overclar_check(RewardConfig(use_overclar_penalty=True, overclar_alpha=0.07, overclar_cap=3))
+    assert result.passed, result.detail
+    assert [result.measured[f"penalty_c{c}"] for c in (0, 1, 2, 5)] == pytest.approx([0.0, 0.07, 0.14, 0.21])
+    assert result.measured["penalty_needed_clarification"] == 0.0
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"use_overclar_penalty": False}, "reward.use_overclar_penalty is false"),
+    ({"overclar_alpha": 0.0}, "switch the penalty off"),
+    ({"overclar_cap": 0}, "switch the penalty off"),
+])
+def test_the_overclar_check_fails_when_the_penalty_is_off(changes, message):
+    from rc1.checks.overclar import overclar_check
+    from rc1.config import RewardConfig
+
+    result = overclar_check(RewardConfig(**changes))
+    assert not result.passed and message in result.detail

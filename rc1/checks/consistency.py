@@ -41,6 +41,7 @@ PRODUCTION_FLOORS: dict[str, tuple[str, float]] = {
     "min_balanced_fraction": ("min", 0.50),
 }
 PRODUCTION_POOL_SIZE = 30000
+PRODUCTION_OVERCLAR_ALPHA, PRODUCTION_OVERCLAR_CAP = 0.07, 3
 PRODUCTION_SHADOW_SIZE = 245
 
 Rule = tuple[str, Callable[[Config], float], Callable[[float], bool], str]
@@ -71,6 +72,10 @@ PRODUCTION_RULES: list[Rule] = _COMMON + [
     ("max_steps", lambda c: float(c.train.max_steps), lambda v: v >= 50000, "train.max_steps must be ≥ 50000"),
     ("seeds", lambda c: float(len(set(c.run.seeds))), lambda v: v >= 3, "run.seeds must list at least 3 distinct seeds"),
     ("qlora", lambda c: float(c.finetune.method == "qlora"), lambda v: v == 1.0, "finetune.method must be qlora"),
+    ("overclar_alpha", lambda c: c.reward.overclar_alpha, lambda v: abs(v - PRODUCTION_OVERCLAR_ALPHA) < 1e-12,
+     f"reward.overclar_alpha must be {PRODUCTION_OVERCLAR_ALPHA}"),
+    ("overclar_cap", lambda c: float(c.reward.overclar_cap), lambda v: v == PRODUCTION_OVERCLAR_CAP,
+     f"reward.overclar_cap must be {PRODUCTION_OVERCLAR_CAP}"),
     ("pool_size", lambda c: float(c.data.pool_size), lambda v: v >= PRODUCTION_POOL_SIZE,
      f"data.pool_size must be ≥ {PRODUCTION_POOL_SIZE}"),
     ("shadow_size", lambda c: float(c.data.shadow_size), lambda v: v >= PRODUCTION_SHADOW_SIZE,

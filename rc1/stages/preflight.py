@@ -13,8 +13,10 @@ import json
 
 from rc1.checks import coverage, diversity, duplicates, leak, ngram_kl, resources, weights
 from rc1.checks.consistency import training_config_check
+from rc1.checks.overclar import overclar_check
 from rc1.checks.result import CheckResult
 from rc1.checks.scorer import scorer_selfcheck
+from rc1.checks.seed_pool import seed_pool_check
 from rc1.checks.shadow import shadow_stratification
 from rc1.data.balance import Balanced
 from rc1.data.difficulty import ItemMetrics
@@ -29,9 +31,11 @@ from rc1.stages.gate import ensure_inputs_unchanged, record_checks, require_allo
 
 
 def pool_checks(session: Session, pool: list[TaskItem], shadow: list[TaskItem]) -> list[CheckResult]:
-    """The checks of the seed pool alone (also `rc1 pool validate`)."""
+    """The checks of the seed pool alone (also `rc1 pool validate`); the pool is the one on disk."""
     t = session.config.preflight
+    pool_sha256 = sha256_file(session.ws.pool_path)
     return [
+        seed_pool_check(pool, session.config.data, datasets.template_pack(session), pool_sha256),
         diversity.distinct2(pool, t.min_distinct2),
         ngram_kl.ngram_kl(pool, t.min_ngram_kl),
         coverage.framing_coverage(pool, t.min_roles, t.min_styles),
@@ -51,6 +55,7 @@ def data_checks(session: Session, pool: list[TaskItem], shadow: list[TaskItem], 
         *pool_checks(session, pool, shadow),
         datasets.difficulty_check(session, pool, metrics, balanced),
         weights.weights_check(session.loaded.weights_path),
+        overclar_check(config.reward),
         training_config_check(config),
         resources.free_disk(session.ws.root, t.min_free_disk_gb),
         resources.accelerator_memory(t.min_accelerator_memory_gb),

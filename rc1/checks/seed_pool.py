@@ -1,0 +1,55 @@
+"""Seed pool: the pool on disk is the one the config asked for — its size, and episodes dressed within
+`data.max_turns`, `data.max_tool_hops`, `data.tools` and the `data.clarify_rate` share, every framing
+from the template pack. The report names the pool's and the pack's sha256."""
+
+from __future__ import annotations
+
+from rc1.checks.result import CheckResult
+from rc1.config import DataConfig
+from rc1.data.task import TaskItem
+from rc1.data.templates import TemplatePack
+
+
+def seed_pool_check(pool: list[TaskItem], data: DataConfig, pack: TemplatePack, pool_sha256: str) -> CheckResult:
+    n = len(pool)
+    user_turns = [sum(1 for turn in item.turns if turn.role == "user") for item in pool]
+    tools_used = {turn.tool for item in pool for turn in item.turns if turn.role == "tool"}
+    unknown = [item.id for item in pool if not _framed_by(item, pack)]
+    clarify_share = sum(item.needs_clarification for item in pool) / n if n else 0.0
+    measured = {
+        "items": float(n),
+        "max_user_turns": float(max(user_turns, default=0)),
+        "max_tool_hops": float(max((item.tool_hops for item in pool), default=0)),
+        "clarify_share": clarify_share,
+        "tools_outside_config": float(len(tools_used - set(data.tools))),
+        "items_not_framed_by_pack": float(len(unknown)),
+    }
+    problems = []
+    if n != data.pool_size:
+        problems.append(f"{n} items, data.pool_size is {data.pool_size}")
+    if measured["max_user_turns"] > data.max_turns:
+        problems.append(f"an episode has {measured['max_user_turns']:.0f} user turns > data.max_turns {data.max_turns}")
+    if measured["max_tool_hops"] > data.max_tool_hops:
+        problems.append(f"an episode has {measured['max_tool_hops']:.0f} tool hops > data.max_tool_hops {data.max_tool_hops}")
+    # The dressing picks round(rate·n) items: the share is exact up to that rounding.
+    if n and abs(clarify_share - data.clarify_rate) > 0.5 / n + 1e-12:
+        problems.append(f"clarification share {clarify_share:.4f} vs data.clarify_rate {data.clarify_rate}")
+    if tools_used - set(data.tools):
+        problems.append(f"tools {sorted(tools_used - set(data.tools))} used but not in data.tools")
+    if unknown:
+        problems.append(f"{len(unknown)} items carry no framing of the pack (e.g. {unknown[0]})")
+    summary = f"{n} items, pool sha256 {pool_sha256[:12]}, template pack {pack.path} sha256 {pack.sha256[:12]}"
+    return CheckResult(
+        name="seed_pool",
+        passed=n > 0 and not problems,
+        measured=measured,
+        thresholds={"items": float(data.pool_size), "max_turns": float(data.max_turns),
+                    "max_tool_hops": float(data.max_tool_hops), "clarify_rate": data.clarify_rate},
+        detail=summary + ("; " + "; ".join(problems) if problems else ""),
+    )
+
+
+def _framed_by(item: TaskItem, pack: TemplatePack) -> bool:
+    task, _, name = item.template.partition("/")
+    return (bool(item.turns) and item.role in pack.roles and item.style in pack.styles
+            and task == item.task and name in pack.tasks.get(task, {}))
