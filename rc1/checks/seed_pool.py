@@ -4,6 +4,8 @@ from the template pack. The report names the pool's and the pack's sha256."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rc1.checks.result import CheckResult
 from rc1.config import DataConfig
 from rc1.data.task import TaskItem
@@ -38,7 +40,7 @@ def seed_pool_check(pool: list[TaskItem], data: DataConfig, pack: TemplatePack, 
         problems.append(f"tools {sorted(tools_used - set(data.tools))} used but not in data.tools")
     if unknown:
         problems.append(f"{len(unknown)} items carry no framing of the pack (e.g. {unknown[0]})")
-    summary = f"{n} items, pool sha256 {pool_sha256[:12]}, template pack {pack.path} sha256 {pack.sha256[:12]}"
+    summary = f"{n} items, pool sha256 {pool_sha256[:12]}, template pack {Path(pack.path).name} sha256 {pack.sha256[:12]}"
     return CheckResult(
         name="seed_pool",
         passed=n > 0 and not problems,
