@@ -11,6 +11,8 @@ from rc1.checks.coverage import framing_coverage
 from rc1.checks.difficulty import DifficultyLimits, validate
 from rc1.checks.ngram_kl import kl3, ngram_kl
 from rc1.checks.scorer import scorer_selfcheck
+from rc1.checks.seed_pool import seed_pool_check
+from rc1.config import DataConfig
 from rc1.data.balance import bucket_counts, rebalance
 from rc1.data.difficulty import clue_overlap, measure
 from rc1.data.episodes import dress
@@ -35,7 +37,7 @@ def pack():
 @pytest.fixture(scope="module")
 def episodes(pack):
     pool = build_pool(1200, MIX, 1234, GENERATOR_DIFFICULTY_MIX)
-    return dress(pool, pack, seed=1234, stream="pool", max_turns=3, clarify_rate=0.10, tools=["wiki", "calc"])
+    return dress(pool, pack, seed=1234, stream="pool", max_turns=3, max_tool_hops=2, clarify_rate=0.10, tools=["wiki", "calc"])
 
 
 # --- template pack ---------------------------------------------------------------------------------
@@ -131,7 +133,7 @@ def test_ngram_kl_is_near_zero_when_framings_are_labels_on_the_same_text(episode
     # Every item rendered with one role and style, then labelled with random framings: no real difference.
     same = dress(build_pool(1200, MIX, 99), msgspec.structs.replace(pack, roles={"r": "R."}, styles={"s": "S."},
                  tasks={t: {"only": next(iter(v.values()))} for t, v in pack.tasks.items()}),
-                 seed=1, stream="pool", max_turns=1, clarify_rate=0.0, tools=[])
+                 seed=1, stream="pool", max_turns=1, max_tool_hops=0, clarify_rate=0.0, tools=[])
     relabelled = [msgspec.structs.replace(i, role=f"r{k % 4}", style=f"s{k % 3}")
                   for k, i in enumerate(i for i in same if i.task == "hotpotqa")]
     real = [i for i in episodes if i.task == "hotpotqa"]
@@ -189,7 +191,7 @@ def test_caps_and_clue_medians_fail_with_the_measured_value(episodes):
 
 
 def test_the_shadow_set_dressed_stays_stratified_and_scorable(pack):
-    shadow = dress(build_shadow(245, MIX, 4242), pack, seed=4242, stream="shadow", max_turns=3, clarify_rate=0.1,
+    shadow = dress(build_shadow(245, MIX, 4242), pack, seed=4242, stream="shadow", max_turns=3, max_tool_hops=2, clarify_rate=0.1,
                    tools=["wiki", "calc"])
     cells = Counter((i.task, i.difficulty) for i in shadow)
     assert len(shadow) == 245 and len(cells) == 9 and min(cells.values()) >= 20
@@ -199,15 +201,11 @@ def test_the_shadow_set_dressed_stays_stratified_and_scorable(pack):
 # --- seed pool -------------------------------------------------------------------------------------
 
 def _data(**changes):
-    from rc1.config import DataConfig
-
     return DataConfig(**{"pool_size": 1200, "shadow_size": 60, "max_turns": 3, "max_tool_hops": 2,
                          "clarify_rate": 0.10, "tools": ["wiki", "calc"], **changes})
 
 
 def test_the_seed_pool_check_passes_on_the_dressed_pool_and_names_its_sha256(episodes, pack):
-    from rc1.checks.seed_pool import seed_pool_check
-
     result = seed_pool_check(episodes, _data(), pack, "ab" * 32)
     assert result.passed, result.detail
     assert result.measured["items"] == 1200 and result.measured["clarify_share"] == pytest.approx(0.10)
@@ -223,15 +221,18 @@ def test_the_seed_pool_check_passes_on_the_dressed_pool_and_names_its_sha256(epi
     ({"tools": ["calc"]}, "tools ['wiki'] used but not in data.tools"),
 ])
 def test_the_seed_pool_check_fails_when_the_pool_is_not_the_one_configured(episodes, pack, changes, message):
-    from rc1.checks.seed_pool import seed_pool_check
-
     result = seed_pool_check(episodes, _data(**changes), pack, "ab" * 32)
     assert not result.passed and message in result.detail
 
 
-def test_an_undressed_item_in_the_seed_pool_fails_it(episodes, pack):
-    from rc1.checks.seed_pool import seed_pool_check
+def test_episodes_honour_a_lower_tool_hop_cap_and_the_seed_pool_check_agrees(pack):
+    capped = dress(build_pool(1200, MIX, 1234, GENERATOR_DIFFICULTY_MIX), pack, seed=1234, stream="pool", max_turns=3,
+                   max_tool_hops=1, clarify_rate=0.10, tools=["wiki", "calc"])
+    assert max(item.tool_hops for item in capped) == 1
+    assert seed_pool_check(capped, _data(max_tool_hops=1), pack, "ab" * 32).passed
 
+
+def test_an_undressed_item_in_the_seed_pool_fails_it(episodes, pack):
     raw = [msgspec.structs.replace(episodes[0], turns=[], template="", role="", style="")]
     result = seed_pool_check(episodes[1:] + raw, _data(), pack, "ab" * 32)
     assert not result.passed and "1 items carry no framing of the pack" in result.detail

@@ -19,7 +19,7 @@ MIX = {"hotpotqa": 0.45, "strategyqa": 0.30, "gsm8k": 0.25}
 
 @pytest.fixture(scope="module")
 def episodes():
-    return dress(build_pool(60, MIX, 1234), load_pack(PACK_DIR), seed=1, stream="pool", max_turns=3,
+    return dress(build_pool(60, MIX, 1234), load_pack(PACK_DIR), seed=1, stream="pool", max_turns=3, max_tool_hops=2,
                  clarify_rate=0.1, tools=["wiki", "calc"])
 
 
@@ -58,15 +58,30 @@ def test_a_tokenizer_without_a_chat_template_sees_the_flat_episode(tokenizer, lo
     assert fit_prompt(plain, long_episode, 10_000) == (long_episode.prompt, False)
 
 
-def test_a_long_conversation_keeps_its_system_turn_and_its_question_and_loses_the_start(tokenizer, long_episode):
+def _tokens(tokenizer, text):
+    return len(tokenizer(text=text)["input_ids"])
+
+
+def test_a_long_conversation_drops_its_earliest_exchanges_whole_and_stays_a_conversation(tokenizer, long_episode):
     full = render_prompt(tokenizer, long_episode)
-    limit = len(tokenizer(text=full)["input_ids"]) // 2
-    fitted, cut = fit_prompt(tokenizer, long_episode, limit)
-    assert cut and len(tokenizer(text=fitted)["input_ids"]) <= limit
-    assert fitted.startswith("<|im_start|>system\n" + long_episode.turns[0].content)
-    assert fitted.endswith(long_episode.turns[-1].content + "<|im_end|>\n<|im_start|>assistant\n")
-    assert long_episode.turns[1].content not in fitted  # the first turn after the system turn was cut
+    system, *rest = messages(long_episode)
+    later = rest[[m["role"] for m in rest].index("user", 1):]  # from the second user turn on (the tool steps go)
+    wanted = tokenizer.apply_chat_template([system, *later], add_generation_prompt=True, tokenize=False)
+    fitted, cut = fit_prompt(tokenizer, long_episode, _tokens(tokenizer, wanted))
+    assert cut and fitted == wanted and "<tool_response>" in full and "<tool_response>" not in fitted
     assert fit_prompt(tokenizer, long_episode, 10_000) == (full, False)
+
+
+def test_when_the_last_turn_alone_is_too_long_its_start_is_cut(tokenizer, long_episode):
+    system, last = long_episode.turns[0], long_episode.turns[-1]
+    alone = tokenizer.apply_chat_template([{"role": "system", "content": system.content},
+                                           {"role": "user", "content": last.content}], add_generation_prompt=True, tokenize=False)
+    limit = _tokens(tokenizer, alone) - 10
+    fitted, cut = fit_prompt(tokenizer, long_episode, limit)
+    assert cut and _tokens(tokenizer, fitted) <= limit
+    assert fitted.startswith("<|im_start|>system\n" + system.content + "<|im_end|>\n<|im_start|>user\n")
+    assert fitted.endswith(last.content[-40:] + "<|im_end|>\n<|im_start|>assistant\n")
+    assert fitted.count("<|im_start|>") == 3
 
 
 def test_an_undressed_item_is_one_user_message_and_a_limit_too_small_is_bad_input(tokenizer, episodes):

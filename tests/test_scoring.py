@@ -2,11 +2,14 @@
 
 import pytest
 
+from rc1.checks.overclar import overclar_check
+from rc1.config import RewardConfig
 from rc1.data.generators import render_prompt
 from rc1.data.pool import build_shadow
 from rc1.data.task import TaskItem
 from rc1.scoring.reward import clarification_count, difficulty_factor, overclar_penalty, total_reward
 from rc1.scoring.rules import extract_answer, normalize_answer, score
+from rc1.train.rewards import make_reward_fn
 
 WEIGHTS = {"correctness": 0.5, "format": 0.3, "brevity": 0.2}
 
@@ -126,9 +129,6 @@ def test_weights_must_cover_exactly_the_scorer_components():
 # --- the round-1 check over the aggregation -------------------------------------------------------
 
 def test_the_overclar_check_probes_the_aggregation_and_passes_with_the_issue_values():
-    from rc1.checks.overclar import overclar_check
-    from rc1.config import RewardConfig
-
     result = overclar_check(RewardConfig(use_overclar_penalty=True, overclar_alpha=0.07, overclar_cap=3))
     assert result.passed, result.detail
     assert [result.measured[f"penalty_c{c}"] for c in (0, 1, 2, 5)] == pytest.approx([0.0, 0.07, 0.14, 0.21])
@@ -141,8 +141,13 @@ def test_the_overclar_check_probes_the_aggregation_and_passes_with_the_issue_val
     ({"overclar_cap": 0}, "switch the penalty off"),
 ])
 def test_the_overclar_check_fails_when_the_penalty_is_off(changes, message):
-    from rc1.checks.overclar import overclar_check
-    from rc1.config import RewardConfig
-
     result = overclar_check(RewardConfig(**changes))
     assert not result.passed and message in result.detail
+
+
+def test_the_overclar_check_fails_when_the_trainers_reward_is_not_built_from_the_checked_config():
+    def miswired(_config, weights):  # alpha and cap swapped on the way to the trainer
+        return make_reward_fn(RewardConfig(overclar_alpha=3.0, overclar_cap=0), weights)
+
+    result = overclar_check(RewardConfig(), build=miswired)
+    assert not result.passed and "c = 1: penalty 0, expected 0.07" in result.detail

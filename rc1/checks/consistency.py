@@ -60,11 +60,12 @@ _COMMON: list[Rule] = [
 ]
 
 def _floor_rule(key: str, side: str, bound: float) -> Rule:
+    # The message is formatted with the measured value (see training_config_check).
     if side == "min":
         return (f"preflight.{key}", lambda c: float(getattr(c.preflight, key)), lambda v: v >= bound,
-                f"preflight.{key} may not go below {bound:g} in the production profile")
+                f"preflight.{key} is {{value:g}}; the production profile may not go below {bound:g}")
     return (f"preflight.{key}", lambda c: float(getattr(c.preflight, key)), lambda v: v <= bound,
-            f"preflight.{key} may not go above {bound:g} in the production profile")
+            f"preflight.{key} is {{value:g}}; the production profile may not go above {bound:g}")
 
 
 PRODUCTION_RULES: list[Rule] = _COMMON + [
@@ -97,7 +98,7 @@ def training_config_check(config: Config) -> CheckResult:
         value = measure(config)
         measured[name] = value
         if not ok(value):
-            failures.append(message)
+            failures.append(message.format(value=value))
     return CheckResult(
         name="training_config",
         passed=not failures,

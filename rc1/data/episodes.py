@@ -4,7 +4,7 @@ share of under-specified prompts whose right reply is one clarification question
 
 What changes with difficulty (by construction, so the difficulty metrics can see it):
 - user turns: easy 1; medium 1–2; hard 2–`max_turns`. Earlier turns carry part of the material.
-- tool steps: medium up to 1, hard up to 2 — a context paragraph returned by `wiki`, or the product
+- tool steps: medium up to 1, hard up to 2 (never above `max_tool_hops`) — a context paragraph returned by `wiki`, or the product
   of "k packs of m units" returned by `calc` (GSM8K), when the episode's tools allow it.
 - clue overlap: an easy item's question first restates the context sentence it turns on.
 The gold answer never changes; an under-specified item keeps it for after the clarification.
@@ -36,13 +36,13 @@ _PACKS_OF = re.compile(r"\b(\d+) ([a-z]+) (?:of|holding) (\d+)\b")
 _SPEAKERS = {"system": "System", "user": "User", "assistant": "Assistant", "tool": "Tool"}
 
 
-def dress(items: list[TaskItem], pack: TemplatePack, *, seed: int, stream: str, max_turns: int,
+def dress(items: list[TaskItem], pack: TemplatePack, *, seed: int, stream: str, max_turns: int, max_tool_hops: int,
           clarify_rate: float, tools: list[str]) -> list[TaskItem]:
     """Every item as an episode; `stream` keeps the pool's and the shadow set's choices apart."""
     chooser = random.Random(f"clarify|{stream}|{seed}")
     unclear = set(chooser.sample(range(len(items)), round(clarify_rate * len(items)))) if items else set()
     return [
-        _episode(item, pack, random.Random(f"episode|{stream}|{seed}|{item.id}"), max_turns, i in unclear, tools)
+        _episode(item, pack, random.Random(f"episode|{stream}|{seed}|{item.id}"), max_turns, max_tool_hops, i in unclear, tools)
         for i, item in enumerate(items)
     ]
 
@@ -56,8 +56,8 @@ def render(turns: list[Turn]) -> str:
     return "\n\n".join(parts)
 
 
-def _episode(item: TaskItem, pack: TemplatePack, rng: random.Random, max_turns: int, unclear: bool,
-             tools: list[str]) -> TaskItem:
+def _episode(item: TaskItem, pack: TemplatePack, rng: random.Random, max_turns: int, max_tool_hops: int,
+             unclear: bool, tools: list[str]) -> TaskItem:
     role = rng.choice(sorted(pack.roles))
     style = rng.choice(sorted(pack.styles))
     name = rng.choice(sorted(pack.tasks[item.task]))
@@ -66,7 +66,7 @@ def _episode(item: TaskItem, pack: TemplatePack, rng: random.Random, max_turns: 
         last = _underspecified(item, pack, rng)
         turns, question, hops = [system, Turn(role="user", content=last)], item.question, 0
     else:
-        turns, question, hops = _conversation(item, pack.tasks[item.task][name], pack, rng, max_turns, tools)
+        turns, question, hops = _conversation(item, pack.tasks[item.task][name], pack, rng, max_turns, max_tool_hops, tools)
         turns = [system, *turns]
     return msgspec.structs.replace(
         item, question=question, prompt=render(turns), turns=turns, needs_clarification=unclear,
@@ -85,10 +85,10 @@ def _underspecified(item: TaskItem, pack: TemplatePack, rng: random.Random) -> s
 
 
 def _conversation(item: TaskItem, template: str, pack: TemplatePack, rng: random.Random, max_turns: int,
-                  tools: list[str]) -> tuple[list[Turn], str, int]:
+                  max_tool_hops: int, tools: list[str]) -> tuple[list[Turn], str, int]:
     """The user/assistant/tool turns of a fully specified episode, the question as asked, the tool hops."""
     user_turns = min(max_turns, {"easy": 1, "medium": rng.randint(1, 2), "hard": rng.randint(2, max(2, max_turns))}[item.difficulty])
-    wanted_hops = {"easy": 0, "medium": rng.randint(0, 1), "hard": rng.randint(1, 2)}[item.difficulty]
+    wanted_hops = min(max_tool_hops, {"easy": 0, "medium": rng.randint(0, 1), "hard": rng.randint(1, 2)}[item.difficulty])
     question = item.question
     if item.context:
         units = item.context.split("\n") if "\n" in item.context else _SENTENCE.split(item.context)

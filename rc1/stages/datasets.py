@@ -36,7 +36,7 @@ def template_pack(session: Session) -> TemplatePack:
 def _dress(session: Session, items: list[TaskItem], seed: int, stream: str) -> list[TaskItem]:
     data = session.config.data
     return dress(items, template_pack(session), seed=seed, stream=stream, max_turns=data.max_turns,
-                 clarify_rate=data.clarify_rate, tools=list(data.tools))
+                 max_tool_hops=data.max_tool_hops, clarify_rate=data.clarify_rate, tools=list(data.tools))
 
 
 def build_shadow(session: Session) -> list[TaskItem]:

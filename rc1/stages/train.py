@@ -69,6 +69,9 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
     reward_fn = make_reward_fn(config.reward, load_weights(session.loaded.weights_path))
     shutil.rmtree(session.ws.staging_dir, ignore_errors=True)  # leftovers of a killed save are never resumed from
     engine = TrlGrpoEngine(config, pool, reward_fn, model, tokenizer, session.ws.staging_dir, device)
+    if engine.truncated_prompts:
+        print(f"note: {engine.truncated_prompts} of {len(pool)} prompts were cut to fit train.max_prompt_tokens "
+              f"({config.train.max_prompt_tokens}); their earliest turns are left out", file=sys.stderr)
     session.append(ev.TrainingStarted(
         resume_from_step=resume.step if resume else 0,
         resume_from_dir=resume.dir if resume else None,

@@ -8,9 +8,11 @@ never dressed as an episode) is one user message.
 
 Fitting to `train.max_prompt_tokens`: TRL 1.16 has no prompt-length option and tokenizes prompts
 without truncation, so prompts are fitted here. A conversation that is too long keeps its system turn
-whole; the other turns are flattened into one user message that loses tokens from its left side (the
-start of the material), so the question and instructions at its end survive, and so does the chat
-template around it. Re-encoding decoded text may merge differently, hence the check loop.
+and drops its earliest exchanges whole (from one user turn, or the first turn, up to the next user
+turn), so what remains is still a conversation in the chat format; when the last user turn alone is
+still too long, its text loses tokens from its left side (the start of the material), so the question
+and instructions at its end survive. A flat prompt (no chat template) is cut from the left the same
+way. Re-encoding decoded text may merge differently, hence the check loop.
 """
 
 from __future__ import annotations
@@ -53,9 +55,27 @@ def fit_prompt(tokenizer: PreTrainedTokenizerBase, item: TaskItem, limit: int) -
     if tokenizer.chat_template is None:
         return _cut_left(tokenizer, item.prompt, lambda text: text, limit), True
     conversation = messages(item)
-    head = conversation[:1] if conversation[0]["role"] == "system" else []
-    body = render(item.turns[len(head):]) if item.turns else item.prompt
-    return _cut_left(tokenizer, body, lambda text: _apply(tokenizer, [*head, {"role": "user", "content": text}]), limit), True
+    head, rest = (conversation[:1], conversation[1:]) if conversation[0]["role"] == "system" else ([], conversation)
+    while len(rest) > 1:
+        rest = _without_first_exchange(rest)
+        candidate = _apply(tokenizer, [*head, *rest])
+        if _count(tokenizer, candidate) <= limit:
+            return candidate, True
+    last = rest[0]
+
+    def wrap(text: str) -> str:
+        return _apply(tokenizer, [*head, {**last, "content": text}])
+
+    return _cut_left(tokenizer, last["content"], wrap, limit), True
+
+
+def _without_first_exchange(turns: list[Message]) -> list[Message]:
+    """`turns` less its first turn and the non-user turns after it (a tool call's result, an acknowledgement);
+    the last turn always stays."""
+    k = 1
+    while k < len(turns) - 1 and turns[k]["role"] != "user":
+        k += 1
+    return turns[k:]
 
 
 def _apply(tokenizer: PreTrainedTokenizerBase, conversation: list[Message]) -> str:
@@ -69,7 +89,9 @@ def _count(tokenizer: PreTrainedTokenizerBase, text: str) -> int:
 def _cut_left(tokenizer: PreTrainedTokenizerBase, text: str, wrap: Callable[[str], str], limit: int) -> str:
     """`wrap(text minus its first tokens)` in at most `limit` tokens, losing as few tokens as it can."""
     ids = tokenizer(text=text, add_special_tokens=False)["input_ids"]
-    cut = max(1, _count(tokenizer, wrap(text)) - limit)
+    cut = _count(tokenizer, wrap(text)) - limit
+    if cut <= 0:
+        return wrap(text)
     while cut < len(ids):
         candidate = wrap(tokenizer.decode(ids[cut:]))
         over = _count(tokenizer, candidate) - limit
