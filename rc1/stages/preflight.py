@@ -28,6 +28,7 @@ from rc1.session import Session
 from rc1.stages import datasets
 from rc1.stages.artifacts import write_artifact
 from rc1.stages.gate import ensure_inputs_unchanged, record_checks, require_allowed
+from rc1.stages.heap import cyclic_gc_paused
 
 
 def pool_checks(session: Session, pool: list[TaskItem], shadow: list[TaskItem]) -> list[CheckResult]:
@@ -77,8 +78,9 @@ def materialize(session: Session) -> tuple[list[TaskItem], list[TaskItem], list[
 
 def run_round1(session: Session) -> None:
     require_allowed(session, "round1_passed", "round 1")
-    pool, shadow, metrics, balanced = materialize(session)
-    results = data_checks(session, pool, shadow, metrics, balanced)
+    with cyclic_gc_paused():
+        pool, shadow, metrics, balanced = materialize(session)
+        results = data_checks(session, pool, shadow, metrics, balanced)
     record_checks(session, 1, results, current_fingerprints(session.ws, session.loaded))
 
 
@@ -87,11 +89,13 @@ def run_round2(session: Session) -> None:
     recorded = session.projection.gates["round1"].fingerprints
     fingerprints = ensure_inputs_unchanged(session, recorded, "round 1")
     ws = session.ws
-    pool, shadow, on_disk = _read(ws.pool_path), _read(ws.shadow_path), _read(ws.balanced_pool_path)
-    metrics = datasets.measure_all(pool)
-    balanced = datasets.balance(session, pool, metrics)
-    results = data_checks(session, pool, shadow, metrics, balanced)
-    results += [_same_balanced_pool(on_disk, balanced), scorer_selfcheck(shadow), pre_run_shadow_check(session, shadow, on_disk)]
+    with cyclic_gc_paused():
+        pool, shadow, on_disk = _read(ws.pool_path), _read(ws.shadow_path), _read(ws.balanced_pool_path)
+        metrics = datasets.measure_all(pool)
+        balanced = datasets.balance(session, pool, metrics)
+        results = data_checks(session, pool, shadow, metrics, balanced)
+        results += [_same_balanced_pool(on_disk, balanced), scorer_selfcheck(shadow),
+                    pre_run_shadow_check(session, shadow, on_disk)]
     record_checks(session, 2, results, fingerprints)
 
 
