@@ -193,3 +193,33 @@ def test_a_pool_drawn_from_the_shadow_sets_own_file_fails_the_leak_check(tmp_pat
     rc1(root, "preflight", "--round", "1", *held_out)
     leak = [e for e in events(root) if e.get("name") == "leak"][-1]
     assert leak["type"] == "check_passed" and leak["measured"]["leaked"] == 0
+
+
+def test_each_data_step_runs_alone_and_writes_its_artifacts_and_events_without_opening_a_gate(tmp_path):
+    root = make_workspace(tmp_path)
+    early = rc1(root, "pool", "validate")
+    assert early.returncode == 2 and "no pool yet" in early.stderr and "Traceback" not in early.stderr
+
+    for step in (("shadow", "materialize"), ("pool", "build"), ("difficulty", "metrics"), ("difficulty", "bucketize")):
+        result = rc1(root, *step)
+        assert result.returncode == 0, (step, result.stderr)
+    data = root / "data/local"
+    for name in ("shadow.jsonl", "shadow_manifest.json", "pool.jsonl", "difficulty_metrics.jsonl", "pool_balanced.jsonl"):
+        assert (data / name).stat().st_size > 0, name
+
+    validated = rc1(root, "pool", "validate")
+    assert validated.returncode == 0, validated.stdout
+    judged = rc1(root, "difficulty", "validate")
+    assert judged.returncode == 0 and (root / "reports/rc1/difficulty_report.json").stat().st_size > 0
+    names = [e["name"] for e in events(root) if e["type"] == "check_passed"]
+    assert names == ["seed_pool", "distinct2", "ngram_kl", "framing_coverage", "duplicates", "length_bounds", "leak",
+                     "task_mix", "difficulty"]
+    assert status_json(root)["state"] == "INIT"  # checks run alone open no gate
+
+    pool_file = data / "pool.jsonl"
+    lines = pool_file.read_text().splitlines()
+    pool_file.write_text("\n".join(lines + lines[:12]) + "\n")  # 12 exact copies: 5% of 240
+    failed = rc1(root, "pool", "validate")
+    assert failed.returncode == 3 and "FAIL  duplicates" in failed.stdout
+    duplicates = [e for e in events(root) if e.get("name") == "duplicates"][-1]
+    assert duplicates["type"] == "check_failed" and duplicates["measured"]["exact"] == 12
