@@ -38,17 +38,18 @@ def allocate(n: int, mix: dict[str, float]) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
-def build_pool(n: int, mix: dict[str, float], seed: int, difficulty_mix: dict[str, float] | None = None) -> list[TaskItem]:
+def build_pool(n: int, mix: dict[str, float], seed: int,
+               difficulty_mix: dict[str, dict[str, float]] | None = None) -> list[TaskItem]:
     """n items, ids f"{task}-{i:06d}", in a seeded interleaved order (not grouped by task).
 
-    `difficulty_mix` asks the generators for exact shares of easy/medium/hard within every task (in a
-    seeded order); by default each item draws its own difficulty uniformly.
+    `difficulty_mix[task]` asks that task's generator for exact shares of easy/medium/hard (in a seeded
+    order); a task it does not name, or no mix at all, lets each item draw its own difficulty uniformly.
     """
     items = []
     for task, count in allocate(n, mix).items():
         difficulties = None
-        if difficulty_mix is not None:
-            per = allocate(count, difficulty_mix)
+        if difficulty_mix is not None and task in difficulty_mix:
+            per = allocate(count, difficulty_mix[task])
             difficulties = [d for d in DIFFICULTIES for _ in range(per.get(d, 0))]
             random.Random(f"pool-difficulty|{task}|{seed}").shuffle(difficulties)
         items += generate(task, count, seed, task, difficulties=difficulties)
