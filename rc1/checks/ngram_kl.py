@@ -29,7 +29,8 @@ on text they did not shape) and grows as they say different things.
 S is always one task's items: a set of several tasks gets the mean of its tasks' values, weighted by
 their item counts (and so does each term), because across tasks the text differs by task whatever
 the framing, and that difference is not the framings' doing.
-Deterministic; cost O(3-grams) for the counting, then O(groups × V) per labelling.
+Deterministic; cost O(3-grams) for the counting, then O(kept occurrences + groups × V) for each of
+the 12 labellings per task (3 dimensions × the observed labels and 3 shuffles).
 """
 
 from __future__ import annotations
@@ -94,20 +95,20 @@ def _task_terms(items: list[TaskItem], keys: np.ndarray, owner: np.ndarray, memb
     terms = {dimension: 0.0 for dimension in DIMENSIONS}
     if not members.size:
         return terms
-    in_scope = np.zeros(len(items), dtype=bool)
-    in_scope[members] = True
-    mine = in_scope[owner]
-    scope_keys, scope_owner = keys[mine], owner[mine]
-    if not scope_keys.size:
+    in_task = np.zeros(len(items), dtype=bool)
+    in_task[members] = True
+    mine = in_task[owner]
+    task_keys, task_owner = keys[mine], owner[mine]
+    if not task_keys.size:
         return terms
-    _, inverse, totals = np.unique(scope_keys, return_inverse=True, return_counts=True)
+    _, inverse, totals = np.unique(task_keys, return_inverse=True, return_counts=True)
     kept = totals >= max(MIN_COUNT, math.ceil(MIN_SHARE * members.size - 1e-9))
     if not kept.any():
         return terms
     x = (np.cumsum(kept) - 1)[inverse][kept[inverse]]  # each kept occurrence's 3-gram number
     position = np.zeros(len(items), dtype=np.int64)
     position[members] = np.arange(members.size)
-    item_of_x = position[scope_owner[kept[inverse]]]  # each kept occurrence's item, numbered within the scope
+    item_of_x = position[task_owner[kept[inverse]]]  # each kept occurrence's item, numbered within the task
     v = int(kept.sum())
     for dimension in DIMENSIONS:
         labels = [getattr(items[i], dimension) for i in members.tolist()]
@@ -122,7 +123,7 @@ def _task_terms(items: list[TaskItem], keys: np.ndarray, owner: np.ndarray, memb
 
 
 def _kl_of_labelling(labels: list[str], item_of_x: np.ndarray, x: np.ndarray, v: int) -> float:
-    """Σ_g (N_g/N)·D_KL(P_g ‖ M) for the groups that `labels` (one per item of the scope) make."""
+    """Σ_g (N_g/N)·D_KL(P_g ‖ M) for the groups that `labels` (one per item of the task) make."""
     names = sorted(set(labels))
     if len(names) < 2:
         return 0.0
