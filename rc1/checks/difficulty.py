@@ -16,8 +16,8 @@ import msgspec
 
 from rc1.checks.result import CheckResult
 from rc1.data.balance import Balanced
-from rc1.data.difficulty import DIFFICULTIES, DIMENSIONS, ItemMetrics, votes
-from rc1.data.task import TaskItem
+from rc1.data.difficulty import DIMENSIONS, ItemMetrics, votes
+from rc1.data.task import DIFFICULTIES, TaskItem
 
 HISTOGRAM_BINS = 10
 

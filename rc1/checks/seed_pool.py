@@ -14,7 +14,7 @@ from rc1.data.templates import TemplatePack
 
 def seed_pool_check(pool: list[TaskItem], data: DataConfig, pack: TemplatePack, pool_sha256: str) -> CheckResult:
     n = len(pool)
-    user_turns = [sum(1 for turn in item.turns if turn.role == "user") for item in pool]
+    user_turns = [item.user_turns() for item in pool]
     tools_used = {turn.tool for item in pool for turn in item.turns if turn.role == "tool"}
     unknown = [item.id for item in pool if not _framed_by(item, pack)]
     clarify_share = sum(item.needs_clarification for item in pool) / n if n else 0.0

@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections import Counter
 
 from rc1.checks.result import CheckResult
-from rc1.data.task import TaskItem
+from rc1.data.task import DIFFICULTIES, TaskItem
 
-DIFFICULTIES = ("easy", "medium", "hard")
 
 
 def shadow_stratification(shadow: list[TaskItem], expected_size: int, mix: dict[str, float]) -> CheckResult:

@@ -13,6 +13,8 @@ import numpy as np
 # A token is a run of word characters, kept whole across an inner `'`, `.` or `,` so that "1,250",
 # "3.5" and "Dorvel's" each count once. This is the unit of every length bound.
 _TOKEN = re.compile(r"\w+(?:['.,]\w+)*")
+# Sentence boundaries: after ., ! or ? and whitespace, or at a line break.
+SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")
 _PUNCTUATION = str.maketrans("", "", string.punctuation + "‘’“”–—")
 
 

@@ -17,9 +17,9 @@ from collections import defaultdict
 
 import msgspec
 
-from rc1.data.difficulty import DIFFICULTIES, ItemMetrics, bucket_and_margin, votes
+from rc1.data.difficulty import ItemMetrics, bucket_and_margin, votes
 from rc1.data.pool import allocate
-from rc1.data.task import TaskItem
+from rc1.data.task import DIFFICULTIES, TaskItem
 
 
 class Shortfall(msgspec.Struct, frozen=True, kw_only=True):

@@ -26,10 +26,9 @@ import re
 
 import msgspec
 
-from rc1.checks.text import ngrams, normalize, tokens
-from rc1.data.task import Difficulty, TaskItem
+from rc1.checks.text import SENTENCE_BREAK, ngrams, normalize, tokens
+from rc1.data.task import DIFFICULTIES, Difficulty, TaskItem
 
-DIFFICULTIES: tuple[Difficulty, ...] = ("easy", "medium", "hard")
 CONNECTORS_EN = frozenset(
     "because therefore however although then so since thus hence while whereas after before "
     "unless if but and meanwhile consequently moreover furthermore later first finally".split()
@@ -42,7 +41,6 @@ _ENTITY = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
 _OPERATION_WORDS = re.compile(
     r"\b(?:each|per|times|twice|half|total|more|less|fewer|remaining|left|share|split|every|doubles|triples|quadruples)\b", re.I
 )
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 class ItemMetrics(msgspec.Struct, frozen=True, kw_only=True):
@@ -87,7 +85,7 @@ def measure(item: TaskItem) -> ItemMetrics:
         id=item.id,
         task=item.task,
         len_tokens=len(tokens(item.prompt)),
-        turns=max(1, sum(turn.role == "user" for turn in item.turns)),
+        turns=item.user_turns(),
         tool_hops=item.tool_hops,
         entities=len(set(_ENTITY.findall(text))),
         ops_numeric=len(_NUMBER.findall(item.question)) + len(_OPERATION_WORDS.findall(item.question)),
@@ -100,9 +98,9 @@ def measure(item: TaskItem) -> ItemMetrics:
 
 
 def clue_overlap(question: str, context: str) -> float:
-    asked = [set(ngrams(normalize(s).split(), 3)) for s in _SENTENCE.split(question)]
+    asked = [set(ngrams(normalize(s).split(), 3)) for s in SENTENCE_BREAK.split(question)]
     best = 0.0
-    for sentence in _SENTENCE.split(context):
+    for sentence in SENTENCE_BREAK.split(context):
         found = set(ngrams(normalize(sentence).split(), 3))
         for part in asked:
             union = part | found

@@ -11,7 +11,8 @@ import math
 import random
 from fractions import Fraction
 
-from rc1.data.generators import DIFFICULTIES, generate
+from rc1.data.generators import generate
+from rc1.data.task import DIFFICULTIES
 from rc1.data.task import TaskItem
 
 

@@ -7,6 +7,7 @@ from typing import Literal
 import msgspec
 
 Difficulty = Literal["easy", "medium", "hard"]
+DIFFICULTIES: tuple[Difficulty, ...] = ("easy", "medium", "hard")
 
 
 class Turn(msgspec.Struct, frozen=True, kw_only=True):
@@ -33,6 +34,10 @@ class TaskItem(msgspec.Struct, frozen=True, kw_only=True):
     role: str = ""
     style: str = ""
     tool_hops: int = 0
+
+    def user_turns(self) -> int:
+        """User turns of the episode; an item not dressed as one is a single user message."""
+        return max(1, sum(turn.role == "user" for turn in self.turns))
 
 
 def write_items(path, items: list[TaskItem]) -> None:

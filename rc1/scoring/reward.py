@@ -10,11 +10,10 @@ where c counts the questions the completion asks back.
 from __future__ import annotations
 
 import math
-import re
 
+from rc1.checks.text import SENTENCE_BREAK
 from rc1.data.task import TaskItem
 
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")
 _CLOSERS = "\"')]}»”’*_`"
 
 
@@ -28,7 +27,7 @@ def clarification_count(completion: str) -> int:
         visible = completion.rsplit("</think>", 1)[1]
     else:
         visible = completion.split("<think>", 1)[0]
-    sentences = (s.strip().rstrip(_CLOSERS) for s in _SENTENCE_BREAK.split(visible))
+    sentences = (s.strip().rstrip(_CLOSERS) for s in SENTENCE_BREAK.split(visible))
     return sum(1 for s in sentences if s.endswith("?") and any(ch.isalnum() for ch in s))
 
 

@@ -29,12 +29,11 @@ from rc1.data.generators.hotpotqa import _hotpotqa
 from rc1.data.generators.item import _Item
 from rc1.data.generators.prompt import INSTRUCTION, MIN_PROMPT_WORDS, render_prompt
 from rc1.data.generators.strategyqa import _strategyqa
-from rc1.data.task import Difficulty, TaskItem
+from rc1.data.task import DIFFICULTIES, Difficulty, TaskItem
 
-__all__ = ["DIFFICULTIES", "INSTRUCTION", "MIN_PROMPT_WORDS", "TASKS", "generate", "render_prompt"]
+__all__ = ["INSTRUCTION", "MIN_PROMPT_WORDS", "TASKS", "generate", "render_prompt"]
 
 TASKS: tuple[str, ...] = ("gsm8k", "hotpotqa", "strategyqa")
-DIFFICULTIES: tuple[Difficulty, ...] = ("easy", "medium", "hard")
 
 
 def generate(
