@@ -66,9 +66,23 @@ def build_parser() -> argparse.ArgumentParser:
     _config_args(p)
     p.add_argument("action", choices=("materialize",))
 
-    p = sub.add_parser("scorer", help="probe the live scorer on the shadow set")
+    p = sub.add_parser("scorer", help="probe the scorer: rule self-check, judge key and provider, real judge calls")
     _config_args(p)
     p.add_argument("action", choices=("probe",))
+    p.add_argument("--n", type=int, default=8, help="shadow items to send to the judge (default 8)")
+    p.add_argument("--live", action="store_true", help="fail unless a live API judge is configured")
+
+    p = sub.add_parser("score", help="one completion's components, penalty, difficulty factor and reward")
+    _config_args(p)
+    p.add_argument("--task", choices=("gsm8k", "hotpotqa", "strategyqa"))
+    p.add_argument("--gold", help="the gold answer")
+    p.add_argument("--difficulty", choices=("easy", "medium", "hard"), default="medium")
+    p.add_argument("--needs-clarification", action="store_true", help="the item is under-specified")
+    p.add_argument("--item-json", metavar="F", help="a whole task item (JSON) instead of --task/--gold/...")
+    p.add_argument("--completion-file", metavar="F", required=True, help="the completion, as the policy wrote it")
+    p.add_argument("--completion-tokens", type=int, metavar="N",
+                   help="its length in tokens (default: counted with the policy's tokenizer)")
+    p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("train", help="start or resume training (requires round 2)")
     _config_args(p)
@@ -88,8 +102,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"FATAL: {e}", file=sys.stderr)
         return int(ExitCode.RUNTIME_FAILURE)
     except Rc1Error as e:
-        prefix = "FATAL: " if e.exit_code == ExitCode.RUNTIME_FAILURE else "error: "
-        print(f"{prefix}{e}", file=sys.stderr)
+        if e.exit_code != ExitCode.RUNTIME_FAILURE:
+            print(f"error: {e}", file=sys.stderr)
+            return int(e.exit_code)
+        from rc1.failure import write_error_report
+
+        print(f"FATAL: {e} (details in {write_error_report(e)})", file=sys.stderr)
         return int(e.exit_code)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

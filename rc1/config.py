@@ -86,6 +86,9 @@ class PreflightConfig(_Section):
     easy_clue_overlap_min: Probability = 0.40
     min_balanced_fraction: Probability = 0.50  # the balanced pool keeps at least this share of the seed pool
     min_accelerator_memory_gb: NonNegativeFloat = 0.0  # checked only when an accelerator is present
+    # Share of the last 100 judge calls answered from the cache: above it, scores are not being made live.
+    max_cache_hit_rate_round1: Probability = 0.90
+    max_cache_hit_rate_round2: Probability = 0.95
 
 
 class LoraConfig(_Section):
@@ -102,7 +105,20 @@ class ModelConfig(_Section):
     name: str
     dtype: Literal["auto", "fp32", "bf16", "fp16"] = "auto"
     attn_implementation: Literal["sdpa", "eager"] = "sdpa"
+    # Whether completions start inside a `<think>` block the chat template opened (Qwen3-*-Thinking):
+    # auto reads it off the chat template when the policy's tokenizer is loaded. See rc1/scoring/thinking.py.
+    # YAML 1.1 reads a bare on/off as a boolean, so true/false are accepted for on/off.
+    thinking: Literal["auto", "on", "off"] | bool = "auto"
+    # Built-in model only: SFT steps on gold replies of the training pool before RL (rc1/train/warm_start.py).
+    warm_start_steps: NonNegativeInt = 0
     lora: LoraConfig = msgspec.field(default_factory=LoraConfig)
+
+    @property
+    def thinking_mode(self) -> str:
+        """`thinking` as auto, on or off."""
+        if isinstance(self.thinking, bool):
+            return "on" if self.thinking else "off"
+        return self.thinking
 
 
 class FinetuneConfig(_Section):
@@ -134,10 +150,30 @@ class TrainConfig(_Section):
 
 class RewardConfig(_Section):
     weights: str = "weights.json"  # relative to the config file's folder
+    # DAPO soft overlong penalty: the last `overlong_cache_fraction` of train.max_completion_tokens is
+    # the soft zone where the `length` component falls from 1 to 0 (TRL's get_soft_overlong_punishment).
+    overlong_cache_fraction: Annotated[float, msgspec.Meta(gt=0.0, le=1.0)] = 0.25
     use_overclar_penalty: bool = True
     overclar_alpha: NonNegativeFloat = 0.07
     overclar_cap: NonNegativeInt = 3
     difficulty_beta: NonNegativeFloat = 0.0
+
+
+ScorerProvider = Literal["none", "openai_compat", "hf_judge", "openai", "gemini", "deepseek_r1"]
+
+
+class ScorerConfig(_Section):
+    """The judge scored beside the always-computed rule components (see rc1/scoring/)."""
+
+    provider: ScorerProvider = "none"  # openai, gemini, deepseek_r1: presets of openai_compat
+    base_url: str = ""  # openai_compat (required) and the presets (optional: their default otherwise)
+    model: str = ""  # the judge model: required for hf_judge; presets have a default; openai_compat asks /models
+    rubric: str = "judge/rubric.md"  # relative to the config file's folder
+    timeout_s: PositiveFloat = 60.0
+    max_retries: NonNegativeInt = 3  # after the first try, on 429, 5xx, timeouts and malformed answers
+    backoff_s: NonNegativeFloat = 1.0  # the first retry's wait; doubled each retry (a Retry-After header wins)
+    max_concurrency: PositiveInt = 8  # judge calls in flight at once
+    cache: bool = False  # answer a repeated (provider, model, rubric, prompt, reply) from data/scorer_cache
 
 
 class Config(_Section):
@@ -150,6 +186,7 @@ class Config(_Section):
     finetune: FinetuneConfig = msgspec.field(default_factory=FinetuneConfig)
     engine: EngineConfig = msgspec.field(default_factory=EngineConfig)
     reward: RewardConfig = msgspec.field(default_factory=RewardConfig)
+    scorer: ScorerConfig = msgspec.field(default_factory=ScorerConfig)
 
 
 SUPPORTED_ENGINE_STRATEGIES: frozenset[tuple[str, str]] = frozenset({("trl", "grpo")})
@@ -166,6 +203,10 @@ class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
     @property
     def weights_path(self) -> Path:
         return self.resolve(self.config.reward.weights)
+
+    @property
+    def rubric_path(self) -> Path:
+        return self.resolve(self.config.scorer.rubric)
 
     @property
     def templates_path(self) -> Path:
@@ -228,8 +269,32 @@ def cross_field_problems(config: Config) -> list[str]:
         )
     if config.model.name.startswith("builtin:") and config.model.name != "builtin:tiny-qwen3":
         problems.append(f"model.name: unknown built-in {config.model.name!r}; the only one is builtin:tiny-qwen3")
+    if config.model.warm_start_steps and not config.model.name.startswith("builtin:"):
+        problems.append("model.warm_start_steps: only the built-in model is warm-started; set it to 0")
     if config.finetune.method == "qlora" and config.model.name.startswith("builtin:"):
         problems.append("finetune.method: qlora needs a CUDA model from the hub; use lora with builtin models")
+    return problems + scorer_problems(config.scorer)
+
+
+API_PROVIDERS = ("openai_compat", "openai", "gemini", "deepseek_r1")
+
+
+def scorer_problems(scorer: ScorerConfig) -> list[str]:
+    """Keys that would not act for the chosen provider are refused, so no setting is silently ignored."""
+    problems = []
+    provider = scorer.provider
+    if provider == "openai_compat" and not scorer.base_url:
+        problems.append("scorer.base_url: openai_compat needs the server's URL, e.g. http://127.0.0.1:8000/v1")
+    if scorer.base_url and provider not in API_PROVIDERS:
+        problems.append(f"scorer.base_url: only API judges use it, and scorer.provider is {provider}")
+    if scorer.base_url and not re.match(r"^https?://[^\s/]+", scorer.base_url):
+        problems.append(f"scorer.base_url: {scorer.base_url!r} is not an http(s) URL")
+    if provider == "hf_judge" and not scorer.model:
+        problems.append(f"scorer.model: {provider} needs the judge model's name")
+    if provider == "none" and scorer.model:
+        problems.append("scorer.model: no judge is configured (scorer.provider: none)")
+    if provider == "none" and scorer.cache:
+        problems.append("scorer.cache: only judges are cached, and scorer.provider is none")
     return problems
 
 

@@ -46,3 +46,8 @@ class CorruptLog(BadInput):
 
 class TrainingError(Rc1Error):
     """Training itself failed (engine error, non-finite loss). Exit 1."""
+
+
+class ScorerError(Rc1Error):
+    """A judge could not score: it failed, or answered malformed JSON, after every retry; or it
+    refused the request (401, 404). Exit 1. The message never holds the API key."""

@@ -31,6 +31,19 @@ def atomic_write_text(path: str | Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
+def read_input_text(path: str | Path, what: str) -> str:
+    """A user-given text file, or BadInput (exit 2) naming the path and `what` it was meant to be."""
+    from rc1.errors import BadInput
+
+    path = Path(path)
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BadInput(f"{path}: {what} not found") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise BadInput(f"{path}: cannot read {what}: {e}") from None
+
+
 def sha256_file(path: str | Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as fh:

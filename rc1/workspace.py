@@ -24,6 +24,16 @@ class Workspace(msgspec.Struct, frozen=True, kw_only=True):
         return self.events_dir / f"{self.run}.jsonl"
 
     @property
+    def ledger_path(self) -> Path:
+        """One record per judge call (rc1.scoring.ledger)."""
+        return self.events_dir / f"{self.run}.ledger.jsonl"
+
+    @property
+    def scorer_cache_dir(self) -> Path:
+        """Judge answers by request hash (`scorer.cache: true`), shared by the runs of this workspace."""
+        return self.root / "data" / "scorer_cache"
+
+    @property
     def lock_path(self) -> Path:
         return self.events_dir / f"{self.run}.lock"
 

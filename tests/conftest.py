@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
+import tempfile
 import subprocess
 import sys
 from pathlib import Path
@@ -18,9 +20,17 @@ REPO = Path(__file__).resolve().parent.parent
 SHORT = {"data.pool_size": 240, "data.shadow_size": 30, "train.max_steps": 12, "train.save_steps": 4}
 
 
+# The built-in model and its warm start are cached by the pool they are built on; workspaces of the same
+# pool share one cache instead of building and warm-starting the same model again in every test.
+MODELS = Path(tempfile.mkdtemp(prefix="rc1-test-models-"))
+atexit.register(shutil.rmtree, MODELS, True)
+
+
 def make_workspace(root: Path, **changes) -> Path:
     """Copy configs/ into root and write configs/short.yaml: local.yaml with SHORT and `changes` applied."""
     shutil.copytree(REPO / "configs", root / "configs")
+    (root / "data").mkdir(exist_ok=True)
+    (root / "data" / "models").symlink_to(MODELS, target_is_directory=True)
     raw = yaml.safe_load((REPO / "configs" / "local.yaml").read_text())
     for dotted, value in {**SHORT, **changes}.items():
         node = raw
@@ -32,11 +42,12 @@ def make_workspace(root: Path, **changes) -> Path:
     return root
 
 
-def rc1(root: Path, *args: str, config: str = "configs/short.yaml", timeout: float = 600, **kw) -> subprocess.CompletedProcess:
+def rc1(root: Path, *args: str, config: str = "configs/short.yaml", timeout: float = 600, env: dict | None = None,
+        **kw) -> subprocess.CompletedProcess:
     command = [sys.executable, "-m", "rc1", *args]
     if args and args[0] not in ("--help",):
         command += ["--config", config]
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env = {**(os.environ if env is None else env), "PYTHONUNBUFFERED": "1"}
     return subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=timeout, env=env, **kw)
 
 

@@ -15,6 +15,7 @@ from rc1.data.generators import render_prompt
 from rc1.data.pool import build_pool, build_shadow
 from rc1.data.task import TaskItem
 from rc1.errors import BadInput
+from rc1.scoring.rules import RULE_COMPONENTS
 
 MIX = {"hotpotqa": 0.45, "strategyqa": 0.30, "gsm8k": 0.25}
 
@@ -179,34 +180,37 @@ def test_the_shipped_weights_pass():
     from pathlib import Path
 
     path = Path(__file__).resolve().parent.parent / "configs" / "weights.json"
-    result = weights_check(path)
+    result = weights_check(path, RULE_COMPONENTS)
     assert result.passed and result.measured["sum"] == pytest.approx(1.0)
-    assert load_weights(path) == {"correctness": 0.5, "format": 0.3, "brevity": 0.2}
+    assert load_weights(path, RULE_COMPONENTS) == {"correctness": 0.5, "f1": 0.15, "format": 0.2, "length": 0.15}
+    judged = path.with_name("weights_judge.json")
+    assert weights_check(judged, (*RULE_COMPONENTS, "judge")).passed
+    assert "unknown component 'judge'" in weights_check(judged, RULE_COMPONENTS).detail
 
 
 @pytest.mark.parametrize("content, message", [
-    ({"correctness": 0.6, "format": 0.4}, "correctness: weight 0.6 is above 0.5"),
-    ({"correctness": 0.6, "format": 0.2, "brevity": 0.2}, "above 0.5"),
-    ({"correctness": 0.4, "format": 0.3, "brevity": 0.2}, "sum to 0.9"),
-    ({"correctness": 0.5, "format": 0.6, "brevity": -0.1}, "brevity: weight -0.1 is negative"),
-    ({"correctness": 0.5, "format": 0.3, "length": 0.2}, "unknown component 'length'"),
-    ({"correctness": 0.5, "format": 0.3, "brevity": "0.2"}, "must be a finite number"),
+    ({"correctness": 0.6, "f1": 0.1, "format": 0.2, "length": 0.1}, "correctness: weight 0.6 is above 0.5"),
+    ({"correctness": 0.5, "f1": 0.1, "format": 0.2}, "missing component(s) length"),
+    ({"correctness": 0.4, "f1": 0.1, "format": 0.3, "length": 0.1}, "sum to 0.9"),
+    ({"correctness": 0.5, "f1": 0.1, "format": 0.6, "length": -0.2}, "length: weight -0.2 is negative"),
+    ({"correctness": 0.5, "f1": 0.1, "format": 0.2, "brevity": 0.2}, "unknown component 'brevity'"),
+    ({"correctness": 0.5, "f1": 0.1, "format": 0.2, "length": "0.2"}, "must be a finite number"),
     ([0.5, 0.3, 0.2], "expected a JSON object"),
     ('{"correctness": 0.5,', "not valid JSON at line 1"),
 ])
 def test_bad_weights_fail_the_check_and_refuse_to_load(tmp_path, content, message):
     path = _weights(tmp_path, content)
-    result = weights_check(path)
+    result = weights_check(path, RULE_COMPONENTS)
     assert not result.passed and message in result.detail and result.detail.startswith(f"{path}: ")
     with pytest.raises(BadInput, match=f"^{path}: .*{message}".replace("(", r"\(").replace(")", r"\)")):
-        load_weights(path)
+        load_weights(path, RULE_COMPONENTS)
 
 
 def test_a_missing_weights_file_is_a_failed_check_not_an_exception(tmp_path):
-    result = weights_check(tmp_path / "nope.json")
+    result = weights_check(tmp_path / "nope.json", RULE_COMPONENTS)
     assert not result.passed and result.detail == f"{tmp_path / 'nope.json'}: weights file not found"
     with pytest.raises(BadInput, match="nope.json: weights file not found"):
-        load_weights(tmp_path / "nope.json")
+        load_weights(tmp_path / "nope.json", RULE_COMPONENTS)
 
 
 # --- free disk ------------------------------------------------------------------------------------

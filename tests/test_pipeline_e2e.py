@@ -127,7 +127,7 @@ def test_changed_inputs_after_round_two_invalidate_the_gate(tmp_path):
 
 def test_a_round_whose_check_fails_records_it_and_exits_3(tmp_path):
     root = make_workspace(tmp_path)
-    (root / "configs/weights.json").write_text('{"correctness": 0.6, "format": 0.3, "brevity": 0.1}')
+    (root / "configs/weights.json").write_text('{"correctness": 0.6, "f1": 0.1, "format": 0.2, "length": 0.1}')
     result = rc1(root, "advance")
     assert result.returncode == 3 and "weights" in result.stderr
     failed = [e for e in events(root) if e["type"] == "check_failed"]

@@ -19,7 +19,7 @@ from rc1.data.episodes import dress
 from rc1.data.pool import build_pool, build_shadow
 from rc1.data.templates import load_pack
 from rc1.errors import BadInput
-from rc1.scoring.rules import score
+from rc1.scoring.rules import RuleScorer
 from rc1.stages.datasets import GENERATOR_DIFFICULTY_MIX
 
 PACK_DIR = Path(__file__).resolve().parent.parent / "configs" / "templates" / "pack_v2"
@@ -108,10 +108,11 @@ def test_an_underspecified_episode_withholds_what_the_question_needs(episodes):
 def test_a_clarification_is_the_right_reply_to_an_underspecified_item_only(episodes):
     unclear = next(i for i in episodes if i.needs_clarification)
     clear = next(i for i in episodes if not i.needs_clarification)
-    assert score(unclear, "Which town do you mean?")["correctness"] == 1
-    assert score(unclear, f"Answer: {unclear.answer}")["correctness"] == 0
-    assert score(clear, "Which town do you mean?")["correctness"] == 0
-    assert scorer_selfcheck(episodes).passed
+    rule = RuleScorer(thinking=False, max_completion_tokens=64, overlong_cache=16)
+    assert rule.score(unclear, "Which town do you mean?", 6)["correctness"] == 1
+    assert rule.score(unclear, f"Answer: {unclear.answer}", 6)["correctness"] == 0
+    assert rule.score(clear, "Which town do you mean?", 6)["correctness"] == 0
+    assert scorer_selfcheck(episodes, rule).passed
 
 
 # --- 3-gram KL and coverage ------------------------------------------------------------------------
@@ -195,7 +196,8 @@ def test_the_shadow_set_dressed_stays_stratified_and_scorable(pack):
                    tools=["wiki", "calc"])
     cells = Counter((i.task, i.difficulty) for i in shadow)
     assert len(shadow) == 245 and len(cells) == 9 and min(cells.values()) >= 20
-    assert scorer_selfcheck(shadow).passed
+    for thinking in (False, True):
+        assert scorer_selfcheck(shadow, RuleScorer(thinking=thinking, max_completion_tokens=2048, overlong_cache=512)).passed
 
 
 # --- seed pool -------------------------------------------------------------------------------------

@@ -39,6 +39,8 @@ PRODUCTION_FLOORS: dict[str, tuple[str, float]] = {
     "hard_clue_overlap_max": ("max", 0.20),
     "easy_clue_overlap_min": ("min", 0.40),
     "min_balanced_fraction": ("min", 0.50),
+    "max_cache_hit_rate_round1": ("max", 0.90),
+    "max_cache_hit_rate_round2": ("max", 0.95),
 }
 PRODUCTION_POOL_SIZE = 30000
 PRODUCTION_OVERCLAR_ALPHA, PRODUCTION_OVERCLAR_CAP = 0.07, 3

@@ -1,11 +1,29 @@
-"""Scorer self-check: the live rule scorer must reward every gold reply and refuse a wrong one (a clarification
-is the gold reply to an under-specified item; answering it is wrong)."""
+"""The scorer's checks: the rule components are right, the judge is real and live, scores are not
+being replayed from the cache.
+
+- `scorer_selfcheck`: the rule scorer rewards every gold reply and refuses a wrong one (a
+  clarification is the gold reply to an under-specified item; answering it is wrong), shaped as the
+  policy will answer (after `</think>` for a thinking model).
+- `scorer_probe`: real calls to the configured judge (the cache bypassed) on gold replies: every answer
+  parses, every call took time (latency_ms > 0), and a paid provider billed at least one.
+- `scorer_cache`: of the last 100 judge calls in the ledger, the share answered from the cache stays
+  under the round's ceiling.
+- `scorer_live`: an API judge has its key; the production profile scores with a live API judge.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rc1.checks.result import CheckResult
+from rc1.config import API_PROVIDERS, Config
 from rc1.data.task import TaskItem
-from rc1.scoring.rules import score
+from rc1.scoring.judge import Judge
+from rc1.scoring.ledger import read_tail, summarize
+from rc1.scoring.openai_judge import API_KEY_ENV, api_key
+from rc1.scoring.rules import RuleScorer, as_completion, gold_reply
+
+CACHE_WINDOW = 100
 
 
 def _wrong_answer(item: TaskItem) -> str:
@@ -19,29 +37,92 @@ def _wrong_answer(item: TaskItem) -> str:
     return item.answer + " xyzzy"
 
 
-CLARIFICATION = "Could you share the details this question depends on?"
+def scorer_selfcheck(items: list[TaskItem], rule: RuleScorer) -> CheckResult:
+    def correct(item: TaskItem, visible: str) -> float:
+        completion = as_completion(visible, rule.thinking)
+        return rule.score(item, completion, len(completion.split()))["correctness"]
 
-
-def _gold(item: TaskItem) -> str:
-    return CLARIFICATION if item.needs_clarification else f"Answer: {item.answer}"
-
-
-def _wrong(item: TaskItem) -> str:
     # Answering an under-specified question, even with the gold answer, is the wrong reply.
-    return f"Answer: {item.answer}" if item.needs_clarification else f"Answer: {_wrong_answer(item)}"
-
-
-def scorer_selfcheck(items: list[TaskItem]) -> CheckResult:
-    gold_hits = sum(score(item, _gold(item))["correctness"] >= 1.0 for item in items)
-    wrong_hits = sum(score(item, _wrong(item))["correctness"] > 0.0 for item in items)
+    wrong = {item.id: f"Answer: {item.answer if item.needs_clarification else _wrong_answer(item)}" for item in items}
+    gold_hits = sum(correct(item, gold_reply(item)) >= 1.0 for item in items)
+    wrong_hits = sum(correct(item, wrong[item.id]) > 0.0 for item in items)
     n = len(items)
     gold_rate = gold_hits / n if n else 0.0
     wrong_rate = wrong_hits / n if n else 1.0
-    passed = n > 0 and gold_rate == 1.0 and wrong_rate == 0.0
     return CheckResult(
         name="scorer_selfcheck",
-        passed=passed,
-        measured={"items": float(n), "gold_scored_correct": gold_rate, "wrong_scored_correct": wrong_rate},
+        passed=n > 0 and gold_rate == 1.0 and wrong_rate == 0.0,
+        measured={"items": float(n), "gold_scored_correct": gold_rate, "wrong_scored_correct": wrong_rate,
+                  "thinking": float(rule.thinking)},
         thresholds={"gold_scored_correct": 1.0, "wrong_scored_correct": 0.0},
         detail=f"rule scorer on {n} shadow items: gold answers {gold_rate:.3f} correct, wrong answers {wrong_rate:.3f} correct",
+    )
+
+
+def scorer_probe(judge: Judge, items: list[TaskItem]) -> CheckResult:
+    results = judge.verdicts(items, [gold_reply(item) for item in items], use_cache=False)
+    records = [record for _, record in results]
+    summary = summarize(records)
+    parsed = sum(verdict is not None for verdict, _ in results)
+    timed = sum(record.latency_ms > 0 for record in records)
+    agreed = sum(bool(v) and (v.clarification_ok if item.needs_clarification else v.correct)
+                 for (v, _), item in zip(results, items))
+    problems = []
+    if not items:
+        problems.append("no items to probe with")
+    if parsed < len(items):
+        errors = sorted({record.error for record in records if record.error})
+        problems.append(f"{len(items) - parsed} of {len(items)} answers did not parse: {errors[0]}")
+    if timed < len(items):
+        problems.append(f"{len(items) - timed} calls took no time: they were not made")
+    if judge.backend.paid and summary.billable < 1:
+        problems.append(f"{judge.backend.provider} is a paid provider but no call was billable")
+    return CheckResult(
+        name="scorer_probe",
+        passed=not problems,
+        measured={"calls": float(len(items)), "parsed": float(parsed), "timed": float(timed),
+                  "billable": float(summary.billable), "paid": float(judge.backend.paid),
+                  "latency_p50_ms": summary.latency_p50_ms, "latency_p95_ms": summary.latency_p95_ms,
+                  "gold_judged_right": float(agreed)},
+        thresholds={"parsed": float(len(items)), "timed": float(len(items)), "billable": float(judge.backend.paid)},
+        detail="; ".join(problems) if problems else
+        f"{len(items)} live calls to {judge.backend.where}: all parsed, latency p50 {summary.latency_p50_ms:.0f} ms "
+        f"p95 {summary.latency_p95_ms:.0f} ms, {summary.billable} billable; the judge called {agreed} gold replies right",
+    )
+
+
+def scorer_cache(ledger_path: Path, max_hit_rate: float) -> CheckResult:
+    records = read_tail(ledger_path, CACHE_WINDOW)
+    hits = sum(r.cached for r in records)
+    rate = hits / len(records) if records else 0.0
+    return CheckResult(
+        name="scorer_cache",
+        passed=rate < max_hit_rate,
+        measured={"window": float(len(records)), "cache_hits": float(hits), "hit_rate": rate},
+        thresholds={"max_hit_rate": max_hit_rate},
+        detail=f"{hits} of the last {len(records)} judge calls came from the cache ({rate:.2f}; must stay under {max_hit_rate:g})"
+        + ("" if rate < max_hit_rate else ": scores are being replayed, not made"),
+    )
+
+
+def scorer_live(config: Config, *, require_api: bool = False) -> CheckResult:
+    """`require_api` (`rc1 scorer probe --live`) holds any profile to production's rule."""
+    provider = config.scorer.provider
+    api = provider in API_PROVIDERS
+    key = api_key() is not None
+    production = config.profile == "production"
+    problems = []
+    if (production or require_api) and not api:
+        who = "the production profile" if production else "--live"
+        problems.append(f"scorer.provider is {provider}; {who} needs a live API judge ({', '.join(API_PROVIDERS)})")
+    if api and not key:
+        problems.append(f"{API_KEY_ENV} is not set; the {provider} judge needs it")
+    return CheckResult(
+        name="scorer_live",
+        passed=not problems,
+        measured={"api_judge": float(api), "api_key_present": float(key), "production_profile": float(production)},
+        thresholds={"api_judge": float(production or require_api), "api_key_present": float(api)},
+        detail="; ".join(problems) if problems else
+        (f"live {provider} judge, key present" if api else f"scorer.provider {provider}: rule components"
+         + (" and a local judge" if provider == "hf_judge" else " only") + " (allowed on the local profile)"),
     )

@@ -1,6 +1,7 @@
 """Reward weights file: a JSON object mapping each scorer component to its weight.
 
-Valid means: present, parseable, a JSON object over exactly the known components, every weight a
+Valid means: present, parseable, a JSON object over exactly the run scorer's components (the rule
+components, plus `judge` when a judge is configured), every weight a
 finite non-negative number, none above 0.5 (no single component may dominate the reward), summing
 to 1 within 1e-6. The check reports a bad file as a failed check; `load_weights` raises `BadInput`.
 """
@@ -14,13 +15,12 @@ from pathlib import Path
 from rc1.checks.result import CheckResult
 from rc1.errors import BadInput
 
-COMPONENTS: tuple[str, ...] = ("correctness", "format", "brevity")
 MAX_WEIGHT = 0.5
 SUM_TOLERANCE = 1e-6
 
 
-def weights_check(path: Path) -> CheckResult:
-    weights, problems = _read(Path(path))
+def weights_check(path: Path, components: tuple[str, ...]) -> CheckResult:
+    weights, problems = _read(Path(path), components)
     measured = dict(weights)
     if weights:
         measured["sum"] = math.fsum(weights.values())
@@ -33,14 +33,14 @@ def weights_check(path: Path) -> CheckResult:
     )
 
 
-def load_weights(path: Path) -> dict[str, float]:
-    weights, problems = _read(Path(path))
+def load_weights(path: Path, components: tuple[str, ...]) -> dict[str, float]:
+    weights, problems = _read(Path(path), components)
     if problems:
         raise BadInput(f"{path}: " + "; ".join(problems))
     return weights
 
 
-def _read(path: Path) -> tuple[dict[str, float], list[str]]:
+def _read(path: Path, components: tuple[str, ...]) -> tuple[dict[str, float], list[str]]:
     """The weights as read and every problem found, each a phrase that says what to fix."""
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
@@ -59,13 +59,14 @@ def _read(path: Path) -> tuple[dict[str, float], list[str]]:
             problems.append(f"{key}: weight must be a finite number, got {value!r}")
             continue
         weights[key] = float(value)
-        if key not in COMPONENTS:
-            problems.append(f"unknown component {key!r}; known components are {', '.join(COMPONENTS)}")
+        if key not in components:
+            problems.append(f"unknown component {key!r}; this scorer's components are {', '.join(components)}"
+                            + (" (`judge` needs scorer.provider)" if key == "judge" else ""))
         elif value < 0:
             problems.append(f"{key}: weight {value:g} is negative")
         elif value > MAX_WEIGHT:
             problems.append(f"{key}: weight {value:g} is above {MAX_WEIGHT:g}; no component may carry more than half the reward")
-    missing = [c for c in COMPONENTS if c not in raw]
+    missing = [c for c in components if c not in raw]
     if missing:
         problems.append(f"missing component(s) {', '.join(missing)}; give every component a weight (0 switches one off)")
     total = math.fsum(weights.values())

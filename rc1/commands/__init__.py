@@ -1,6 +1,6 @@
 """One small function per subcommand; `HANDLERS` is the only place names map to code."""
 
-from rc1.commands import advance, audit, inspect, maintenance, stages
+from rc1.commands import advance, audit, inspect, maintenance, score, stages
 
 HANDLERS = {
     "advance": advance.run,
@@ -15,5 +15,6 @@ HANDLERS = {
     "shadow": stages.shadow,
     "difficulty": stages.difficulty,
     "scorer": stages.scorer,
+    "score": score.run,
     "train": stages.train,
 }

@@ -6,7 +6,7 @@ from collections import Counter
 from pathlib import Path
 
 from rc1.checks.result import CheckResult
-from rc1.checks.scorer import scorer_selfcheck
+from rc1.checks.scorer import scorer_live, scorer_probe, scorer_selfcheck
 from rc1.config import load_config
 from rc1.data.difficulty import bucket
 from rc1.data.task import read_items
@@ -15,7 +15,7 @@ from rc1.session import Session
 from rc1.stages import datasets
 from rc1.stages.artifacts import write_artifact
 from rc1.stages.gate import record_checks_adhoc
-from rc1.stages.preflight import pool_checks, run_round1, run_round2
+from rc1.stages.preflight import pool_checks, round_scoring, run_round1, run_round2, spread
 from rc1.stages.train import run_training
 
 
@@ -93,9 +93,17 @@ def difficulty(args) -> int:
 
 
 def scorer(args) -> int:
+    """probe: the rule scorer's self-check, the judge's key and provider, and `--n` real judge calls."""
+    if args.n < 1:
+        raise BadInput(f"--n {args.n}: probe with at least one item")
     with _open(args) as session:
         _require(session.ws.shadow_path, "shadow")
-        results = [scorer_selfcheck(read_items(session.ws.shadow_path))]
+        shadow = read_items(session.ws.shadow_path)
+        scoring = round_scoring(session, 0)
+        results = [scorer_selfcheck(shadow, scoring.pipeline.rule), scorer_live(session.config, require_api=args.live)]
+        if scoring.judge is not None:
+            scoring.judge.ledger.scope = "probe"
+            results.append(scorer_probe(scoring.judge, spread(shadow, args.n)))
         record_checks_adhoc(session, results)
         return _report(results)
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from rc1.data.generators import render_prompt
 from rc1.data.task import Difficulty, TaskItem
 from rc1.errors import BadInput
+from rc1.fsutil import read_input_text
 
 _GSM8K_FINAL = re.compile(r"####\s*(-?[\d,]*\.?\d+)\s*$")
 
@@ -93,12 +94,7 @@ def _by_count(n: int, *, easy_max: int, medium_max: int) -> Difficulty:
 
 
 def _read_text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise BadInput(f"{path}: data source not found") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise BadInput(f"{path}: cannot read data source: {e}") from None
+    return read_input_text(path, "data source")
 
 
 def _json(text: str, where: str):

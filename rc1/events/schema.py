@@ -34,6 +34,17 @@ class Fingerprints(msgspec.Struct, frozen=True, kw_only=True):
     templates: str = ""
 
 
+class ScoringSummary(msgspec.Struct, frozen=True, kw_only=True):
+    """The judge calls made for one round, step or evaluation (one record each in events/<run>.ledger.jsonl)."""
+
+    calls: int = 0
+    cache_hits: int = 0
+    billable: int = 0
+    errors: int = 0
+    latency_p50_ms: float = 0.0
+    latency_p95_ms: float = 0.0
+
+
 class RunStarted(Event, frozen=True, kw_only=True, tag="run_started"):
     config_path: str
     config_sha256: str
@@ -72,16 +83,19 @@ class ArtifactWritten(Event, frozen=True, kw_only=True, tag="artifact_written"):
 class Round1Passed(Event, frozen=True, kw_only=True, tag="round1_passed"):
     fingerprints: Fingerprints
     checks: list[str]
+    scoring: ScoringSummary = msgspec.field(default_factory=ScoringSummary)
 
 
 class Round2Passed(Event, frozen=True, kw_only=True, tag="round2_passed"):
     fingerprints: Fingerprints
     checks: list[str]
+    scoring: ScoringSummary = msgspec.field(default_factory=ScoringSummary)
 
 
 class GateFailed(Event, frozen=True, kw_only=True, tag="gate_failed"):
     round: int
     failures: list[str]
+    scoring: ScoringSummary = msgspec.field(default_factory=ScoringSummary)
 
 
 class GateInvalidated(Event, frozen=True, kw_only=True, tag="gate_invalidated"):
@@ -112,6 +126,7 @@ class TrainStep(Event, frozen=True, kw_only=True, tag="train_step"):
     mem_used_mb: float
     sec_per_step: float
     tokens: int
+    scoring: ScoringSummary = msgspec.field(default_factory=ScoringSummary)
 
 
 class CheckpointSaved(Event, frozen=True, kw_only=True, tag="checkpoint_saved"):
@@ -126,6 +141,7 @@ class EvalCompleted(Event, frozen=True, kw_only=True, tag="eval_completed"):
     mean_reward: float
     accuracy: float
     per_task_accuracy: dict[str, float]
+    scoring: ScoringSummary = msgspec.field(default_factory=ScoringSummary)
 
 
 class BestPromoted(Event, frozen=True, kw_only=True, tag="best_promoted"):

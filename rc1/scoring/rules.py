@@ -1,102 +1,100 @@
-"""The rule scorer: three components in [0, 1] for one completion of one item.
+"""The rule scorer: verifiable components in [0, 1] for one completion of one item.
 
-- correctness: the final answer matches the gold one — GSM8K: the same number (commas, `$`, a
-  trailing `.0` or unit words do not matter); HotpotQA: exact match after the official answer
-  normalization (lowercase, no punctuation, no articles, single spaces); StrategyQA: the same yes/no
-  (true/false accepted).
-- format: the completion ends with an `Answer: ...` line.
-- brevity: 1 - len(completion) / max_completion_chars, floored at 0; continuous, so shorter is always
-  a little better.
+- correctness: the visible reply's final answer matches the gold one (rc1/scoring/answers.py).
+- f1: HotpotQA's token F1 of that answer; for GSM8K and StrategyQA, whose answers are a number or
+  yes/no, it equals correctness.
+- format: the thinking closed exactly once (TRL's `think_format_reward`, with thinking on) and the
+  visible reply ends on its final answer.
+- length: 1 + the DAPO soft overlong penalty over completion tokens (TRL's
+  `get_soft_overlong_punishment`): 1 up to max_completion_tokens − cache, falling linearly to 0 at
+  max_completion_tokens (a cut-off completion).
 
-An under-specified item (`needs_clarification`) is answered correctly by one clarification: correctness
-is 1 when the visible reply asks a question and gives no `Answer:` line, and format is 1 when its last
-line is that question.
+An under-specified item (`needs_clarification`) is answered correctly by a clarification: correctness
+(and f1) is 1 when the visible reply asks a question and gives no final answer, and format is 1 when
+its last line is that question. A completion whose thinking never closed has no visible reply and
+scores 0 on everything but length.
 """
 
 from __future__ import annotations
 
-import re
-import string
-from decimal import Decimal, InvalidOperation
-
 from rc1.data.task import TaskItem
+from rc1.scoring.answers import final_answer, math_match, normalize_answer, token_f1, yes_no_match
+from rc1.scoring.thinking import OPEN, Reply, split_reply
 
-# An answer line, allowing the markdown models like to add: "**Answer:** 42", "> Answer: 42".
-_ANSWER_LINE = re.compile(r"^[\s>*_#`-]*answer[\s*_`]*:(.*)$", re.IGNORECASE)
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
-_PUNCTUATION = set(string.punctuation)
-
-
-def extract_answer(completion: str) -> str | None:
-    """The text after the last `Answer:` line's colon, without markup; None if there is none or it is empty."""
-    for line in reversed(completion.splitlines()):
-        match = _ANSWER_LINE.match(line)
-        if match:
-            answer = match.group(1).strip().strip("*_`").strip()
-            return answer or None
-    return None
+RULE_COMPONENTS: tuple[str, ...] = ("correctness", "f1", "format", "length")
+_CLOSERS = "\"')]}»”’*_`"
+CLARIFICATION = "Could you share the details this question depends on?"
 
 
-def score(item: TaskItem, completion: str, max_completion_chars: int = 400) -> dict[str, float]:
-    if max_completion_chars <= 0:
-        raise ValueError(f"max_completion_chars must be positive, got {max_completion_chars}")
-    answer = extract_answer(completion)
-    lines = [line for line in completion.splitlines() if line.strip()]
-    if item.needs_clarification:
-        from rc1.scoring.reward import clarification_count
-
-        asks = clarification_count(completion) >= 1
-        return {
-            "correctness": 1.0 if asks and answer is None else 0.0,
-            "format": 1.0 if lines and lines[-1].rstrip().rstrip("\"')*_`").endswith("?") else 0.0,
-            "brevity": 1.0 - min(len(completion) / max_completion_chars, 1.0),
-        }
-    ends_with_answer = bool(lines) and extract_answer(lines[-1]) is not None
-    return {
-        "correctness": 1.0 if answer is not None and _MATCHERS[item.task](answer, item.answer) else 0.0,
-        "format": 1.0 if ends_with_answer else 0.0,
-        "brevity": 1.0 - min(len(completion) / max_completion_chars, 1.0),
-    }
+def gold_reply(item: TaskItem) -> str:
+    """The visible reply that scores full marks: the final answer, or one clarification question."""
+    return CLARIFICATION if item.needs_clarification else f"Answer: {item.answer}"
 
 
-def number(text: str) -> Decimal | None:
-    """The first number in `text`, ignoring `$` and thousands commas: "$1,234.00" -> 1234.00."""
-    match = _NUMBER.search(text.replace(",", "").replace("$", ""))
-    if not match:
-        return None
-    try:
-        return Decimal(match.group())
-    except InvalidOperation:
-        return None
+def as_completion(visible: str, thinking: bool) -> str:
+    """A completion the policy could give: with thinking on, reasoning closed by `</think>` first."""
+    return f"Let me work through it.\n</think>\n\n{visible}" if thinking else visible
 
 
-def normalize_answer(text: str) -> str:
-    """HotpotQA's official answer normalization."""
-    text = "".join(ch for ch in text.lower() if ch not in _PUNCTUATION)
-    return " ".join(_ARTICLES.sub(" ", text).split())
+class RuleScorer:
+    """Scores with thinking-aware parsing; `max_completion_tokens` and `overlong_cache` set the length zone."""
+
+    components = RULE_COMPONENTS
+
+    def __init__(self, *, thinking: bool, max_completion_tokens: int, overlong_cache: int):
+        from trl.rewards import get_soft_overlong_punishment, think_format_reward
+
+        if not 0 < overlong_cache <= max_completion_tokens:
+            raise ValueError(f"overlong cache {overlong_cache} must be in (0, {max_completion_tokens}]")
+        self.thinking = thinking
+        self._overlong = get_soft_overlong_punishment(max_completion_tokens, overlong_cache)
+        self._think_format = think_format_reward
+
+    def reply(self, completion: str) -> Reply:
+        return split_reply(completion, self.thinking)
+
+    def score(self, item: TaskItem, completion: str, completion_tokens: int) -> dict[str, float]:
+        reply = self.reply(completion)
+        # TRL's penalty reads only the length of each token list.
+        length = 1.0 + self._overlong(completion_ids=[range(completion_tokens)])[0]
+        if reply.visible is None:
+            return {"correctness": 0.0, "f1": 0.0, "format": 0.0, "length": length}
+        lines = [line for line in reply.visible.splitlines() if line.strip()]
+        answer = final_answer(reply.visible)
+        if item.needs_clarification:
+            correct = float(clarification_count(reply.visible) >= 1 and answer is None)
+            ends_well = bool(lines) and lines[-1].rstrip().rstrip(_CLOSERS).endswith("?")
+            return {"correctness": correct, "f1": correct, "format": float(ends_well and self._well_thought(completion)),
+                    "length": length}
+        correct, f1 = self._match(item, answer)
+        ends_well = answer is not None and answer.line == len(reply.visible.splitlines()) - 1  # visible is stripped
+        return {"correctness": correct, "f1": f1, "format": float(ends_well and self._well_thought(completion)),
+                "length": length}
+
+    def _well_thought(self, completion: str) -> bool:
+        if not self.thinking:
+            return OPEN not in completion or "</think>" in completion
+        return self._think_format([[{"content": OPEN + completion}]])[0] == 1.0
+
+    @staticmethod
+    def _match(item: TaskItem, answer) -> tuple[float, float]:
+        if answer is None:
+            return 0.0, 0.0
+        if item.task == "gsm8k":
+            correct = float(math_match(answer, item.answer))
+            return correct, correct
+        if item.task == "strategyqa":
+            correct = float(yes_no_match(answer.text, item.answer))
+            return correct, correct
+        exact = float(normalize_answer(answer.text) == normalize_answer(item.answer))
+        return exact, token_f1(answer.text, item.answer)
 
 
-def _numeric_match(answer: str, gold: str) -> bool:
-    predicted, expected = number(answer), number(gold)
-    if predicted is None or expected is None:
-        return normalize_answer(answer) == normalize_answer(gold)
-    return predicted == expected
+def clarification_count(visible: str | None) -> int:
+    """Sentences of the visible reply that end in `?`; thinking asks nobody anything, so it never counts."""
+    from rc1.checks.text import SENTENCE_BREAK
 
-
-def _yes_no(text: str) -> str:
-    words = normalize_answer(text).split()
-    first = words[0] if words else ""
-    return {"true": "yes", "false": "no"}.get(first, first)
-
-
-def _yes_no_match(answer: str, gold: str) -> bool:
-    predicted = _yes_no(answer)
-    return predicted in ("yes", "no") and predicted == _yes_no(gold)
-
-
-_MATCHERS = {
-    "gsm8k": _numeric_match,
-    "hotpotqa": lambda answer, gold: normalize_answer(answer) == normalize_answer(gold),
-    "strategyqa": _yes_no_match,
-}
+    if not visible:
+        return 0
+    sentences = (s.strip().rstrip(_CLOSERS) for s in SENTENCE_BREAK.split(visible))
+    return sum(1 for s in sentences if s.endswith("?") and any(ch.isalnum() for ch in s))

@@ -31,16 +31,18 @@ def ensure_inputs_unchanged(session: Session, recorded: ev.Fingerprints, gate: s
     return current
 
 
-def record_checks(session: Session, round_no: int, results: list[CheckResult], fingerprints: ev.Fingerprints) -> None:
-    """Append one event per check, then the round's verdict; a failed round raises GateClosed (exit 3)."""
+def record_checks(session: Session, round_no: int, results: list[CheckResult], fingerprints: ev.Fingerprints,
+                  scoring: ev.ScoringSummary) -> None:
+    """Append one event per check, then the round's verdict (with its judge calls' summary); a failed
+    round raises GateClosed (exit 3)."""
     _append_checks(session, round_no, results)
     failures = [r.name for r in results if not r.passed]
     if failures:
-        session.append(ev.GateFailed(round=round_no, failures=failures))
+        session.append(ev.GateFailed(round=round_no, failures=failures, scoring=scoring))
         details = "\n".join(f"  - {r.name}: {r.detail}" for r in results if not r.passed)
         raise GateClosed(f"round {round_no} failed {len(failures)} of {len(results)} checks:\n{details}")
     passed_cls = ev.Round1Passed if round_no == 1 else ev.Round2Passed
-    session.append(passed_cls(fingerprints=fingerprints, checks=[r.name for r in results]))
+    session.append(passed_cls(fingerprints=fingerprints, checks=[r.name for r in results], scoring=scoring))
 
 
 ADHOC_ROUND = 0  # checks run by hand (`rc1 pool validate`) outside any round; they open no gate

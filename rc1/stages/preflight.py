@@ -15,20 +15,25 @@ from rc1.checks import coverage, diversity, duplicates, leak, ngram_kl, resource
 from rc1.checks.consistency import training_config_check
 from rc1.checks.overclar import overclar_check
 from rc1.checks.result import CheckResult
-from rc1.checks.scorer import scorer_selfcheck
+from rc1.checks.scorer import scorer_cache, scorer_live, scorer_probe, scorer_selfcheck
 from rc1.checks.seed_pool import seed_pool_check
 from rc1.checks.shadow import shadow_stratification
 from rc1.data.balance import Balanced
 from rc1.data.difficulty import ItemMetrics
 from rc1.data.task import TaskItem, read_items
 from rc1.errors import BadInput
+from rc1.events import schema as ev
 from rc1.fingerprints import current_fingerprints
 from rc1.fsutil import sha256_file
+from rc1.scoring.pipeline import components_for
 from rc1.session import Session
 from rc1.stages import datasets
 from rc1.stages.artifacts import write_artifact
 from rc1.stages.gate import ensure_inputs_unchanged, record_checks, require_allowed
 from rc1.stages.heap import cyclic_gc_paused
+from rc1.stages.scoring import RunScoring, judge_buildable, open_scoring, policy_thinking
+
+PROBE_ITEMS = 8  # judge calls a round's probe makes (`rc1 scorer probe --n` for another number)
 
 
 def pool_checks(session: Session, pool: list[TaskItem], shadow: list[TaskItem]) -> list[CheckResult]:
@@ -48,19 +53,49 @@ def pool_checks(session: Session, pool: list[TaskItem], shadow: list[TaskItem]) 
 
 
 def data_checks(session: Session, pool: list[TaskItem], shadow: list[TaskItem], metrics: list[ItemMetrics],
-                balanced: Balanced) -> list[CheckResult]:
+                balanced: Balanced, scoring: RunScoring, round_no: int) -> list[CheckResult]:
     config = session.config
     t = config.preflight
     return [
         shadow_stratification(shadow, config.data.shadow_size, config.data.mix),
         *pool_checks(session, pool, shadow),
         datasets.difficulty_check(session, pool, metrics, balanced),
-        weights.weights_check(session.loaded.weights_path),
-        overclar_check(config.reward),
+        weights.weights_check(session.loaded.weights_path, components_for(session.loaded)),
+        overclar_check(config.reward, scoring.pipeline),
+        *scorer_checks(session, shadow, scoring, round_no),
         training_config_check(config),
         resources.free_disk(session.ws.root, t.min_free_disk_gb),
         resources.accelerator_memory(t.min_accelerator_memory_gb),
     ]
+
+
+def round_scoring(session: Session, round_no: int) -> RunScoring:
+    """The run's scorer for a round (the judge only where it can be built: `scorer_live` says why not)."""
+    thinking = policy_thinking(session.loaded)
+    scoring = open_scoring(session.loaded, session.ws, thinking, with_weights=False,
+                           with_judge=judge_buildable(session.loaded))
+    if scoring.judge is not None:
+        scoring.judge.ledger.scope = f"round{round_no}"
+    return scoring
+
+
+def scorer_checks(session: Session, shadow: list[TaskItem], scoring: RunScoring, round_no: int,
+                  probe_items: int = PROBE_ITEMS) -> list[CheckResult]:
+    """The scorer is live and real: its key and provider, a probe of real calls, no replayed scores."""
+    results = [scorer_live(session.config)]
+    if scoring.judge is not None:
+        results.append(scorer_probe(scoring.judge, spread(shadow, probe_items)))
+    ceiling = (session.config.preflight.max_cache_hit_rate_round1 if round_no == 1
+               else session.config.preflight.max_cache_hit_rate_round2)
+    results.append(scorer_cache(session.ws.ledger_path, ceiling))
+    return results
+
+
+def spread(items: list[TaskItem], n: int) -> list[TaskItem]:
+    """`n` items taken evenly through the list (the shadow set is ordered by task and difficulty)."""
+    if len(items) <= n:
+        return list(items)
+    return [items[i * len(items) // n] for i in range(n)]
 
 
 def materialize(session: Session) -> tuple[list[TaskItem], list[TaskItem], list[ItemMetrics], Balanced]:
@@ -78,10 +113,11 @@ def materialize(session: Session) -> tuple[list[TaskItem], list[TaskItem], list[
 
 def run_round1(session: Session) -> None:
     require_allowed(session, "round1_passed", "round 1")
+    scoring = round_scoring(session, 1)
     with cyclic_gc_paused():
         pool, shadow, metrics, balanced = materialize(session)
-        results = data_checks(session, pool, shadow, metrics, balanced)
-    record_checks(session, 1, results, current_fingerprints(session.ws, session.loaded))
+        results = data_checks(session, pool, shadow, metrics, balanced, scoring, 1)
+    record_checks(session, 1, results, current_fingerprints(session.ws, session.loaded), _drain(scoring))
 
 
 def run_round2(session: Session) -> None:
@@ -89,14 +125,19 @@ def run_round2(session: Session) -> None:
     recorded = session.projection.gates["round1"].fingerprints
     fingerprints = ensure_inputs_unchanged(session, recorded, "round 1")
     ws = session.ws
+    scoring = round_scoring(session, 2)
     with cyclic_gc_paused():
         pool, shadow, on_disk = _read(ws.pool_path), _read(ws.shadow_path), _read(ws.balanced_pool_path)
         metrics = datasets.measure_all(pool)
         balanced = datasets.balance(session, pool, metrics)
-        results = data_checks(session, pool, shadow, metrics, balanced)
-        results += [_same_balanced_pool(on_disk, balanced), scorer_selfcheck(shadow),
+        results = data_checks(session, pool, shadow, metrics, balanced, scoring, 2)
+        results += [_same_balanced_pool(on_disk, balanced), scorer_selfcheck(shadow, scoring.pipeline.rule),
                     pre_run_shadow_check(session, shadow, on_disk)]
-    record_checks(session, 2, results, fingerprints)
+    record_checks(session, 2, results, fingerprints, _drain(scoring))
+
+
+def _drain(scoring: RunScoring) -> ev.ScoringSummary:
+    return scoring.judge.ledger.drain() if scoring.judge is not None else ev.ScoringSummary()
 
 
 def _same_balanced_pool(on_disk: list[TaskItem], rebuilt: Balanced) -> CheckResult:

@@ -10,19 +10,20 @@ import shutil
 import sys
 from pathlib import Path
 
-from rc1.checks.weights import load_weights
 from rc1.data.task import TaskItem, read_items
 from rc1.errors import BadInput, GateClosed, TrainingError
 from rc1.events import schema as ev
 from rc1.events.replay import CheckpointRef
 from rc1.failure import write_error_report
 from rc1.fsutil import sha256_file
-from rc1.scoring.rules import score
+from rc1.scoring.pipeline import make_reward_fn, rewards_of
+from rc1.scoring.rules import gold_reply
 from rc1.session import Session
 from rc1.stages.gate import ensure_inputs_unchanged, require_allowed
+from rc1.stages.scoring import RunScoring, open_scoring, policy_thinking
 from rc1.train import checkpoints
 from rc1.train.metrics import StepMetrics
-from rc1.train.rewards import make_reward_fn
+from rc1.workspace import Workspace
 
 
 def pick_resume(session: Session, explicit: Path | None) -> CheckpointRef | None:
@@ -66,7 +67,9 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
     dtype = select_dtype(device, config.model.dtype)
     builtin_dir = _builtin_model(session, pool) if config.model.name.startswith("builtin:") else None
     model, tokenizer = load_policy(config.model, config.finetune.method, device, dtype, builtin_dir)
-    reward_fn = make_reward_fn(config.reward, load_weights(session.loaded.weights_path))
+    thinking = policy_thinking(session.loaded, tokenizer.chat_template, template_known=True)
+    scoring = open_scoring(session.loaded, session.ws, thinking)
+    reward_fn = make_reward_fn(config.reward, scoring.weights, scoring.pipeline)
     shutil.rmtree(session.ws.staging_dir, ignore_errors=True)  # leftovers of a killed save are never resumed from
     engine = TrlGrpoEngine(config, pool, reward_fn, model, tokenizer, session.ws.staging_dir, device)
     if engine.truncated_prompts:
@@ -82,7 +85,7 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
         device=device,
         dtype=str(dtype).removeprefix("torch."),
     ))
-    hooks = EventHooks(session, engine, shadow)
+    hooks = EventHooks(session, engine, shadow, scoring)
     try:
         engine.train(hooks, session.ws.root / resume.dir if resume else None)
     except Exception as error:
@@ -108,31 +111,59 @@ def _complete(session: Session, final: CheckpointRef) -> None:
     session.append(ev.RunCompleted(step=final.step, best_step=session.projection.best_step, final_checkpoint=final.dir))
 
 
-def _builtin_model(session: Session, pool: list[TaskItem]) -> Path:
-    from rc1.train.tiny_model import build_tiny_qwen3
+def builtin_model_dir(ws: Workspace, seed: int) -> Path:
+    """Where the built-in tiny model of this run's balanced pool and seed is (or will be) built."""
+    return ws.model_cache_dir / f"tiny-qwen3-{sha256_file(ws.balanced_pool_path)[:12]}-seed{seed}"
 
-    pool_sha = sha256_file(session.ws.balanced_pool_path)
-    seed = session.config.run.seed
-    out_dir = session.ws.model_cache_dir / f"tiny-qwen3-{pool_sha[:12]}-seed{seed}"
+
+def _builtin_model(session: Session, pool: list[TaskItem]) -> Path:
+    """The tiny model built on the training pool, then warm-started on its gold replies (both cached)."""
+    from transformers import AutoTokenizer
+
+    from rc1.train.prompts import fit_prompt
+    from rc1.train.tiny_model import build_tiny_qwen3
+    from rc1.train.warm_start import warm_start, warm_start_losses
+
+    config = session.config
     texts = [f"{item.prompt}\nAnswer: {item.answer}" for item in pool]
-    return build_tiny_qwen3(texts, out_dir, seed)
+    base = build_tiny_qwen3(texts, builtin_model_dir(session.ws, config.run.seed), config.run.seed)
+    steps = config.model.warm_start_steps
+    if not steps:
+        return base
+    tokenizer = AutoTokenizer.from_pretrained(base)
+    pairs = [(fit_prompt(tokenizer, item, config.train.max_prompt_tokens)[0], gold_reply(item)) for item in pool]
+    out = warm_start(base, base.with_name(f"{base.name}-sft{steps}"), pairs, steps=steps, seed=config.run.seed)
+    losses = warm_start_losses(out)
+    print(f"  warm start: {steps} SFT steps on {len(pairs)} gold replies of the training pool, "
+          f"loss {losses[0]:.3f} -> {losses[-1]:.3f}", flush=True)
+    return out
 
 
 class EventHooks:
     """Turns engine callbacks into events, published checkpoints, evaluations and best promotions."""
 
-    def __init__(self, session: Session, engine, shadow: list[TaskItem]):
+    def __init__(self, session: Session, engine, shadow: list[TaskItem], scoring: RunScoring):
         self.session = session
         self.engine = engine
         self.shadow = shadow
+        self.scoring = scoring
         self.best_value: float | None = session.projection.best_value
         self.interactive = sys.stdout.isatty()
+        self._scope(f"step {session.projection.step + 1}")
+
+    def _scope(self, scope: str) -> None:
+        if self.scoring.judge is not None:
+            self.scoring.judge.ledger.scope = scope
+
+    def _judge_calls(self) -> ev.ScoringSummary:
+        return self.scoring.judge.ledger.drain() if self.scoring.judge is not None else ev.ScoringSummary()
 
     def on_step(self, m: StepMetrics) -> None:
         self.session.append(ev.TrainStep(
             step=m.step, loss=m.loss, kl=m.kl, ratio=m.ratio, lr=m.lr, reward=m.reward, reward_std=m.reward_std,
-            mem_used_mb=m.mem_used_mb, sec_per_step=m.sec_per_step, tokens=m.tokens,
+            mem_used_mb=m.mem_used_mb, sec_per_step=m.sec_per_step, tokens=m.tokens, scoring=self._judge_calls(),
         ))
+        self._scope(f"step {m.step + 1}")
         max_steps = self.session.config.train.max_steps
         if m.step % max(1, max_steps // 10) == 0 or m.step == max_steps:
             print(f"  step {m.step}/{max_steps}  loss {m.loss:+.4f}  kl {m.kl:.4f}  reward {m.reward:.4f}  "
@@ -154,21 +185,25 @@ class EventHooks:
 
     def _evaluate(self, step: int, final: Path) -> None:
         result = self.engine.evaluate(self.shadow, self.session.config.train.max_completion_tokens)
-        by_id = {item.id: item for item in self.shadow}
+        self._scope(f"eval {step}")
+        scored = self.scoring.pipeline.score(self.shadow, result.completions, result.completion_tokens)
+        rewards = rewards_of(self.session.config.reward, self.scoring.weights, self.shadow, scored)
+        mean_reward = sum(rewards) / len(rewards) if rewards else 0.0
         correct: dict[str, list[float]] = {}
-        for item_id, completion in zip(result.item_ids, result.completions, strict=True):
-            item = by_id[item_id]
-            correct.setdefault(item.task, []).append(score(item, completion)["correctness"])
+        for item, s in zip(self.shadow, scored, strict=True):
+            correct.setdefault(item.task, []).append(s.components["correctness"])
         every = [c for values in correct.values() for c in values]
         accuracy = sum(every) / len(every) if every else 0.0
         self.session.append(ev.EvalCompleted(
-            step=step, n=len(result.item_ids), mean_reward=result.mean_reward, accuracy=accuracy,
+            step=step, n=len(result.item_ids), mean_reward=mean_reward, accuracy=accuracy,
             per_task_accuracy={task: sum(v) / len(v) for task, v in sorted(correct.items())},
+            scoring=self._judge_calls(),
         ))
-        if self.best_value is None or result.mean_reward > self.best_value:
+        self._scope(f"step {step + 1}")
+        if self.best_value is None or mean_reward > self.best_value:
             best_dir = self.session.ws.checkpoints_dir / "best"
             checkpoints.promote_best(final, best_dir)
-            self.best_value = result.mean_reward
+            self.best_value = mean_reward
             self.session.append(ev.BestPromoted(
-                step=step, dir=str(best_dir.relative_to(self.session.ws.root)), metric="shadow_mean_reward", value=result.mean_reward,
+                step=step, dir=str(best_dir.relative_to(self.session.ws.root)), metric="shadow_mean_reward", value=mean_reward,
             ))

@@ -38,7 +38,8 @@ from rc1.train.metrics import EvalResult, StepMetrics
 from rc1.train.model_loading import lora_config
 from rc1.train.prompts import fit_prompt
 
-RewardFn = Callable[[list[TaskItem], list[str]], list[float]]
+# (items, completions, completion token counts) -> rewards: rc1.scoring.pipeline.make_reward_fn
+RewardFn = Callable[[list[TaskItem], list[str], list[int]], list[float]]
 
 # The TRL 1.16 log keys one optimizer step reports (logging_steps=1, one generation per step).
 KEY_LOSS = "loss"
@@ -127,13 +128,13 @@ class TrlGrpoEngine:
             self._bridge.hooks = None
 
     def evaluate(self, items: list[TaskItem], max_new_tokens: int) -> EvalResult:
-        """Greedy completions and rewards for `items`; leaves every RNG and the model's mode as found."""
+        """Greedy completions of `items`; leaves every RNG and the model's mode as found."""
         started = time.perf_counter()
         model = self._trainer.model
         was_training = model.training
         rng = _capture_rng()
         completions: list[str] = []
-        tokens = 0
+        counts: list[int] = []
         batch_size = self._config.train.per_device_batch_size * self._config.train.gradient_accumulation_steps
         eos_ids = self._trainer.eos_token_ids
         generation_config = GenerationConfig(
@@ -155,26 +156,23 @@ class TrlGrpoEngine:
                     for row in output[:, encoded["input_ids"].size(1) :].tolist():
                         ends = [i for i, token in enumerate(row) if token in eos_ids]
                         kept = row[: ends[0] + 1] if ends else row
-                        tokens += len(kept)
+                        counts.append(len(kept))
                         completions.append(self._tokenizer.decode(kept, skip_special_tokens=True))
-            rewards = [float(r) for r in self._reward_fn(items, completions)]
         finally:
             model.train(was_training)
             _restore_rng(rng)
         return EvalResult(
             item_ids=[item.id for item in items],
             completions=completions,
-            rewards=rewards,
-            mean_reward=sum(rewards) / len(rewards) if rewards else 0.0,
-            tokens=tokens,
+            completion_tokens=counts,
             seconds=time.perf_counter() - started,
         )
 
     def _make_trl_reward(self):
         items, reward_fn = self._items, self._reward_fn
 
-        def rc1_reward(prompts, completions, item_index, **_context) -> list[float]:
-            rewards = reward_fn([items[i] for i in item_index], list(completions))
+        def rc1_reward(prompts, completions, item_index, completion_ids, **_context) -> list[float]:
+            rewards = reward_fn([items[i] for i in item_index], list(completions), [len(ids) for ids in completion_ids])
             return [float(r) for r in rewards]
 
         return rc1_reward

@@ -19,11 +19,10 @@ class StepMetrics(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class EvalResult(msgspec.Struct, frozen=True, kw_only=True):
-    """Greedy decoding of a fixed item list; `rewards[i]` scores `completions[i]` of `item_ids[i]`."""
+    """Greedy decoding of a fixed item list: `completions[i]` answers `item_ids[i]` in `completion_tokens[i]`
+    tokens. Scoring them is the caller's (one scorer call per completion, judge included)."""
 
     item_ids: list[str]
     completions: list[str]
-    rewards: list[float]
-    mean_reward: float
-    tokens: int  # completion tokens generated
+    completion_tokens: list[int]
     seconds: float

@@ -1,0 +1,92 @@
+"""The run's scorer: the rule components always, the configured judge's beside them, and the reward
+function the trainer is given, built from both and the reward config."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import msgspec
+
+from rc1.config import LoadedConfig, RewardConfig
+from rc1.data.task import TaskItem
+from rc1.scoring.cache import JudgeCache
+from rc1.scoring.judge import JUDGE_COMPONENT, Judge, load_rubric
+from rc1.scoring.ledger import Ledger
+from rc1.scoring.reward import total_reward
+from rc1.scoring.rules import RuleScorer, clarification_count
+
+RewardFn = Callable[[Sequence[TaskItem], Sequence[str], Sequence[int]], list[float]]
+
+
+class Scored(msgspec.Struct, frozen=True):
+    components: dict[str, float]
+    clarifications: int  # questions the visible reply asks back
+
+
+class ScoringPipeline:
+    def __init__(self, rule: RuleScorer, judge: Judge | None = None):
+        self.rule = rule
+        self.judge = judge
+
+    @property
+    def components(self) -> tuple[str, ...]:
+        return self.rule.components + ((JUDGE_COMPONENT,) if self.judge else ())
+
+    def score(self, items: Sequence[TaskItem], completions: Sequence[str], completion_tokens: Sequence[int]) -> list[Scored]:
+        replies = [self.rule.reply(c) for c in completions]
+        judged = self.judge.score(items, [r.visible for r in replies]) if self.judge else [None] * len(items)
+        scored = []
+        for item, completion, tokens, reply, verdict in zip(items, completions, completion_tokens, replies, judged, strict=True):
+            components = self.rule.score(item, completion, tokens)
+            if verdict is not None:
+                components[JUDGE_COMPONENT] = verdict
+            scored.append(Scored(components=components, clarifications=clarification_count(reply.visible)))
+        return scored
+
+
+def rewards_of(reward: RewardConfig, weights: dict[str, float], items: Sequence[TaskItem], scored: Sequence[Scored]) -> list[float]:
+    return [
+        total_reward(s.components, weights, item, s.clarifications, use_penalty=reward.use_overclar_penalty,
+                     alpha=reward.overclar_alpha, cap=reward.overclar_cap, beta=reward.difficulty_beta)
+        for item, s in zip(items, scored, strict=True)
+    ]
+
+
+def make_reward_fn(reward: RewardConfig, weights: dict[str, float], pipeline: ScoringPipeline) -> RewardFn:
+    def reward_fn(items: Sequence[TaskItem], completions: Sequence[str], completion_tokens: Sequence[int]) -> list[float]:
+        return rewards_of(reward, weights, items, pipeline.score(items, completions, completion_tokens))
+
+    return reward_fn
+
+
+def components_for(loaded: LoadedConfig) -> tuple[str, ...]:
+    """The components the configured scorer gives, whether or not its judge can be reached now."""
+    from rc1.scoring.rules import RULE_COMPONENTS
+
+    return RULE_COMPONENTS + ((JUDGE_COMPONENT,) if loaded.config.scorer.provider != "none" else ())
+
+
+def rule_scorer(loaded: LoadedConfig, thinking: bool) -> RuleScorer:
+    train = loaded.config.train
+    cache = max(1, round(loaded.config.reward.overlong_cache_fraction * train.max_completion_tokens))
+    return RuleScorer(thinking=thinking, max_completion_tokens=train.max_completion_tokens, overlong_cache=cache)
+
+
+def build_judge(loaded: LoadedConfig, ledger_path: Path, cache_dir: Path, device: str) -> Judge | None:
+    """The configured judge (None for `scorer.provider: none`); API judges need SCORER_API_KEY."""
+    scorer = loaded.config.scorer
+    if scorer.provider == "none":
+        return None
+    if scorer.provider == "hf_judge":
+        from rc1.scoring.hf_judge import HfJudgeBackend
+
+        backend = HfJudgeBackend(scorer.model, device)
+    else:
+        from rc1.scoring.openai_judge import OpenAICompatBackend
+
+        backend = OpenAICompatBackend(scorer.provider, scorer.base_url, scorer.model, scorer.timeout_s)
+    return Judge(
+        backend, load_rubric(loaded.rubric_path), Ledger(ledger_path), JudgeCache(cache_dir) if scorer.cache else None,
+        max_retries=scorer.max_retries, backoff_s=scorer.backoff_s, max_concurrency=scorer.max_concurrency,
+    )
