@@ -133,6 +133,9 @@ class EngineConfig(_Section):
 class TrainConfig(_Section):
     max_steps: PositiveInt
     save_steps: PositiveInt
+    # Shadow-set evaluation at every checkpoint whose step is a multiple of this (and at the end, and at
+    # step 0); absent: at every checkpoint. A multiple of save_steps: best/ is promoted from checkpoints.
+    eval_steps: PositiveInt | None = None
     learning_rate: PositiveFloat = 1.0e-5
     warmup_steps: NonNegativeInt = 0
     per_device_batch_size: PositiveInt = 4
@@ -176,6 +179,13 @@ class ScorerConfig(_Section):
     cache: bool = False  # answer a repeated (provider, model, rubric, prompt, reply) from data/scorer_cache
 
 
+class ReleaseConfig(_Section):
+    """The RC1 release gate: the hard bucket must improve over the untrained policy."""
+
+    min_hard_gain_pp: float = 5.0  # hard HotpotQA + StrategyQA success, best checkpoint minus step 0
+    metric: Literal["hard_success", "success", "mean_reward"] = "hard_success"  # what best/ is promoted on
+
+
 class Config(_Section):
     profile: Literal["local", "production"]
     run: RunConfig
@@ -187,6 +197,7 @@ class Config(_Section):
     engine: EngineConfig = msgspec.field(default_factory=EngineConfig)
     reward: RewardConfig = msgspec.field(default_factory=RewardConfig)
     scorer: ScorerConfig = msgspec.field(default_factory=ScorerConfig)
+    release: ReleaseConfig = msgspec.field(default_factory=ReleaseConfig)
 
 
 SUPPORTED_ENGINE_STRATEGIES: frozenset[tuple[str, str]] = frozenset({("trl", "grpo")})
@@ -261,6 +272,10 @@ def cross_field_problems(config: Config) -> list[str]:
         )
     if config.train.save_steps > config.train.max_steps:
         problems.append("train.save_steps: larger than train.max_steps, so no checkpoint would ever be written")
+    eval_steps = config.train.eval_steps
+    if eval_steps is not None and eval_steps % config.train.save_steps:
+        problems.append(f"train.eval_steps: {eval_steps} must be a multiple of train.save_steps "
+                        f"({config.train.save_steps}): evaluations run at checkpoints")
     batch = config.train.per_device_batch_size * config.train.gradient_accumulation_steps
     if batch % config.train.num_generations:
         problems.append(

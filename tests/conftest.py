@@ -17,7 +17,8 @@ import yaml
 REPO = Path(__file__).resolve().parent.parent
 
 # A short run of the embedded default: same data, model and engine, fewer steps.
-SHORT = {"data.pool_size": 240, "data.shadow_size": 30, "train.max_steps": 12, "train.save_steps": 4}
+SHORT = {"data.pool_size": 240, "data.shadow_size": 30, "train.max_steps": 12, "train.save_steps": 4,
+         "train.eval_steps": 4}
 
 
 # The built-in model and its warm start are cached by the pool they are built on; workspaces of the same

@@ -78,6 +78,29 @@ def test_an_altered_checkpoint_byte_is_caught_naming_the_file_and_seq(finished_c
     assert target in report["findings"][0]["message"]
 
 
+def test_an_altered_copy_in_best_is_caught_like_a_checkpoint(finished_copy, monkeypatch):
+    from rc1.config import load_config
+    from rc1.events import schema as ev
+    from rc1.session import Session
+    from rc1.train import checkpoints
+
+    monkeypatch.chdir(finished_copy)
+    saved = [e for e in events(finished_copy) if e["type"] == "checkpoint_saved"][-1]
+    best = finished_copy / "checkpoints/local/best/step_99999"
+    files = checkpoints.promote_best(finished_copy / saved["dir"], best)  # what the train stage does on a promotion
+    with Session.open(load_config("configs/short.yaml")) as session:
+        session.append(ev.BestPromoted(step=saved["step"], dir=str(best.relative_to(finished_copy)), metric="hard_success",
+                                       value=1.0, files=files))
+    assert audit(finished_copy)[0] == 0
+    path = best / "rc1_meta.json"
+    path.write_text(path.read_text().replace('"step"', '"Step"'))
+    code, report = audit(finished_copy)
+    promoted = events(finished_copy)[-1]
+    assert code == 3 and promoted["type"] == "best_promoted"
+    assert [(f["check"], f["seq"]) for f in report["findings"]] == [("checkpoint", promoted["seq"])]
+    assert "best/step_99999/rc1_meta.json" in report["findings"][0]["message"]
+
+
 def test_a_torn_tail_is_reported_then_repaired(finished_copy):
     log = finished_copy / "events/local.jsonl"
     clean = log.read_bytes()

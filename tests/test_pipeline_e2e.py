@@ -42,7 +42,24 @@ def test_a_fresh_workspace_runs_gated_to_a_checkpointed_complete_run(completed_r
 
     ckpts = completed_run / "checkpoints" / "local"
     assert os.readlink(ckpts / "latest") == "step_00012"
-    assert (ckpts / "best" / "rc1_meta.json").exists()
+    log = events(completed_run)
+    evals = [e for e in log if e["type"] == "eval_completed"]
+    assert [e["step"] for e in evals] == [0, 4, 8, 12]  # the untrained policy first, before any optimizer step
+    assert seen.index("eval_completed") < seen.index("train_step")
+    cells = {(b["task"], b["difficulty"]) for b in evals[-1]["buckets"]}
+    assert {("hotpotqa", "hard"), ("strategyqa", "hard"), ("gsm8k", "easy"), ("all", "all")} <= cells
+    assert all(b["delta_pp"] is None for b in evals[0]["buckets"]) and all(b["delta_pp"] is not None for b in evals[-1]["buckets"])
+    promoted = [e for e in log if e["type"] == "best_promoted"]
+    values = [evals[0]["hard_success"]] + [e["value"] for e in promoted]
+    assert values == sorted(set(values))  # each promotion strictly beats every evaluation before it
+    best = ckpts / "best"
+    assert (sorted(p.name for p in best.iterdir()) if best.exists() else []) == [f"step_{e['step']:05d}" for e in promoted]
+    [release] = [e for e in log if e["type"] == "release_evaluated"]
+    assert seen.index("release_evaluated") == len(seen) - 2
+    assert release["hard_gain_pp"] == pytest.approx(100 * (release["hard_success"] - evals[0]["hard_success"]))
+    assert release["passed"] == (release["step"] is not None and release["hard_gain_pp"] >= release["threshold_pp"])
+    assert status["release"] == {"passed": release["passed"], "hard_gain_pp": release["hard_gain_pp"],
+                                 "threshold": 1.0, "step": release["step"]}
     for view in ("reports/metrics.jsonl", "reports/ckpt_manifest.jsonl", "reports/config_effective.yaml",
                  "reports/preflight/round1.json", "reports/preflight/round2_pass.json", "logs/train.log"):
         assert (completed_run / view).stat().st_size > 0, view

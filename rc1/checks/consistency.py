@@ -45,6 +45,7 @@ PRODUCTION_FLOORS: dict[str, tuple[str, float]] = {
 PRODUCTION_POOL_SIZE = 30000
 PRODUCTION_OVERCLAR_ALPHA, PRODUCTION_OVERCLAR_CAP = 0.07, 3
 PRODUCTION_SHADOW_SIZE = 245
+PRODUCTION_MIN_HARD_GAIN_PP = 5.0
 
 Rule = tuple[str, Callable[[Config], float], Callable[[float], bool], str]
 
@@ -83,6 +84,8 @@ PRODUCTION_RULES: list[Rule] = _COMMON + [
      f"data.pool_size must be ≥ {PRODUCTION_POOL_SIZE}"),
     ("shadow_size", lambda c: float(c.data.shadow_size), lambda v: v >= PRODUCTION_SHADOW_SIZE,
      f"data.shadow_size must be ≥ {PRODUCTION_SHADOW_SIZE}"),
+    ("min_hard_gain_pp", lambda c: c.release.min_hard_gain_pp, lambda v: v >= PRODUCTION_MIN_HARD_GAIN_PP,
+     f"release.min_hard_gain_pp must be ≥ {PRODUCTION_MIN_HARD_GAIN_PP} (the RC1 release gate)"),
 ] + [_floor_rule(key, side, bound) for key, (side, bound) in PRODUCTION_FLOORS.items()]
 
 LOCAL_RULES: list[Rule] = _COMMON + [

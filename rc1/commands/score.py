@@ -74,8 +74,8 @@ def _count_tokens(loaded, ws: Workspace, completion: str) -> int:
 
         source = builtin_model_dir(ws, loaded.config.run.seed) if ws.balanced_pool_path.exists() else None
         if source is None or not (source / "tokenizer.json").exists():
-            raise BadInput(f"--completion-tokens: the built-in model's tokenizer is built with the run's model "
-                           f"(`rc1 advance`); until then give the length with --completion-tokens N")
+            raise BadInput("--completion-tokens: the built-in model's tokenizer is built with the run's model "
+                           "(`rc1 advance`); until then give the length with --completion-tokens N")
     else:
         source = name
     try:

@@ -88,15 +88,12 @@ def _checkpoint_findings(events: list[ev.Event], root: Path, line_hashes: list[s
     """Every checkpoint file matches its recorded sha256, and the log anchor it recorded is still there."""
     findings = []
     for event in events:
+        if isinstance(event, ev.BestPromoted):  # a copy in best/ is verified like the checkpoint it copies
+            findings += _file_findings(root, event.dir, event.files, event.seq)
         if not isinstance(event, ev.CheckpointSaved):
             continue
         directory = root / event.dir
-        for rel, recorded in sorted(event.files.items()):
-            path = directory / rel
-            if not path.is_file():
-                findings.append(Finding(check="checkpoint", seq=event.seq, message=f"{event.dir}/{rel}: missing"))
-            elif sha256_file(path) != recorded:
-                findings.append(Finding(check="checkpoint", seq=event.seq, message=f"{event.dir}/{rel}: sha256 differs from the one recorded"))
+        findings += _file_findings(root, event.dir, event.files, event.seq)
         anchor = event.files.get("rc1_meta.json") and _anchor(directory / "rc1_meta.json")
         if anchor:
             seq, digest = anchor
@@ -104,6 +101,17 @@ def _checkpoint_findings(events: list[ev.Event], root: Path, line_hashes: list[s
                 findings.append(Finding(check="anchor", seq=event.seq, message=f"{event.dir} saw seq {seq} but the log ends at seq {len(line_hashes) - 1}: the log was truncated"))
             elif line_hashes[seq] != digest:
                 findings.append(Finding(check="anchor", seq=event.seq, message=f"{event.dir} saw seq {seq} with a different hash: the log was rewritten"))
+    return findings
+
+
+def _file_findings(root: Path, directory: str, files: dict[str, str], seq: int) -> list[Finding]:
+    findings = []
+    for rel, recorded in sorted(files.items()):
+        path = root / directory / rel
+        if not path.is_file():
+            findings.append(Finding(check="checkpoint", seq=seq, message=f"{directory}/{rel}: missing"))
+        elif sha256_file(path) != recorded:
+            findings.append(Finding(check="checkpoint", seq=seq, message=f"{directory}/{rel}: sha256 differs from the one recorded"))
     return findings
 
 

@@ -38,6 +38,21 @@ class StepView(msgspec.Struct, frozen=True, kw_only=True):
     seq: int
 
 
+class EvalPoint(msgspec.Struct, frozen=True, kw_only=True):
+    step: int
+    hard_success: float | None
+    success: float
+    mean_reward: float
+    buckets: list[ev.EvalBucket]
+
+
+class ReleaseView(msgspec.Struct, frozen=True, kw_only=True):
+    passed: bool
+    hard_gain_pp: float
+    threshold: float
+    step: int | None
+
+
 class Violation(msgspec.Struct, frozen=True, kw_only=True):
     seq: int
     message: str
@@ -59,6 +74,8 @@ class Projection(msgspec.Struct, kw_only=True):
     gates: dict[str, GateView] = msgspec.field(default_factory=lambda: {"round1": GateView(), "round2": GateView()})
     last_step: StepView | None = None
     last_eval: dict[str, float] | None = None
+    evals: list[EvalPoint] = msgspec.field(default_factory=list)  # of the current line of training
+    release: ReleaseView | None = None
     best_step: int | None = None
     best_value: float | None = None
     last_error: str | None = None
@@ -160,6 +177,8 @@ def _(event: ev.TrainingStarted, p: Projection) -> None:
     p.complete = False
     # Checkpoints past the resume point belong to an abandoned future; they are no longer "latest".
     p.checkpoints = [c for c in p.checkpoints if c.step <= event.resume_from_step]
+    p.evals = [e for e in p.evals if e.step <= event.resume_from_step]
+    p.release = None
 
 
 @_mutate.register
@@ -177,6 +196,15 @@ def _(event: ev.CheckpointSaved, p: Projection) -> None:
 @_mutate.register
 def _(event: ev.EvalCompleted, p: Projection) -> None:
     p.last_eval = {"step": float(event.step), "accuracy": event.accuracy, "mean_reward": event.mean_reward}
+    p.evals = [e for e in p.evals if e.step != event.step]
+    p.evals.append(EvalPoint(step=event.step, hard_success=event.hard_success, success=event.accuracy,
+                             mean_reward=event.mean_reward, buckets=event.buckets))
+
+
+@_mutate.register
+def _(event: ev.ReleaseEvaluated, p: Projection) -> None:
+    p.release = ReleaseView(passed=event.passed, hard_gain_pp=event.hard_gain_pp, threshold=event.threshold_pp,
+                            step=event.step)
 
 
 @_mutate.register

@@ -135,6 +135,20 @@ class CheckpointSaved(Event, frozen=True, kw_only=True, tag="checkpoint_saved"):
     files: dict[str, str]  # relative path -> sha256
 
 
+class EvalBucket(msgspec.Struct, frozen=True, kw_only=True):
+    """One cell of an evaluation: a task × difficulty bucket, a task ("all" difficulties), a difficulty
+    ("all" tasks) or everything. `delta_pp`: success minus step 0's, in percentage points."""
+
+    task: str
+    difficulty: str
+    n: int
+    success: float  # share of replies scored correct (a clarification, for an item that needs one)
+    mean_reward: float
+    overclar_rate: float  # share of replies asking a question their item did not need
+    avg_turns: float  # user turns of the episodes
+    delta_pp: float | None = None
+
+
 class EvalCompleted(Event, frozen=True, kw_only=True, tag="eval_completed"):
     step: int
     n: int
@@ -142,6 +156,9 @@ class EvalCompleted(Event, frozen=True, kw_only=True, tag="eval_completed"):
     accuracy: float
     per_task_accuracy: dict[str, float]
     scoring: ScoringSummary = msgspec.field(default_factory=ScoringSummary)
+    # Added with the release gate; an older line has none.
+    buckets: list[EvalBucket] = msgspec.field(default_factory=list)
+    hard_success: float | None = None  # success on the hard HotpotQA + StrategyQA items (the release metric)
 
 
 class BestPromoted(Event, frozen=True, kw_only=True, tag="best_promoted"):
@@ -149,6 +166,20 @@ class BestPromoted(Event, frozen=True, kw_only=True, tag="best_promoted"):
     dir: str
     metric: str
     value: float
+    files: dict[str, str] = msgspec.field(default_factory=dict)  # relative path -> sha256 of the copy in best/
+
+
+class ReleaseEvaluated(Event, frozen=True, kw_only=True, tag="release_evaluated"):
+    """The RC1 release gate, computed from the log's evaluations: the hard bucket's gain at the best
+    checkpoint over step 0."""
+
+    step: int | None  # the best checkpoint's step; None when no checkpoint beat step 0
+    baseline_hard_success: float
+    hard_success: float
+    hard_gain_pp: float
+    threshold_pp: float
+    passed: bool
+    metric: str
 
 
 class TrainingFailed(Event, frozen=True, kw_only=True, tag="training_failed"):
@@ -187,6 +218,7 @@ AnyEvent = Union[
     TrainingFailed,
     RunCompleted,
     LogRepaired,
+    ReleaseEvaluated,
 ]
 
 EVENT_TYPES: dict[str, type[Event]] = {cls.__struct_config__.tag: cls for cls in AnyEvent.__args__}

@@ -181,7 +181,7 @@ class Judge:
                     return verdict, self._record(key, started, 1, cached=True), None
                 except MalformedAnswer:
                     pass  # a damaged entry is asked again, and overwritten
-        attempts, problem = 0, ""
+        attempts, problem, wait = 0, "", 0.0
         answer = None
         while attempts <= self.max_retries:
             if attempts:

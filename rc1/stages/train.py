@@ -11,18 +11,19 @@ import sys
 from pathlib import Path
 
 from rc1.data.task import TaskItem, read_items
-from rc1.errors import BadInput, GateClosed, TrainingError
+from rc1.errors import GateClosed, TrainingError
 from rc1.events import schema as ev
 from rc1.events.replay import CheckpointRef
 from rc1.failure import write_error_report
 from rc1.fsutil import sha256_file
-from rc1.scoring.pipeline import make_reward_fn, rewards_of
+from rc1.scoring.pipeline import make_reward_fn
 from rc1.scoring.rules import gold_reply
 from rc1.session import Session
 from rc1.stages.gate import ensure_inputs_unchanged, require_allowed
-from rc1.stages.scoring import RunScoring, open_scoring, policy_thinking
+from rc1.stages.release import evaluate_release
+from rc1.stages.scoring import open_scoring, policy_thinking
+from rc1.stages.train_hooks import EventHooks
 from rc1.train import checkpoints
-from rc1.train.metrics import StepMetrics
 from rc1.workspace import Workspace
 
 
@@ -87,6 +88,8 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
     ))
     hooks = EventHooks(session, engine, shadow, scoring)
     try:
+        if resume is None and not any(e.step == 0 for e in session.projection.evals):
+            hooks.evaluate(0)  # the untrained policy: what the release gate measures the gain from
         engine.train(hooks, session.ws.root / resume.dir if resume else None)
     except Exception as error:
         report = write_error_report(error, session.ws.root, step=session.projection.step)
@@ -108,6 +111,8 @@ def _quiet_library_progress_bars() -> None:
 
 
 def _complete(session: Session, final: CheckpointRef) -> None:
+    if session.projection.release is None:
+        evaluate_release(session)
     session.append(ev.RunCompleted(step=final.step, best_step=session.projection.best_step, final_checkpoint=final.dir))
 
 
@@ -137,73 +142,3 @@ def _builtin_model(session: Session, pool: list[TaskItem]) -> Path:
     print(f"  warm start: {steps} SFT steps on {len(pairs)} gold replies of the training pool, "
           f"loss {losses[0]:.3f} -> {losses[-1]:.3f}", flush=True)
     return out
-
-
-class EventHooks:
-    """Turns engine callbacks into events, published checkpoints, evaluations and best promotions."""
-
-    def __init__(self, session: Session, engine, shadow: list[TaskItem], scoring: RunScoring):
-        self.session = session
-        self.engine = engine
-        self.shadow = shadow
-        self.scoring = scoring
-        self.best_value: float | None = session.projection.best_value
-        self.interactive = sys.stdout.isatty()
-        self._scope(f"step {session.projection.step + 1}")
-
-    def _scope(self, scope: str) -> None:
-        if self.scoring.judge is not None:
-            self.scoring.judge.ledger.scope = scope
-
-    def _judge_calls(self) -> ev.ScoringSummary:
-        return self.scoring.judge.ledger.drain() if self.scoring.judge is not None else ev.ScoringSummary()
-
-    def on_step(self, m: StepMetrics) -> None:
-        self.session.append(ev.TrainStep(
-            step=m.step, loss=m.loss, kl=m.kl, ratio=m.ratio, lr=m.lr, reward=m.reward, reward_std=m.reward_std,
-            mem_used_mb=m.mem_used_mb, sec_per_step=m.sec_per_step, tokens=m.tokens, scoring=self._judge_calls(),
-        ))
-        self._scope(f"step {m.step + 1}")
-        max_steps = self.session.config.train.max_steps
-        if m.step % max(1, max_steps // 10) == 0 or m.step == max_steps:
-            print(f"  step {m.step}/{max_steps}  loss {m.loss:+.4f}  kl {m.kl:.4f}  reward {m.reward:.4f}  "
-                  f"{m.sec_per_step:.2f}s/step", flush=True)
-
-    def on_checkpoint(self, step: int, staged_dir: Path) -> None:
-        ws = self.session.ws
-        final = ws.checkpoint_dir(step)
-        seq, digest = self.session.log.head
-        meta = {
-            "run": ws.run, "step": step, "config_sha256": self.session.loaded.sha256,
-            "log_seq": seq, "log_hash": digest,
-        }
-        files = checkpoints.publish(staged_dir, final, meta)
-        rel = str(final.relative_to(ws.root))
-        self.session.append(ev.CheckpointSaved(step=step, dir=rel, files=files))
-        checkpoints.update_latest(ws.checkpoints_dir, final)
-        self._evaluate(step, final)
-
-    def _evaluate(self, step: int, final: Path) -> None:
-        result = self.engine.evaluate(self.shadow, self.session.config.train.max_completion_tokens)
-        self._scope(f"eval {step}")
-        scored = self.scoring.pipeline.score(self.shadow, result.completions, result.completion_tokens)
-        rewards = rewards_of(self.session.config.reward, self.scoring.weights, self.shadow, scored)
-        mean_reward = sum(rewards) / len(rewards) if rewards else 0.0
-        correct: dict[str, list[float]] = {}
-        for item, s in zip(self.shadow, scored, strict=True):
-            correct.setdefault(item.task, []).append(s.components["correctness"])
-        every = [c for values in correct.values() for c in values]
-        accuracy = sum(every) / len(every) if every else 0.0
-        self.session.append(ev.EvalCompleted(
-            step=step, n=len(result.item_ids), mean_reward=mean_reward, accuracy=accuracy,
-            per_task_accuracy={task: sum(v) / len(v) for task, v in sorted(correct.items())},
-            scoring=self._judge_calls(),
-        ))
-        self._scope(f"step {step + 1}")
-        if self.best_value is None or mean_reward > self.best_value:
-            best_dir = self.session.ws.checkpoints_dir / "best"
-            checkpoints.promote_best(final, best_dir)
-            self.best_value = mean_reward
-            self.session.append(ev.BestPromoted(
-                step=step, dir=str(best_dir.relative_to(self.session.ws.root)), metric="shadow_mean_reward", value=mean_reward,
-            ))

@@ -65,24 +65,21 @@ def verify(dir: Path, files: dict[str, str]) -> list[str]:
     return problems
 
 
-def promote_best(src: Path, best_dir: Path) -> None:
-    """Replace `best_dir` with a copy of `src`: copy to a temp sibling, fsync, swap, drop the old copy."""
+def promote_best(src: Path, best_dir: Path) -> dict[str, str]:
+    """Copy `src` to `best_dir` (a new folder under best/: earlier bests are kept) whole: a temp sibling,
+    fsynced, renamed. Returns the sha256 of every file of the copy."""
     src, best_dir = Path(src), Path(best_dir)
+    best_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = best_dir.with_name(f".{best_dir.name}.tmp-{os.getpid()}")
     if tmp.exists():
         shutil.rmtree(tmp)
     shutil.copytree(src, tmp, symlinks=True)
     fsync_tree(tmp)
-    old = None
-    if best_dir.exists():
-        old = best_dir.with_name(f".{best_dir.name}.old-{os.getpid()}")
-        if old.exists():
-            shutil.rmtree(old)
-        os.rename(best_dir, old)
+    if best_dir.exists():  # a copy left by a run killed after the rename, before its event: it never existed
+        _remove_aside(best_dir)
     os.rename(tmp, best_dir)
     fsync_dir(best_dir.parent)
-    if old is not None:
-        shutil.rmtree(old)
+    return hash_tree(best_dir)
 
 
 def _remove_aside(path: Path) -> None:

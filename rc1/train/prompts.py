@@ -21,7 +21,6 @@ from collections.abc import Callable
 
 from transformers import PreTrainedTokenizerBase
 
-from rc1.data.episodes import render
 from rc1.data.task import TaskItem
 from rc1.errors import BadInput
 

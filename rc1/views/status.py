@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgspec
 
 from rc1.events import schema as ev
-from rc1.events.replay import Replayer
+from rc1.events.replay import ReleaseView, Replayer
 from rc1.fingerprints import changed_inputs
 
 
@@ -37,6 +37,7 @@ class StatusView(msgspec.Struct, frozen=True, kw_only=True):
     last_ts: str
     last_step: dict[str, float] | None
     last_eval: dict[str, float] | None
+    release: ReleaseView | None = None  # the RC1 gate, once evaluated
     torn_tail_bytes: int = 0
 
 
@@ -72,6 +73,7 @@ def status_view(replayer: Replayer, current: ev.Fingerprints | None, run: str, t
         last_ts=p.last_ts,
         last_step=last_step,
         last_eval=p.last_eval,
+        release=p.release,
         torn_tail_bytes=torn_bytes,
     )
 
@@ -92,6 +94,11 @@ def render_text(view: StatusView) -> str:
         lines.append(f"last step  loss {s['loss']:.4f}  kl {s['kl']:.4f}  reward {s['reward']:.4f}  lr {s['lr']:.2e}")
     if view.last_eval:
         lines.append(f"last eval  step {int(view.last_eval['step'])}: accuracy {view.last_eval['accuracy']:.3f}, mean reward {view.last_eval['mean_reward']:.4f}")
+    if view.release:
+        r = view.release
+        at = f"best step {r.step}" if r.step is not None else "no checkpoint beat step 0"
+        lines.append(f"release    {'PASSED' if r.passed else 'NOT PASSED'}: hard gain {r.hard_gain_pp:+.1f} pp "
+                     f"(needs ≥ {r.threshold:g}; {at})")
     for name, gate in view.gates.items():
         if not gate.passed:
             lines.append(f"{name:<10} not passed")

@@ -1,0 +1,94 @@
+"""What the training stage does around the engine: a train_step event per optimizer step; per checkpoint
+the publish, the event, `latest`, the shadow-set evaluation and the promotion to best/."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from rc1.data.task import TaskItem
+from rc1.events import schema as ev
+from rc1.scoring.evaluation import evaluate_buckets, hard_success, metric_value
+from rc1.scoring.pipeline import rewards_of
+from rc1.session import Session
+from rc1.stages.scoring import RunScoring
+from rc1.train import checkpoints
+from rc1.train.metrics import StepMetrics
+
+
+class EventHooks:
+    """Turns engine callbacks into events, published checkpoints, evaluations and best promotions."""
+
+    def __init__(self, session: Session, engine, shadow: list[TaskItem], scoring: RunScoring):
+        self.session = session
+        self.engine = engine
+        self.shadow = shadow
+        self.scoring = scoring
+        self._scope(f"step {session.projection.step + 1}")
+
+    def _scope(self, scope: str) -> None:
+        if self.scoring.judge is not None:
+            self.scoring.judge.ledger.scope = scope
+
+    def _judge_calls(self) -> ev.ScoringSummary:
+        return self.scoring.judge.ledger.drain() if self.scoring.judge is not None else ev.ScoringSummary()
+
+    def on_step(self, m: StepMetrics) -> None:
+        self.session.append(ev.TrainStep(
+            step=m.step, loss=m.loss, kl=m.kl, ratio=m.ratio, lr=m.lr, reward=m.reward, reward_std=m.reward_std,
+            mem_used_mb=m.mem_used_mb, sec_per_step=m.sec_per_step, tokens=m.tokens, scoring=self._judge_calls(),
+        ))
+        self._scope(f"step {m.step + 1}")
+        max_steps = self.session.config.train.max_steps
+        if m.step % max(1, max_steps // 10) == 0 or m.step == max_steps:
+            print(f"  step {m.step}/{max_steps}  loss {m.loss:+.4f}  kl {m.kl:.4f}  reward {m.reward:.4f}  "
+                  f"{m.sec_per_step:.2f}s/step", flush=True)
+
+    def on_checkpoint(self, step: int, staged_dir: Path) -> None:
+        ws = self.session.ws
+        final = ws.checkpoint_dir(step)
+        seq, digest = self.session.log.head
+        meta = {
+            "run": ws.run, "step": step, "config_sha256": self.session.loaded.sha256,
+            "log_seq": seq, "log_hash": digest,
+        }
+        files = checkpoints.publish(staged_dir, final, meta)
+        rel = str(final.relative_to(ws.root))
+        self.session.append(ev.CheckpointSaved(step=step, dir=rel, files=files))
+        checkpoints.update_latest(ws.checkpoints_dir, final)
+        train = self.session.config.train
+        if step % (train.eval_steps or train.save_steps) == 0 or step == train.max_steps:
+            value = self.evaluate(step)
+            self._promote(step, final, value)
+
+    def evaluate(self, step: int) -> float:
+        """Greedy replies to the shadow set, scored by the run's scorer: an eval_completed event; returns
+        the value of `release.metric`."""
+        result = self.engine.evaluate(self.shadow, self.session.config.train.max_completion_tokens)
+        self._scope(f"eval {step}")
+        scored = self.scoring.pipeline.score(self.shadow, result.completions, result.completion_tokens)
+        rewards = rewards_of(self.session.config.reward, self.scoring.weights, self.shadow, scored)
+        step0 = next((e for e in self.session.projection.evals if e.step == 0), None)
+        buckets = evaluate_buckets(self.shadow, scored, rewards, step0.buckets if step0 and step else ())
+        hard = hard_success(self.shadow, scored)
+        overall = buckets[-1]
+        per_task = {b.task: b.success for b in buckets if b.difficulty == "all" and b.task != "all"}
+        self.session.append(ev.EvalCompleted(
+            step=step, n=overall.n, mean_reward=overall.mean_reward, accuracy=overall.success,
+            per_task_accuracy=per_task, scoring=self._judge_calls(), buckets=buckets, hard_success=hard,
+        ))
+        self._scope(f"step {step + 1}")
+        return metric_value(self.session.config.release.metric, hard, buckets)
+
+    def _promote(self, step: int, final: Path, value: float) -> None:
+        """best/ grows by a copy of each checkpoint that beats every evaluation before it, step 0 included."""
+        p = self.session.projection
+        metric = self.session.config.release.metric
+        earlier = [metric_value(metric, e.hard_success or 0.0, e.buckets) for e in p.evals if e.step < step and e.buckets]
+        if earlier and value <= max(earlier):
+            return
+        best_dir = self.session.ws.checkpoints_dir / "best" / final.name
+        files = checkpoints.promote_best(final, best_dir)
+        self.session.append(ev.BestPromoted(step=step, dir=str(best_dir.relative_to(self.session.ws.root)),
+                                            metric=metric, value=value, files=files))
+        print(f"  best/ <- step {step} ({metric} {value:.4f})", file=sys.stdout, flush=True)
