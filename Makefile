@@ -19,6 +19,7 @@ $(STAMP): pyproject.toml
 
 run: setup
 	bin/rc1 advance --all --config $(CONFIG)
+	bin/rc1 report --config $(CONFIG)
 
 test: setup
 	$(PY) -m pytest

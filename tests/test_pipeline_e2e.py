@@ -240,3 +240,12 @@ def test_each_data_step_runs_alone_and_writes_its_artifacts_and_events_without_o
     assert failed.returncode == 3 and "FAIL  duplicates" in failed.stdout
     duplicates = [e for e in events(root) if e.get("name") == "duplicates"][-1]
     assert duplicates["type"] == "check_failed" and duplicates["measured"]["exact"] == 12
+
+
+def test_report_draws_the_runs_pictures(finished_copy):
+    result = rc1(finished_copy, "report")
+    assert result.returncode == 0, result.stderr
+    for name in ("training.png", "success_by_difficulty.png", "pool_difficulty.png"):
+        path = finished_copy / "reports" / "plots" / name
+        assert f"plot: reports/plots/{name}" in result.stdout
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 10_000, name

@@ -46,6 +46,10 @@ def report(args) -> int:
         raise BadInput(f"{ws.log_path}: no events to report on")
     Mirrors(ws).rebuild(contents.events)
     print(f"rebuilt logs/train.log, reports/metrics.jsonl, reports/ckpt_manifest.jsonl, reports/preflight/ from {len(contents.events)} events")
+    from rc1.views.plots import draw_all
+
+    for path in draw_all(ws, contents.events):
+        print(f"plot: {path.relative_to(ws.root)}")
     return 0
 
 

@@ -1,0 +1,91 @@
+"""PNG pictures of a run under reports/plots/, drawn with matplotlib from the log (and, for the pool's
+difficulty, from the gated data files the log fingerprints). Views: nothing reads them back."""
+
+from __future__ import annotations
+
+import io
+from collections import Counter
+from pathlib import Path
+
+from rc1.data.task import DIFFICULTIES, read_items
+from rc1.events import schema as ev
+from rc1.fsutil import atomic_write_bytes
+from rc1.workspace import Workspace
+
+
+def draw_all(ws: Workspace, events: list[ev.Event]) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display: files only
+    out = ws.reports_dir / "plots"
+    drawn = [_training_curves(out, [e for e in events if isinstance(e, ev.TrainStep)])]
+    drawn.append(_success_by_difficulty(out, [e for e in events if isinstance(e, ev.EvalCompleted) and e.buckets]))
+    drawn.append(_pool_difficulty(out, ws))
+    return [path for path in drawn if path is not None]
+
+
+def _save(fig, path: Path) -> Path:
+    import matplotlib.pyplot as plt
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    atomic_write_bytes(path, buffer.getvalue())
+    return path
+
+
+def _training_curves(out: Path, steps: list[ev.TrainStep]) -> Path | None:
+    if not steps:
+        return None
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 2, figsize=(10, 6), sharex=True)
+    x = [s.step for s in steps]
+    for ax, (name, values) in zip(axes.flat, [("reward", [s.reward for s in steps]), ("loss", [s.loss for s in steps]),
+                                              ("kl", [s.kl for s in steps]),
+                                              ("completion tokens per step", [s.tokens for s in steps])]):
+        ax.plot(x, values, marker=".", linewidth=1)
+        ax.set_title(name)
+        ax.grid(alpha=0.3)
+    for ax in axes[1]:
+        ax.set_xlabel("step")
+    return _save(fig, out / "training.png")
+
+
+def _success_by_difficulty(out: Path, evals: list[ev.EvalCompleted]) -> Path | None:
+    if not evals:
+        return None
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    x = [e.step for e in evals]
+    for difficulty in (*DIFFICULTIES, "all"):
+        ys = [next((b.success for b in e.buckets if b.task == "all" and b.difficulty == difficulty), None) for e in evals]
+        ax.plot(x, ys, marker="o", label=difficulty, linewidth=2 if difficulty == "all" else 1)
+    ax.plot(x, [e.hard_success for e in evals], marker="s", linestyle="--", label="hard HotpotQA+StrategyQA (release)")
+    ax.set_xlabel("step")
+    ax.set_ylabel("shadow-set success")
+    ax.set_ylim(-0.02, 1.02)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return _save(fig, out / "success_by_difficulty.png")
+
+
+def _pool_difficulty(out: Path, ws: Workspace) -> Path | None:
+    pools = [(name, path) for name, path in (("seed pool", ws.pool_path), ("balanced pool", ws.balanced_pool_path))
+             if path.exists()]
+    if not pools:
+        return None
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(pools), figsize=(5 * len(pools), 3.5), squeeze=False)
+    for ax, (name, path) in zip(axes[0], pools):
+        counts = Counter((item.task, item.difficulty) for item in read_items(path))
+        tasks = sorted({task for task, _ in counts})
+        width = 0.8 / len(DIFFICULTIES)
+        for k, difficulty in enumerate(DIFFICULTIES):
+            ax.bar([i + k * width for i in range(len(tasks))], [counts[(t, difficulty)] for t in tasks], width, label=difficulty)
+        ax.set_xticks([i + width for i in range(len(tasks))], tasks)
+        ax.set_title(f"{name}: items by difficulty")
+        ax.legend(fontsize=8)
+    return _save(fig, out / "pool_difficulty.png")
