@@ -62,9 +62,12 @@ def build_parser() -> argparse.ArgumentParser:
     _config_args(p)
     p.add_argument("action", choices=("metrics", "bucketize", "validate"))
 
-    p = sub.add_parser("shadow", help="materialize the shadow eval set alone")
+    p = sub.add_parser("shadow", help="materialize the shadow eval set, or run a policy on it (shadow run)")
     _config_args(p)
-    p.add_argument("action", choices=("materialize",))
+    p.add_argument("action", choices=("materialize", "run"))
+    p.add_argument("--tag", default="manual", help="run: names reports/shadow_run_<tag>.json (default manual)")
+    p.add_argument("--checkpoint", default="base", help="run: base | best | step_N (default base)")
+    p.add_argument("--samples", type=int, help="run: sampled replies per item (default shadow.samples)")
 
     p = sub.add_parser("scorer", help="probe the scorer: rule self-check, judge key and provider, real judge calls")
     _config_args(p)

@@ -179,6 +179,16 @@ class ScorerConfig(_Section):
     cache: bool = False  # answer a repeated (provider, model, rubric, prompt, reply) from data/scorer_cache
 
 
+class ShadowConfig(_Section):
+    """The shadow run (`rc1 shadow run`; round 2 runs it on the base model as `pre_run_check`)."""
+
+    samples: Annotated[int, msgspec.Meta(ge=2)] = 4  # sampled replies per shadow item
+    # The old scoring: this weights file (relative to the config's folder) without the penalty and the
+    # difficulty factor; absent: the run's weights without them.
+    old_weights: str | None = None
+    unstable_variance: NonNegativeFloat = 0.08  # items whose new score varies more across samples are left out
+
+
 class ReleaseConfig(_Section):
     """The RC1 release gate: the hard bucket must improve over the untrained policy."""
 
@@ -198,6 +208,7 @@ class Config(_Section):
     reward: RewardConfig = msgspec.field(default_factory=RewardConfig)
     scorer: ScorerConfig = msgspec.field(default_factory=ScorerConfig)
     release: ReleaseConfig = msgspec.field(default_factory=ReleaseConfig)
+    shadow: ShadowConfig = msgspec.field(default_factory=ShadowConfig)
 
 
 SUPPORTED_ENGINE_STRATEGIES: frozenset[tuple[str, str]] = frozenset({("trl", "grpo")})

@@ -203,7 +203,9 @@ def test_a_run_judged_live_records_its_calls_and_writes_the_key_nowhere(server, 
     evals = [e for e in log if e["type"] == "eval_completed"]
     assert evals and all(e["scoring"]["calls"] >= 1 for e in evals)
     ledger = (root / "events/local.ledger.jsonl").read_text().splitlines()
-    counted = 16 + sum(s["scoring"]["calls"] for s in steps) + sum(e["scoring"]["calls"] for e in evals)
+    [shadow] = [e for e in log if e["type"] == "shadow_run_completed"]
+    assert shadow["scoring"]["calls"] >= 1  # round 2's shadow run is judged too
+    counted = 16 + shadow["scoring"]["calls"] + sum(s["scoring"]["calls"] for s in steps) + sum(e["scoring"]["calls"] for e in evals)
     assert len(ledger) == counted
 
     probe = rc1(root, "scorer", "probe", "--n", "4", *judge, env=env)

@@ -249,3 +249,27 @@ def test_report_draws_the_runs_pictures(finished_copy):
         path = finished_copy / "reports" / "plots" / name
         assert f"plot: reports/plots/{name}" in result.stdout
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 10_000, name
+
+
+def test_round_two_runs_the_shadow_run_on_the_base_model(completed_run):
+    import hashlib
+
+    seen = types(completed_run)
+    [run] = [e for e in events(completed_run) if e["type"] == "shadow_run_completed"]
+    assert seen.index("shadow_run_completed") < seen.index("round2_passed")
+    assert (run["tag"], run["checkpoint"], run["samples"]) == ("pre_run_check", "base", 4)
+    report = completed_run / run["report"]
+    assert hashlib.sha256(report.read_bytes()).hexdigest() == run["sha256"]
+    assert json.loads(report.read_text())["statistics"] == run["statistics"]
+    [check] = [e for e in events(completed_run) if e.get("name") == "shadow_run"]
+    assert check["type"] == "check_passed" and check["tags"] == ["pre_run_check"]
+
+
+def test_a_shadow_run_of_a_checkpoint_writes_its_report_and_event(finished_copy):
+    result = rc1(finished_copy, "shadow", "run", "--tag", "after", "--checkpoint", "step_12", "--samples", "2")
+    assert result.returncode == 0, result.stderr
+    last = events(finished_copy)[-1]
+    assert (last["type"], last["tag"], last["checkpoint"], last["samples"]) == ("shadow_run_completed", "after", "step_12", 2)
+    assert (finished_copy / "reports/shadow_run_after.json").exists() and "spearman" in result.stdout
+    bad = rc1(finished_copy, "shadow", "run", "--checkpoint", "step_7")
+    assert bad.returncode == 2 and "no checkpoint_saved event for step 7" in bad.stderr

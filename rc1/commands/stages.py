@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from rc1.session import Session
 from rc1.stages import datasets
 from rc1.stages.artifacts import write_artifact
 from rc1.stages.gate import record_checks_adhoc
+from rc1.stages.shadow_run import run_shadow
 from rc1.stages.preflight import pool_checks, round_scoring, run_round1, run_round2, spread
 from rc1.stages.train import run_training
 
@@ -57,11 +59,28 @@ def pool(args) -> int:
 
 
 def shadow(args) -> int:
+    if args.action == "run":
+        return _shadow_run(args)
     with _open(args) as session:
         items = datasets.build_shadow(session)
         write_artifact(session, session.ws.shadow_path, items, "shadow")
         datasets.write_shadow_manifest(session, items)
         print(f"wrote {len(items)} items to {session.ws.shadow_path} and its manifest")
+    return 0
+
+
+def _shadow_run(args) -> int:
+    if args.samples is not None and args.samples < 2:
+        raise BadInput(f"--samples {args.samples}: the statistics need at least 2 samples per item")
+    if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", args.tag):
+        raise BadInput(f"--tag {args.tag!r}: letters, digits, '_', '.' and '-' only (it names a report file)")
+    with _open(args) as session:
+        _require(session.ws.shadow_path, "shadow")
+        _require(session.ws.balanced_pool_path, "pool")
+        event = run_shadow(session, args.tag, args.checkpoint, args.samples)
+    print(f"shadow run {event.tag} ({event.checkpoint}, {event.samples} samples per item): report {event.report}")
+    for name, value in event.statistics.items():
+        print(f"  {name:<20} {'-' if value is None else f'{value:.4f}'}")
     return 0
 
 

@@ -169,6 +169,20 @@ class BestPromoted(Event, frozen=True, kw_only=True, tag="best_promoted"):
     files: dict[str, str] = msgspec.field(default_factory=dict)  # relative path -> sha256 of the copy in best/
 
 
+class ShadowRunCompleted(Event, frozen=True, kw_only=True, tag="shadow_run_completed"):
+    """K sampled replies per shadow item scored by the old and the new scoring; the statistics (None where
+    a correlation is undefined, e.g. constant success) and the report they are written to."""
+
+    tag: str
+    checkpoint: str  # base | best | step_N
+    samples: int
+    statistics: dict[str, float | None]
+    unstable: list[str]  # item ids left out: their score varied more than the threshold across samples
+    report: str
+    sha256: str
+    scoring: ScoringSummary = msgspec.field(default_factory=ScoringSummary)  # the judge calls it made
+
+
 class ReleaseEvaluated(Event, frozen=True, kw_only=True, tag="release_evaluated"):
     """The RC1 release gate, computed from the log's evaluations: the hard bucket's gain at the best
     checkpoint over step 0."""
@@ -219,6 +233,7 @@ AnyEvent = Union[
     RunCompleted,
     LogRepaired,
     ReleaseEvaluated,
+    ShadowRunCompleted,
 ]
 
 EVENT_TYPES: dict[str, type[Event]] = {cls.__struct_config__.tag: cls for cls in AnyEvent.__args__}

@@ -32,6 +32,7 @@ from rc1.stages.artifacts import write_artifact
 from rc1.stages.gate import ensure_inputs_unchanged, record_checks, require_allowed
 from rc1.stages.heap import cyclic_gc_paused
 from rc1.stages.scoring import RunScoring, judge_buildable, open_scoring, policy_thinking
+from rc1.stages.shadow_run import pre_run_shadow_run
 
 PROBE_ITEMS = 8  # judge calls a round's probe makes (`rc1 scorer probe --n` for another number)
 
@@ -133,6 +134,7 @@ def run_round2(session: Session) -> None:
         results = data_checks(session, pool, shadow, metrics, balanced, scoring, 2)
         results += [_same_balanced_pool(on_disk, balanced), scorer_selfcheck(shadow, scoring.pipeline.rule),
                     pre_run_shadow_check(session, shadow, on_disk)]
+    results.append(pre_run_shadow_run(session))  # loads (for the built-in model: builds) the base policy
     record_checks(session, 2, results, fingerprints, _drain(scoring))
 
 

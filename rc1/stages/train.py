@@ -55,19 +55,11 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
         _complete(session, resume)  # crashed after the final checkpoint, before run_completed
         return
 
-    from rc1.train.device import select_device, select_dtype
     from rc1.train.engine_trl import TrlGrpoEngine
-    from rc1.train.model_loading import load_policy
-
-    if not sys.stderr.isatty():
-        _quiet_library_progress_bars()
 
     pool = read_items(session.ws.balanced_pool_path)  # training uses the difficulty-balanced pool
     shadow = read_items(session.ws.shadow_path)
-    device = select_device()
-    dtype = select_dtype(device, config.model.dtype)
-    builtin_dir = _builtin_model(session, pool) if config.model.name.startswith("builtin:") else None
-    model, tokenizer = load_policy(config.model, config.finetune.method, device, dtype, builtin_dir)
+    model, tokenizer, device, dtype = load_run_policy(session, pool)
     thinking = policy_thinking(session.loaded, tokenizer.chat_template, template_known=True)
     scoring = open_scoring(session.loaded, session.ws, thinking)
     reward_fn = make_reward_fn(config.reward, scoring.weights, scoring.pipeline)
@@ -114,6 +106,22 @@ def _complete(session: Session, final: CheckpointRef) -> None:
     if session.projection.release is None:
         evaluate_release(session)
     session.append(ev.RunCompleted(step=final.step, best_step=session.projection.best_step, final_checkpoint=final.dir))
+
+
+def load_run_policy(session: Session, pool: list[TaskItem]):
+    """The run's base policy (the built-in model built and warm-started on `pool`, or the configured one),
+    its tokenizer, device and dtype; no adapter yet."""
+    from rc1.train.device import select_device, select_dtype
+    from rc1.train.model_loading import load_policy
+
+    config = session.config
+    if not sys.stderr.isatty():
+        _quiet_library_progress_bars()
+    device = select_device()
+    dtype = select_dtype(device, config.model.dtype)
+    builtin_dir = _builtin_model(session, pool) if config.model.name.startswith("builtin:") else None
+    model, tokenizer = load_policy(config.model, config.finetune.method, device, dtype, builtin_dir)
+    return model, tokenizer, device, dtype
 
 
 def builtin_model_dir(ws: Workspace, seed: int) -> Path:

@@ -36,6 +36,7 @@ from rc1.data.task import TaskItem
 from rc1.errors import BadInput, TrainingError
 from rc1.train.metrics import EvalResult, StepMetrics
 from rc1.train.model_loading import lora_config
+from rc1.train.generation import generate_replies
 from rc1.train.prompts import fit_prompt
 
 # (items, completions, completion token counts) -> rewards: rc1.scoring.pipeline.make_reward_fn
@@ -133,8 +134,6 @@ class TrlGrpoEngine:
         model = self._trainer.model
         was_training = model.training
         rng = _capture_rng()
-        completions: list[str] = []
-        counts: list[int] = []
         batch_size = self._config.train.per_device_batch_size * self._config.train.gradient_accumulation_steps
         eos_ids = self._trainer.eos_token_ids
         generation_config = GenerationConfig(
@@ -145,19 +144,10 @@ class TrlGrpoEngine:
         )
         try:
             model.eval()
-            with torch.no_grad():
-                for start in range(0, len(items), batch_size):
-                    batch = items[start : start + batch_size]
-                    limit = self._config.train.max_prompt_tokens
-                    prompts = [fit_prompt(self._tokenizer, item, limit)[0] for item in batch]
-                    encoded = self._tokenizer(text=prompts, return_tensors="pt", padding=True, padding_side="left")
-                    encoded = {k: v.to(self._trainer.args.device) for k, v in encoded.items()}
-                    output = model.generate(**encoded, generation_config=generation_config)
-                    for row in output[:, encoded["input_ids"].size(1) :].tolist():
-                        ends = [i for i, token in enumerate(row) if token in eos_ids]
-                        kept = row[: ends[0] + 1] if ends else row
-                        counts.append(len(kept))
-                        completions.append(self._tokenizer.decode(kept, skip_special_tokens=True))
+            completions, counts = generate_replies(
+                model, self._tokenizer, items, max_prompt_tokens=self._config.train.max_prompt_tokens,
+                generation=generation_config, eos_ids=eos_ids, batch_size=batch_size, device=self._trainer.args.device,
+            )
         finally:
             model.train(was_training)
             _restore_rng(rng)

@@ -1,0 +1,111 @@
+"""`rc1 shadow run`: K sampled replies per shadow item from a policy (the base model, best/ or a
+checkpoint), each scored by the old and the new scoring, and the statistics of seed 002 §2.3
+(rc1/scoring/shadow_stats.py) written to reports/shadow_run_<tag>.json and a shadow_run_completed event.
+
+Old scoring: the weighted components alone (`shadow.old_weights`, or the run's weights), without the
+over-clarification penalty and the difficulty factor. New: the run's reward.
+"""
+
+from __future__ import annotations
+
+import json
+
+from rc1.checks.result import CheckResult
+from rc1.checks.weights import load_weights
+from rc1.data.task import read_items
+from rc1.errors import BadInput
+from rc1.events import schema as ev
+from rc1.fsutil import atomic_write_text, sha256_file
+from rc1.scoring.pipeline import components_for, rewards_of
+from rc1.scoring.reward import weighted_sum
+from rc1.scoring.shadow_stats import Sample, shadow_statistics
+from rc1.session import Session
+from rc1.stages.scoring import open_scoring, policy_thinking
+
+PRE_RUN_TAG = "pre_run_check"
+
+
+def run_shadow(session: Session, tag: str, checkpoint: str = "base", samples: int | None = None) -> ev.ShadowRunCompleted:
+    import torch
+    from transformers import GenerationConfig
+
+    from rc1.stages.train import load_run_policy
+    from rc1.train.generation import generate_replies
+
+    config = session.config
+    k = samples or config.shadow.samples
+    shadow = read_items(session.ws.shadow_path)
+    pool = read_items(session.ws.balanced_pool_path)
+    model, tokenizer, device, _ = load_run_policy(session, pool)
+    model = _with_adapter(session, model, checkpoint)
+    thinking = policy_thinking(session.loaded, tokenizer.chat_template, template_known=True)
+    scoring = open_scoring(session.loaded, session.ws, thinking)
+    old_weights = (load_weights(session.loaded.resolve(config.shadow.old_weights), components_for(session.loaded))
+                   if config.shadow.old_weights else scoring.weights)
+    generation = GenerationConfig(max_new_tokens=config.train.max_completion_tokens, do_sample=True,
+                                  temperature=config.train.temperature, num_return_sequences=k,
+                                  pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id)
+    model.eval()
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(config.run.seed)
+        texts, counts = generate_replies(model, tokenizer, shadow, max_prompt_tokens=config.train.max_prompt_tokens,
+                                         generation=generation, eos_ids=[tokenizer.eos_token_id],
+                                         batch_size=config.train.per_device_batch_size, device=device)
+    items = [item for item in shadow for _ in range(k)]
+    if scoring.judge is not None:
+        scoring.judge.ledger.scope = f"shadow {tag}"
+    scored = scoring.pipeline.score(items, texts, counts)
+    new = rewards_of(config.reward, scoring.weights, items, scored)
+    runs = [Sample(item.id, item.difficulty, weighted_sum(s.components, old_weights), reward, s.components["correctness"])
+            for item, s, reward in zip(items, scored, new, strict=True)]
+    stats = shadow_statistics(runs, config.shadow.unstable_variance)
+    path = session.ws.reports_dir / f"shadow_run_{tag}.json"
+    atomic_write_text(path, json.dumps({
+        "tag": tag, "checkpoint": checkpoint, "samples": k, "items": len(shadow),
+        "old": f"weighted components ({config.shadow.old_weights or session.config.reward.weights}), no penalty or difficulty factor",
+        "new": "the run's reward", "statistics": stats.statistics, "by_difficulty": stats.by_difficulty,
+        "unstable": stats.unstable,
+    }, indent=2))
+    return session.append(ev.ShadowRunCompleted(
+        tag=tag, checkpoint=checkpoint, samples=k, statistics=stats.statistics, unstable=stats.unstable,
+        report=str(path.relative_to(session.ws.root)), sha256=sha256_file(path),
+        scoring=scoring.judge.ledger.drain() if scoring.judge is not None else ev.ScoringSummary(),
+    ))
+
+
+def _with_adapter(session: Session, model, checkpoint: str):
+    if checkpoint == "base":
+        return model
+    p = session.projection
+    if checkpoint == "best":
+        if p.best_step is None:
+            raise BadInput("--checkpoint best: no checkpoint of this run has been promoted to best/ yet")
+        directory = session.ws.checkpoints_dir / "best" / f"step_{p.best_step:05d}"
+    elif checkpoint.startswith("step_") and checkpoint[5:].isdigit():
+        step = int(checkpoint[5:])
+        if not any(c.step == step for c in p.checkpoints):
+            raise BadInput(f"--checkpoint {checkpoint}: no checkpoint_saved event for step {step}")
+        directory = session.ws.checkpoint_dir(step)
+    else:
+        raise BadInput(f"--checkpoint {checkpoint!r}: use base, best or step_N")
+    from peft import PeftModel
+
+    return PeftModel.from_pretrained(model, str(directory))
+
+
+def pre_run_shadow_run(session: Session) -> CheckResult:
+    """Round 2's shadow run on the base model: it must compute (rank agreement defined on stable items)."""
+    event = run_shadow(session, PRE_RUN_TAG)
+    s = event.statistics
+    problems = [name for name in ("spearman", "kendall_tau") if s.get(name) is None]
+    stable = (s.get("items") or 0) - (s.get("unstable_items") or 0)
+    if stable < 2:
+        problems.append(f"only {stable:.0f} stable items")
+    return CheckResult(
+        name="shadow_run", passed=not problems, tags=[PRE_RUN_TAG],
+        measured={name: value for name, value in s.items() if value is not None},
+        thresholds={"stable_items": 2.0},
+        detail=("cannot be computed: " + ", ".join(problems) if problems else
+                f"{event.samples} samples × {s['items']:.0f} items on the base model: spearman {s['spearman']:.3f}, "
+                f"kendall {s['kendall_tau']:.3f}, {s['unstable_items']:.0f} unstable; report {event.report}"),
+    )
