@@ -15,7 +15,7 @@ from rc1.config import load_config
 from rc1.data.task import TaskItem
 from rc1.errors import BadInput
 from rc1.fsutil import read_input_text
-from rc1.scoring.reward import difficulty_factor, overclar_penalty, weighted_sum
+from rc1.scoring.reward import reward_parts
 from rc1.stages.scoring import open_scoring, policy_thinking
 from rc1.workspace import Workspace
 
@@ -32,11 +32,10 @@ def run(args) -> int:
     scoring = open_scoring(loaded, ws, thinking)
     scored = scoring.pipeline.score([item], [completion], [tokens])[0]
     reward = loaded.config.reward
-    weighted = weighted_sum(scored.components, scoring.weights)
-    penalty = overclar_penalty(scored.clarifications, item.needs_clarification, reward.overclar_alpha,
-                               reward.overclar_cap) if reward.use_overclar_penalty else 0.0
-    factor = difficulty_factor(item.difficulty, reward.difficulty_beta)
-    total = (weighted - penalty) * factor
+    parts = reward_parts(scored.components, scoring.weights, item, scored.clarifications,
+                         use_penalty=reward.use_overclar_penalty, alpha=reward.overclar_alpha, cap=reward.overclar_cap,
+                         beta=reward.difficulty_beta)
+    weighted, penalty, factor, total = parts.weighted, parts.penalty, parts.difficulty_factor, parts.total
     if args.json:
         print(json.dumps({"components": scored.components, "weighted": weighted, "clarifications": scored.clarifications,
                           "penalty": penalty, "difficulty_factor": factor, "reward": total,

@@ -142,31 +142,27 @@ class Judge:
         self.max_concurrency = max_concurrency
 
     def score(self, items: Sequence[TaskItem], visibles: Sequence[str | None], *, use_cache: bool = True) -> list[float]:
-        """The `judge` component of each reply; the calls run `max_concurrency` at a time."""
-        jobs = [(i, item, visible) for i, (item, visible) in enumerate(zip(items, visibles, strict=True)) if visible is not None]
+        """The `judge` component of each reply (0 without a call for a reply that is None); raises the first
+        call's ScorerError once every call is in the ledger."""
+        asked = [i for i, visible in enumerate(visibles) if visible is not None]
+        results = self._call_all([items[i] for i in asked], [visibles[i] for i in asked], use_cache)
         scores = [0.0] * len(items)
-        records: list[LedgerRecord] = []
-        failure: ScorerError | None = None
-        with ThreadPoolExecutor(max_workers=self.max_concurrency) as pool:
-            for i, (verdict, record, error) in zip(
-                [j[0] for j in jobs], pool.map(lambda job: self._one(job[1], job[2], use_cache), jobs)
-            ):
-                records.append(record)
-                if error is not None:
-                    failure = failure or error
-                else:
-                    scores[i] = component(items[i], verdict)
-        self.ledger.append(records)
-        if failure is not None:
-            raise failure
+        for i, (verdict, _, error) in zip(asked, results):
+            if error is not None:
+                raise error
+            scores[i] = component(items[i], verdict)
         return scores
 
     def verdicts(self, items: Sequence[TaskItem], visibles: Sequence[str], *, use_cache: bool) -> list[tuple[Verdict | None, LedgerRecord]]:
         """Each call's verdict and ledger record, errors included (for the probe, which judges them)."""
+        return [(verdict, record) for verdict, record, _ in self._call_all(items, visibles, use_cache)]
+
+    def _call_all(self, items: Sequence[TaskItem], visibles: Sequence[str], use_cache: bool):
+        """One call per reply, `max_concurrency` at a time, in order; all of them go to the ledger."""
         with ThreadPoolExecutor(max_workers=self.max_concurrency) as pool:
             results = list(pool.map(lambda pair: self._one(pair[0], pair[1], use_cache), zip(items, visibles, strict=True)))
         self.ledger.append([record for _, record, _ in results])
-        return [(verdict, record) for verdict, record, _ in results]
+        return results
 
     def _one(self, item: TaskItem, visible: str, use_cache: bool) -> tuple[Verdict | None, LedgerRecord, ScorerError | None]:
         backend = self.backend

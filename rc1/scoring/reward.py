@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import math
 
+import msgspec
+
 from rc1.data.task import TaskItem
 
 
@@ -32,9 +34,26 @@ def weighted_sum(components: dict[str, float], weights: dict[str, float]) -> flo
     return math.fsum(weights[k] * components[k] for k in sorted(components))
 
 
+class RewardParts(msgspec.Struct, frozen=True, kw_only=True):
+    weighted: float
+    penalty: float
+    difficulty_factor: float
+    total: float
+
+
+def reward_parts(
+    components: dict[str, float], weights: dict[str, float], item: TaskItem, clarifications: int,
+    *, use_penalty: bool, alpha: float, cap: int, beta: float,
+) -> RewardParts:
+    weighted = weighted_sum(components, weights)
+    penalty = overclar_penalty(clarifications, item.needs_clarification, alpha, cap) if use_penalty else 0.0
+    factor = difficulty_factor(item.difficulty, beta)
+    return RewardParts(weighted=weighted, penalty=penalty, difficulty_factor=factor, total=(weighted - penalty) * factor)
+
+
 def total_reward(
     components: dict[str, float], weights: dict[str, float], item: TaskItem, clarifications: int,
     *, use_penalty: bool, alpha: float, cap: int, beta: float,
 ) -> float:
-    penalty = overclar_penalty(clarifications, item.needs_clarification, alpha, cap) if use_penalty else 0.0
-    return (weighted_sum(components, weights) - penalty) * difficulty_factor(item.difficulty, beta)
+    return reward_parts(components, weights, item, clarifications, use_penalty=use_penalty, alpha=alpha, cap=cap,
+                        beta=beta).total

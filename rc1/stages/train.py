@@ -145,8 +145,9 @@ def _builtin_model(session: Session, pool: list[TaskItem]) -> Path:
         return base
     tokenizer = AutoTokenizer.from_pretrained(base)
     pairs = [(fit_prompt(tokenizer, item, config.train.max_prompt_tokens)[0], gold_reply(item)) for item in pool]
-    out = warm_start(base, base.with_name(f"{base.name}-sft{steps}"), pairs, steps=steps, seed=config.run.seed)
-    losses = warm_start_losses(out)
-    print(f"  warm start: {steps} SFT steps on {len(pairs)} gold replies of the training pool, "
-          f"loss {losses[0]:.3f} -> {losses[-1]:.3f}", flush=True)
+    out, trained = warm_start(base, base.with_name(f"{base.name}-sft{steps}"), pairs, steps=steps, seed=config.run.seed)
+    if trained:
+        losses = warm_start_losses(out)
+        print(f"  warm start: {steps} SFT steps on {len(pairs)} gold replies of the training pool, "
+              f"loss {losses[0]:.3f} -> {losses[-1]:.3f}", flush=True)
     return out

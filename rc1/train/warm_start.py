@@ -24,12 +24,13 @@ MARKER = "rc1_warm_start.json"
 
 
 def warm_start(base_dir: Path, out_dir: Path, pairs: list[tuple[str, str]], *, steps: int, seed: int,
-               learning_rate: float = 3e-3, batch_size: int = 16) -> Path:
-    """Fine-tune the model in `base_dir` on (prompt, reply) `pairs` for `steps` steps into `out_dir`."""
+               learning_rate: float = 3e-3, batch_size: int = 16) -> tuple[Path, bool]:
+    """Fine-tune the model in `base_dir` on (prompt, reply) `pairs` for `steps` steps into `out_dir`;
+    returns it and whether it was trained now (False: the cached one matched)."""
     out_dir = Path(out_dir)
     fingerprint = _fingerprint(base_dir, pairs, steps, seed, learning_rate, batch_size)
     if _is_complete(out_dir, fingerprint):
-        return out_dir
+        return out_dir, False
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.trainer_callback import PrinterCallback
@@ -61,7 +62,7 @@ def warm_start(base_dir: Path, out_dir: Path, pairs: list[tuple[str, str]], *, s
         shutil.rmtree(out_dir)
     os.rename(tmp, out_dir)
     fsync_dir(out_dir.parent)
-    return out_dir
+    return out_dir, True
 
 
 def warm_start_losses(out_dir: Path) -> list[float]:
