@@ -5,6 +5,7 @@ the same lines with the standard json module.
 round1: the real `rc1 preflight --round 1` on the production-size pool (30k) and on 10× that, in
 fresh temp workspaces; the 30k run is the baseline, the 300k run is reported as a growth ratio
 (near-linear checks keep it near 10; the target is ≤ 12, and ≤ 60 s for 30k).
+training: rc1's GRPO loop and `rc1 train` against a bare TRL GRPOTrainer (rc1/bench_training.py).
 """
 
 from __future__ import annotations
@@ -107,9 +108,17 @@ def bench_round1(base: int = 30_000, factor: int = 10) -> None:
 def main() -> int:
     import sys
 
+    if "--training-only" in sys.argv:
+        from rc1.bench_training import bench_training
+
+        bench_training()
+        return 0
     if "--round1-only" not in sys.argv:
         bench_replay()
     bench_round1()
+    from rc1.bench_training import bench_training
+
+    bench_training()
     return 0
 
 

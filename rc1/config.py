@@ -145,7 +145,11 @@ class TrainConfig(_Section):
     max_completion_tokens: PositiveInt = 256
     temperature: PositiveFloat = 1.0
     beta: NonNegativeFloat = 0.04  # KL coefficient against the reference policy
-    target_kl: PositiveFloat = 0.03
+    # RL strategies only: PPO stops a step's update passes once the policy's KL to its sampler passes
+    # 1.5×target; GRPO doubles/halves β to keep the KL to the reference near it. Absent: β fixed, all passes.
+    target_kl: PositiveFloat | None = None
+    # Passes over each batch (the torch engine's grpo and ppo; trl's GRPOTrainer makes one).
+    update_epochs: PositiveInt = 1
     max_grad_norm: PositiveFloat = 1.0
     simulate: bool = False
     live_mode: bool = True
@@ -211,7 +215,11 @@ class Config(_Section):
     shadow: ShadowConfig = msgspec.field(default_factory=ShadowConfig)
 
 
-SUPPORTED_ENGINE_STRATEGIES: frozenset[tuple[str, str]] = frozenset({("trl", "grpo")})
+# The (engine, strategy) pairs rc1.train.pairs implements; config refuses the others before loading anything.
+ENGINE_STRATEGIES: frozenset[tuple[str, str]] = frozenset(
+    {("trl", "grpo"), ("torch", "grpo"), ("torch", "ppo"), ("torch", "dpo"), ("torch", "sft")}
+)
+RL_STRATEGIES: frozenset[str] = frozenset({"grpo", "ppo"})  # the ones train.target_kl acts on
 
 
 class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
@@ -276,11 +284,7 @@ def cross_field_problems(config: Config) -> list[str]:
         problems.append("data.difficulty_target: give easy, medium and hard shares that sum to 1")
     if config.preflight.min_len_tokens > config.preflight.max_len_tokens:
         problems.append("preflight.min_len_tokens: larger than preflight.max_len_tokens")
-    if (config.engine.name, config.engine.strategy) not in SUPPORTED_ENGINE_STRATEGIES:
-        supported = ", ".join(f"{e}×{s}" for e, s in sorted(SUPPORTED_ENGINE_STRATEGIES))
-        problems.append(
-            f"engine: {config.engine.name}×{config.engine.strategy} is not supported; supported: {supported}"
-        )
+    problems += _training_problems(config)
     if config.train.save_steps > config.train.max_steps:
         problems.append("train.save_steps: larger than train.max_steps, so no checkpoint would ever be written")
     eval_steps = config.train.eval_steps
@@ -394,3 +398,22 @@ def _dotted_message(message: str) -> str:
         dotted = f"{dotted}.{unknown.group(1)}" if dotted else unknown.group(1)
         detail = "unknown key (check the spelling; unknown keys are refused)"
     return f"{dotted or '<top level>'}: {detail}"
+
+
+def _training_problems(config: Config) -> list[str]:
+    engine, strategy, train = config.engine.name, config.engine.strategy, config.train
+    if (engine, strategy) not in ENGINE_STRATEGIES:
+        supported = ", ".join(f"{e}×{s}" for e, s in sorted(ENGINE_STRATEGIES))
+        return [f"engine: {engine}×{strategy} is not supported; supported: {supported}"]
+    problems = []
+    if train.target_kl is not None and strategy not in RL_STRATEGIES:
+        problems.append(f"train.target_kl: acts on the RL strategies ({', '.join(sorted(RL_STRATEGIES))}), not on "
+                        f"{strategy}; remove it")
+    if train.target_kl is not None and strategy == "grpo" and train.beta == 0:
+        problems.append("train.target_kl: GRPO adapts β to it, so train.beta must start above 0")
+    if strategy == "dpo" and train.beta == 0:
+        problems.append("train.beta: DPO's β must be above 0")
+    if engine == "trl" and train.update_epochs != 1:
+        problems.append("train.update_epochs: the trl engine makes one update per generation; "
+                        "use engine.name torch for more passes")
+    return problems

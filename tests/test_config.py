@@ -29,7 +29,11 @@ def test_the_production_profile_targets_qwen3_4b_thinking_with_lora_on_every_pro
     ("train.max_steps=ten", r"train\.max_steps: Expected `int`, got `str`"),
     ("train.max_steps=0", r"train\.max_steps: Expected `int` >= 1"),
     ("data.mix.gsm8k=0.5", r"data\.mix: shares sum to 1\.25"),
-    ("engine.strategy=ppo", r"engine: trl×ppo is not supported"),
+    ("engine.strategy=ppo", r"engine: trl×ppo is not supported; supported: torch×dpo, torch×grpo, torch×ppo, "
+                            r"torch×sft, trl×grpo"),
+    ("engine.name=jax", r"engine\.name: Invalid enum value 'jax'"),
+    ("train.update_epochs=2", r"train\.update_epochs: the trl engine makes one update per generation"),
+    ("train.beta=0", r"train\.target_kl: GRPO adapts β to it, so train\.beta must start above 0"),
     ("train.num_generations=3", r"train\.num_generations: 3 must divide the batch"),
     ("model.dtype=fp8", r"model\.dtype: Invalid enum value 'fp8'"),
 ])
@@ -55,3 +59,21 @@ def test_malformed_yaml_names_file_line_and_column(tmp_path):
 def test_a_missing_file_is_bad_input(tmp_path):
     with pytest.raises(BadInput, match="config file not found"):
         load_config(tmp_path / "nope.yaml")
+
+
+def test_the_pair_table_is_the_one_config_accepts():
+    from rc1.config import ENGINE_STRATEGIES
+    from rc1.train.pairs import PAIRS
+
+    assert set(PAIRS) == ENGINE_STRATEGIES
+
+
+def test_target_kl_is_refused_where_it_would_not_act():
+    with pytest.raises(BadInput, match=r"train\.target_kl: acts on the RL strategies \(grpo, ppo\), not on sft; remove it"):
+        load_config(CONFIGS / "local.yaml", ["engine.name=torch", "engine.strategy=sft"])
+
+
+def test_target_kl_may_be_left_out_and_sft_dpo_run_without_it():
+    for strategy in ("sft", "dpo"):
+        c = load_config(CONFIGS / "local.yaml", ["engine.name=torch", f"engine.strategy={strategy}", "train.target_kl=null"])
+        assert c.config.train.target_kl is None

@@ -18,7 +18,9 @@ from rc1.errors import BadInput, TrainingError
 from rc1.fsutil import hash_tree
 from rc1.train import checkpoints
 from rc1.train.device import select_device, select_dtype
-from rc1.train.engine_trl import TrlGrpoEngine, _HookBridge, schedule
+from rc1.train.engine_trl import TrlGrpoEngine, _HookBridge
+from rc1.train.schedule import schedule
+from rc1.train.strategies.adaptive_kl import AdaptiveKL
 from rc1.train.metrics import StepMetrics
 from rc1.train.model_loading import load_policy
 from rc1.train.tiny_model import build_tiny_qwen3
@@ -220,7 +222,7 @@ def test_diverged_policy_raises_training_error(model_dir, tmp_path):
 
 
 def test_non_finite_loss_or_weights_stop_the_step_report(tmp_path):
-    bridge = _HookBridge(tmp_path, "cpu", completions_per_step=8)
+    bridge = _HookBridge(tmp_path, "cpu", 8, AdaptiveKL(0.04, None), lambda beta: None)
     reported: list = []
     bridge.hooks = Recorder(tmp_path, [])
     bridge.hooks.on_step = reported.append
@@ -320,3 +322,86 @@ def test_publish_verify_latest_and_best(tmp_path):
     checkpoints.promote_best(later, ckpts / "best")
     assert hash_tree(ckpts / "best") == {}
     assert sorted(p.name for p in ckpts.iterdir()) == ["best", "latest", "step_00002", "step_00004"]
+
+
+# --- the torch engine: every strategy, resumed exactly ----------------------------------------------------
+
+TORCH_STRATEGIES = ("grpo", "ppo", "dpo", "sft")
+
+
+def torch_config(strategy: str, max_steps: int, save_steps: int, **train) -> Config:
+    rl = {"update_epochs": 2, "target_kl": 0.03} if strategy in ("grpo", "ppo") else {}
+    config = make_config(max_steps, save_steps, **{**rl, **train})
+    return msgspec.structs.replace(config, engine=msgspec.structs.replace(config.engine, name="torch", strategy=strategy))
+
+
+def make_torch_engine(config: Config, model_dir: Path, root: Path):
+    from rc1.train.pairs import build_engine
+
+    model, tokenizer = load_policy(config.model, "lora", "cpu", torch.float32, model_dir)
+    return build_engine(config, make_items(), digit_reward, model, tokenizer, root / "staging", "cpu")
+
+
+class Interrupted(Exception):
+    pass
+
+
+def step_record(m: StepMetrics) -> tuple:
+    return (m.step, m.loss, m.kl, m.ratio, m.lr, m.reward, m.reward_std, m.tokens, m.epochs, m.kl_coef)
+
+
+@pytest.mark.parametrize("strategy", TORCH_STRATEGIES)
+def test_torch_engine_resumes_every_strategy_exactly(strategy, model_dir, tmp_path):
+    config = torch_config(strategy, max_steps=4, save_steps=2)
+    whole = Recorder(tmp_path / "whole", [])
+    engine = make_torch_engine(config, model_dir, tmp_path / "a")
+    whole._engine_ref.append(engine)
+    whole._evaluate = True  # evaluating at checkpoints must not change the run
+    engine.train(whole, resume_from=None)
+
+    class StopAtFirstCheckpoint(Recorder):
+        def on_checkpoint(self, step, staged_dir):
+            super().on_checkpoint(step, staged_dir)
+            raise Interrupted
+
+    first = StopAtFirstCheckpoint(tmp_path / "part", [])
+    with pytest.raises(Interrupted):
+        make_torch_engine(config, model_dir, tmp_path / "b").train(first, resume_from=None)
+    second = Recorder(tmp_path / "part", [])
+    make_torch_engine(config, model_dir, tmp_path / "c").train(second, resume_from=first.published[2][0])
+
+    assert [step_record(m) for m in first.steps + second.steps] == [step_record(m) for m in whole.steps]
+    assert [m.step for m in second.steps] == [3, 4]
+    assert second.published[4][1] == whole.published[4][1]  # every file of the final checkpoint, bit for bit
+    assert set(whole.staged[2]) >= {"adapter_model.safetensors", "adapter_config.json", "optimizer.pt",
+                                    "scheduler.pt", "rng.pt", "sampler.json", "strategy.pt"}
+    # The step report is real: finite, and the ratio is an importance ratio that moved, never a constant 0.
+    assert all(math.isfinite(m.loss) and m.tokens > 0 for m in whole.steps)
+    assert any(m.ratio != 1.0 for m in whole.steps) and all(m.ratio > 0 for m in whole.steps)
+
+
+def test_ppo_stops_its_update_passes_at_target_kl(model_dir, tmp_path):
+    def epochs(target_kl):
+        hooks = Recorder(tmp_path / f"ck-{target_kl}", [])
+        make_torch_engine(torch_config("ppo", 2, 2, update_epochs=4, target_kl=target_kl), model_dir,
+                          tmp_path / f"e-{target_kl}").train(hooks, resume_from=None)
+        return [m.epochs for m in hooks.steps]
+
+    assert epochs(None) == [4, 4]
+    assert epochs(1e-9) == [1, 1]  # any update leaves a 1e-9 trust region at once
+
+
+def test_grpo_adapts_beta_to_target_kl_in_both_engines(model_dir, tmp_path):
+    target = 1e-4
+    for name, build in (("torch", make_torch_engine), ("trl", make_engine)):
+        config = torch_config("grpo", 4, 4, target_kl=target, update_epochs=1)
+        if name == "trl":
+            config = msgspec.structs.replace(config, engine=msgspec.structs.replace(config.engine, name="trl"))
+        hooks = Recorder(tmp_path / f"ck-{name}", [])
+        build(config, model_dir, tmp_path / name).train(hooks, resume_from=None)
+        steps = hooks.steps
+        assert steps[0].kl_coef == config.train.beta, name
+        for now, after in zip(steps, steps[1:]):  # Schulman et al.'s rule, applied to the KL each step measured
+            factor = 2.0 if now.kl > 1.5 * target else 0.5 if now.kl < target / 1.5 else 1.0
+            assert after.kl_coef == pytest.approx(now.kl_coef * factor), (name, [(m.kl, m.kl_coef) for m in steps])
+        assert len({m.kl_coef for m in steps}) > 1, name  # it acted

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from rc1.checks.result import CheckResult
-from rc1.config import Config
+from rc1.config import RL_STRATEGIES, Config
 
 PRODUCTION_MIX = {"hotpotqa": 0.45, "strategyqa": 0.30, "gsm8k": 0.25}
 LOCAL_MAX_STEPS = 5000
@@ -59,7 +59,11 @@ _COMMON: list[Rule] = [
     ("live_mode", lambda c: float(c.train.live_mode), lambda v: v == 1.0, "train.live_mode must be true"),
     ("use_overclar_penalty", lambda c: float(c.reward.use_overclar_penalty), lambda v: v == 1.0,
      "reward.use_overclar_penalty must be true"),
-    ("target_kl", lambda c: c.train.target_kl, lambda v: 0.02 <= v <= 0.05, "train.target_kl must be in [0.02, 0.05]"),
+]
+# Only the RL strategies act on a KL target (config refuses one for sft and dpo).
+_RL: list[Rule] = [
+    ("target_kl", lambda c: c.train.target_kl or 0.0, lambda v: 0.02 <= v <= 0.05,
+     "train.target_kl must be set, in [0.02, 0.05]"),
 ]
 
 def _floor_rule(key: str, side: str, bound: float) -> Rule:
@@ -97,6 +101,7 @@ LOCAL_RULES: list[Rule] = _COMMON + [
 
 def training_config_check(config: Config) -> CheckResult:
     rules = PRODUCTION_RULES if config.profile == "production" else LOCAL_RULES
+    rules = rules + (_RL if config.engine.strategy in RL_STRATEGIES else [])
     measured = {"production_profile": float(config.profile == "production")}
     failures = []
     for name, measure, ok, message in rules:

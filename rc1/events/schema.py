@@ -127,6 +127,8 @@ class TrainStep(Event, frozen=True, kw_only=True, tag="train_step"):
     sec_per_step: float
     tokens: int
     scoring: ScoringSummary = msgspec.field(default_factory=ScoringSummary)
+    epochs: int = 1  # update passes over the batch (PPO stops early at target_kl)
+    kl_coef: float = 0.0  # the KL coefficient β in force (GRPO adapts it to target_kl)
 
 
 class CheckpointSaved(Event, frozen=True, kw_only=True, tag="checkpoint_saved"):

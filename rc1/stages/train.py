@@ -55,7 +55,7 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
         _complete(session, resume)  # crashed after the final checkpoint, before run_completed
         return
 
-    from rc1.train.engine_trl import TrlGrpoEngine
+    from rc1.train.pairs import build_engine
 
     pool = read_items(session.ws.balanced_pool_path)  # training uses the difficulty-balanced pool
     shadow = read_items(session.ws.shadow_path)
@@ -64,7 +64,7 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
     scoring = open_scoring(session.loaded, session.ws, thinking)
     reward_fn = make_reward_fn(config.reward, scoring.weights, scoring.pipeline)
     shutil.rmtree(session.ws.staging_dir, ignore_errors=True)  # leftovers of a killed save are never resumed from
-    engine = TrlGrpoEngine(config, pool, reward_fn, model, tokenizer, session.ws.staging_dir, device)
+    engine = build_engine(config, pool, reward_fn, model, tokenizer, session.ws.staging_dir, device)
     if engine.truncated_prompts:
         print(f"note: {engine.truncated_prompts} of {len(pool)} prompts were cut to fit train.max_prompt_tokens "
               f"({config.train.max_prompt_tokens}); their earliest turns are left out", file=sys.stderr)

@@ -37,6 +37,7 @@ class EventHooks:
         self.session.append(ev.TrainStep(
             step=m.step, loss=m.loss, kl=m.kl, ratio=m.ratio, lr=m.lr, reward=m.reward, reward_std=m.reward_std,
             mem_used_mb=m.mem_used_mb, sec_per_step=m.sec_per_step, tokens=m.tokens, scoring=self._judge_calls(),
+            epochs=m.epochs, kl_coef=m.kl_coef,
         ))
         self._scope(f"step {m.step + 1}")
         max_steps = self.session.config.train.max_steps

@@ -13,21 +13,19 @@ Exact resume is a design goal (DESIGN §5), and it holds because:
 from __future__ import annotations
 
 import contextlib
+import json
 import math
-import os
-import random
 import shutil
 import sys
 import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol
 
 import numpy as np
 import torch
 from datasets import Dataset
-from transformers import GenerationConfig, PreTrainedModel, PreTrainedTokenizerBase, TrainerCallback
+from transformers import PreTrainedModel, PreTrainedTokenizerBase, TrainerCallback
 from transformers.trainer_callback import PrinterCallback
 from trl import GRPOConfig, GRPOTrainer
 
@@ -36,32 +34,26 @@ from rc1.data.task import TaskItem
 from rc1.errors import BadInput, TrainingError
 from rc1.train.metrics import EvalResult, StepMetrics
 from rc1.train.model_loading import lora_config
-from rc1.train.generation import generate_replies
+from rc1.train.generation import evaluate_policy
 from rc1.train.prompts import fit_prompt
-
-# (items, completions, completion token counts) -> rewards: rc1.scoring.pipeline.make_reward_fn
-RewardFn = Callable[[list[TaskItem], list[str], list[int]], list[float]]
+from rc1.train.protocols import RewardFn, TrainingHooks
+from rc1.train.runtime import memory_mb
+from rc1.train.schedule import schedule
+from rc1.train.strategies.adaptive_kl import AdaptiveKL
 
 # The TRL 1.16 log keys one optimizer step reports (logging_steps=1, one generation per step).
 KEY_LOSS = "loss"
 KEY_LR = "learning_rate"
 KEY_KL = "kl"  # only logged when beta > 0
-KEY_CLIP = "clip_ratio/region_mean"  # tokens whose ratio was clipped (low or high side)
 KEY_REWARD = "reward"
 KEY_REWARD_STD = "reward_std"
 KEY_COMPLETION_LEN = "completions/mean_length"
 
+KL_STATE = "rc1_kl.json"  # the adaptive β (train.target_kl), saved beside TRL's own checkpoint files
+
 # What torch.multinomial says when generation samples from NaN/inf logits.
 _NON_FINITE_SAMPLING = "probability tensor contains either `inf`, `nan` or element < 0"
 _DIVERGED_ADVICE = "Lower train.learning_rate, check the rewards, or resume from an earlier checkpoint"
-
-
-class TrainingHooks(Protocol):
-    def on_step(self, metrics: StepMetrics) -> None:
-        """Once per optimizer step, in order."""
-
-    def on_checkpoint(self, step: int, staged_dir: Path) -> None:
-        """`staged_dir` is a complete HF checkpoint (adapter, optimizer, scheduler, rng, trainer_state)."""
 
 
 class TrlGrpoEngine:
@@ -92,7 +84,8 @@ class TrlGrpoEngine:
         dataset = Dataset.from_dict(
             {"prompt": [self._prompts[i][0] for i in order], "item_index": [int(i) for i in order]}
         )
-        self._bridge = _HookBridge(self._staging_dir, device, args.generation_batch_size)
+        self._kl = AdaptiveKL(config.train.beta, config.train.target_kl)
+        self._bridge = _HookBridge(self._staging_dir, device, args.generation_batch_size, self._kl, self._set_beta)
         with _quiet_renamed_property():
             self._trainer = GRPOTrainer(
                 model=model,
@@ -105,6 +98,9 @@ class TrlGrpoEngine:
             )
         self._trainer.remove_callback(PrinterCallback)  # rc1 reports steps through its hooks
 
+    def _set_beta(self, beta: float) -> None:
+        self._trainer.beta = beta  # GRPOTrainer reads it in every loss computation
+
     @property
     def model(self) -> torch.nn.Module:
         """The trained policy (a peft model: base weights frozen, LoRA adapter trainable)."""
@@ -113,6 +109,9 @@ class TrlGrpoEngine:
     def train(self, hooks: TrainingHooks, resume_from: Path | None) -> None:
         """Train to `config.train.max_steps`, from scratch or from a published checkpoint directory."""
         self._clear_stale_staging(resume_from)
+        if resume_from is not None and (Path(resume_from) / KL_STATE).is_file():
+            self._kl.load_state_dict(json.loads((Path(resume_from) / KL_STATE).read_text(encoding="utf-8")))
+            self._set_beta(self._kl.beta)
         self._bridge.hooks = hooks
         try:
             with _quiet_renamed_property():
@@ -130,33 +129,10 @@ class TrlGrpoEngine:
 
     def evaluate(self, items: list[TaskItem], max_new_tokens: int) -> EvalResult:
         """Greedy completions of `items`; leaves every RNG and the model's mode as found."""
-        started = time.perf_counter()
-        model = self._trainer.model
-        was_training = model.training
-        rng = _capture_rng()
         batch_size = self._config.train.per_device_batch_size * self._config.train.gradient_accumulation_steps
-        eos_ids = self._trainer.eos_token_ids
-        generation_config = GenerationConfig(
-            max_new_tokens=max_new_tokens,
-            do_sample=False,
-            pad_token_id=self._tokenizer.pad_token_id,
-            eos_token_id=eos_ids,
-        )
-        try:
-            model.eval()
-            completions, counts = generate_replies(
-                model, self._tokenizer, items, max_prompt_tokens=self._config.train.max_prompt_tokens,
-                generation=generation_config, eos_ids=eos_ids, batch_size=batch_size, device=self._trainer.args.device,
-            )
-        finally:
-            model.train(was_training)
-            _restore_rng(rng)
-        return EvalResult(
-            item_ids=[item.id for item in items],
-            completions=completions,
-            completion_tokens=counts,
-            seconds=time.perf_counter() - started,
-        )
+        return evaluate_policy(self._trainer.model, self._tokenizer, items, max_prompt_tokens=self._config.train.max_prompt_tokens,
+                               max_new_tokens=max_new_tokens, eos_ids=self._trainer.eos_token_ids, batch_size=batch_size,
+                               device=self._trainer.args.device)
 
     def _make_trl_reward(self):
         items, reward_fn = self._items, self._reward_fn
@@ -208,20 +184,14 @@ def grpo_args(config: Config, staging_dir: Path, device: str, dtype: torch.dtype
     )
 
 
-def schedule(n_items: int, n_prompts: int, seed: int) -> list[int]:
-    """Item indices in training order: one seeded permutation per pass over the items, `n_prompts` long."""
-    rng = np.random.default_rng(seed)
-    order: list[int] = []
-    while len(order) < n_prompts:
-        order.extend(rng.permutation(n_items).tolist())
-    return order[:n_prompts]
-
-
 class _HookBridge(TrainerCallback):
     """Turns trainer events into `StepMetrics` and staged-checkpoint notices."""
 
-    def __init__(self, staging_dir: Path, device: str, completions_per_step: int):
+    def __init__(self, staging_dir: Path, device: str, completions_per_step: int, kl: AdaptiveKL,
+                 set_beta: Callable[[float], None]):
         self.hooks: TrainingHooks | None = None
+        self._kl = kl
+        self._set_beta = set_beta
         self._staging_dir = staging_dir
         self._device = device
         self._completions_per_step = completions_per_step
@@ -250,25 +220,32 @@ class _HookBridge(TrainerCallback):
             step=state.global_step,
             loss=float(logs[KEY_LOSS]),
             kl=float(logs.get(KEY_KL) or 0.0),
-            ratio=float(logs.get(KEY_CLIP) or 0.0),
+            # π_θ/π_old: TRL scores each generation with the weights that drew it and updates once
+            # (num_iterations 1), so the importance ratio is exactly 1 and its clip fraction 0.
+            ratio=1.0,
             lr=float(logs[KEY_LR]),
             reward=_float(logs.get(KEY_REWARD)),
             reward_std=_float(logs.get(KEY_REWARD_STD)),
-            mem_used_mb=_memory_mb(self._device),
+            mem_used_mb=memory_mb(self._device),
             sec_per_step=time.perf_counter() - self._step_started,
             tokens=round(float(logs[KEY_COMPLETION_LEN]) * self._completions_per_step),
+            kl_coef=self._kl.beta,
         )
         for name in ("loss", "kl"):
             value = getattr(metrics, name)
             if not math.isfinite(value):
                 raise TrainingError(f"step {metrics.step}: {name} is {value}; training diverged. {_DIVERGED_ADVICE}")
         self._last_step = state.global_step
+        self._kl.update(metrics.kl)
+        self._set_beta(self._kl.beta)
         if self.hooks is not None:
             self.hooks.on_step(metrics)
 
     def on_save(self, args, state, control, **kwargs):
+        staged = self._staging_dir / f"checkpoint-{state.global_step}"
+        (staged / KL_STATE).write_text(json.dumps(self._kl.state_dict()) + "\n", encoding="utf-8")
         if self.hooks is not None:
-            self.hooks.on_checkpoint(state.global_step, self._staging_dir / f"checkpoint-{state.global_step}")
+            self.hooks.on_checkpoint(state.global_step, staged)
 
 
 @contextlib.contextmanager
@@ -281,38 +258,3 @@ def _quiet_renamed_property():
 
 def _float(value) -> float:
     return float("nan") if value is None else float(value)
-
-
-def _memory_mb(device: str) -> float:
-    if device == "cuda":
-        return torch.cuda.max_memory_allocated() / 2**20
-    if device == "mps":
-        return torch.mps.driver_allocated_memory() / 2**20
-    try:
-        with open("/proc/self/statm") as fh:
-            resident_pages = int(fh.read().split()[1])
-        return resident_pages * os.sysconf("SC_PAGE_SIZE") / 2**20
-    except FileNotFoundError:  # not Linux: peak RSS instead (bytes on macOS)
-        import resource
-
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        return peak / 2**20 if sys.platform == "darwin" else peak / 2**10
-
-
-def _capture_rng() -> dict:
-    state = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.random.get_rng_state()}
-    if torch.cuda.is_available():
-        state["cuda"] = torch.cuda.get_rng_state_all()
-    if torch.backends.mps.is_available():
-        state["mps"] = torch.mps.get_rng_state()
-    return state
-
-
-def _restore_rng(state: dict) -> None:
-    random.setstate(state["python"])
-    np.random.set_state(state["numpy"])
-    torch.random.set_rng_state(state["torch"])
-    if "cuda" in state:
-        torch.cuda.set_rng_state_all(state["cuda"])
-    if "mps" in state:
-        torch.mps.set_rng_state(state["mps"])

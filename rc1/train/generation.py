@@ -3,11 +3,15 @@ template fitted to max_prompt_tokens, left-padded batches, each reply cut after 
 
 from __future__ import annotations
 
+import time
+
 import torch
 from transformers import GenerationConfig, PreTrainedTokenizerBase
 
 from rc1.data.task import TaskItem
+from rc1.train.metrics import EvalResult
 from rc1.train.prompts import fit_prompt
+from rc1.train.runtime import capture_rng, restore_rng
 
 
 def generate_replies(model, tokenizer: PreTrainedTokenizerBase, items: list[TaskItem], *, max_prompt_tokens: int,
@@ -27,3 +31,23 @@ def generate_replies(model, tokenizer: PreTrainedTokenizerBase, items: list[Task
                 counts.append(len(kept))
                 texts.append(tokenizer.decode(kept, skip_special_tokens=True))
     return texts, counts
+
+
+def evaluate_policy(model, tokenizer: PreTrainedTokenizerBase, items: list[TaskItem], *, max_prompt_tokens: int,
+                    max_new_tokens: int, eos_ids: list[int], batch_size: int, device) -> EvalResult:
+    """Greedy replies of `model` to `items` (the same checkpoint gives the same replies); every RNG and the
+    model's train/eval mode are left as found, so evaluating inside a run does not change its training."""
+    started = time.perf_counter()
+    was_training = model.training
+    rng = capture_rng()
+    generation = GenerationConfig(max_new_tokens=max_new_tokens, do_sample=False, pad_token_id=tokenizer.pad_token_id,
+                                  eos_token_id=eos_ids)
+    try:
+        model.eval()
+        completions, counts = generate_replies(model, tokenizer, items, max_prompt_tokens=max_prompt_tokens,
+                                               generation=generation, eos_ids=eos_ids, batch_size=batch_size, device=device)
+    finally:
+        model.train(was_training)
+        restore_rng(rng)
+    return EvalResult(item_ids=[item.id for item in items], completions=completions, completion_tokens=counts,
+                      seconds=time.perf_counter() - started)

@@ -9,13 +9,15 @@ class StepMetrics(msgspec.Struct, frozen=True, kw_only=True):
     step: int
     loss: float
     kl: float
-    ratio: float  # fraction of completion tokens whose policy ratio was clipped
+    ratio: float  # mean importance ratio π_θ/π_old over the step's tokens (SFT, DPO: π_θ/π_ref); see README
     lr: float
     reward: float  # mean total reward over this step's completions
     reward_std: float
     mem_used_mb: float
     sec_per_step: float
     tokens: int  # completion tokens generated this step
+    epochs: int = 1  # update passes over the batch (PPO stops early at target_kl)
+    kl_coef: float = 0.0  # β in force this step (GRPO adapts it to target_kl)
 
 
 class EvalResult(msgspec.Struct, frozen=True, kw_only=True):

@@ -1,0 +1,200 @@
+"""The `torch` engine: a plain PyTorch loop rc1 owns, on the same model, data order, reward, evaluation
+and checkpoint publishing as the `trl` engine, running any strategy of rc1.train.strategies.
+
+Its checkpoint is rc1's own layout (`step_XXXXX/` once published):
+  adapter_model.safetensors, adapter_config.json   the LoRA adapter (peft's format: loadable alone)
+  optimizer.pt, scheduler.pt                       AdamW and the linear schedule
+  rng.pt                                           python, numpy, torch (and cuda/mps) RNG states
+  sampler.json                                     where the data schedule stands
+  strategy.pt                                      the strategy's own state (PPO's value head, GRPO's β)
+  rc1_meta.json                                    written by the stage when it publishes
+Resume restores every one of them, so step N+1 after a resume is the step N+1 of an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import time
+from pathlib import Path
+
+import msgspec
+import peft
+import torch
+from safetensors.torch import load_file
+from transformers import PreTrainedModel, PreTrainedTokenizerBase, get_linear_schedule_with_warmup, set_seed
+
+from rc1.config import Config
+from rc1.data.task import TaskItem
+from rc1.errors import BadInput, TrainingError
+from rc1.train.generation import evaluate_policy
+from rc1.train.metrics import EvalResult, StepMetrics
+from rc1.train.model_loading import lora_config
+from rc1.train.policy_math import Rollout
+from rc1.train.prompts import fit_prompt
+from rc1.train.protocols import RewardFn, Strategy, TrainingHooks
+from rc1.train.runtime import capture_rng, memory_mb, restore_rng
+from rc1.train.schedule import schedule
+
+_FILES = ("optimizer.pt", "scheduler.pt", "rng.pt", "strategy.pt", "sampler.json")
+_DIVERGED_ADVICE = "Lower train.learning_rate, check the rewards, or resume from an earlier checkpoint"
+
+
+class TorchEngine:
+    def __init__(self, config: Config, items: list[TaskItem], reward_fn: RewardFn, model: PreTrainedModel,
+                 tokenizer: PreTrainedTokenizerBase, staging_dir: Path, device: str, strategy: Strategy):
+        if not items:
+            raise BadInput("data: no task items to train on")
+        if model.dtype == torch.float16:
+            # fp16 LoRA weights cannot be unscaled by a GradScaler; the trl engine handles fp16 (MPS)
+            raise BadInput("model.dtype: the torch engine trains in fp32 or bf16; use engine.name trl for fp16")
+        self.config = config
+        self.train_cfg = config.train
+        self.items = items
+        self.reward_fn = reward_fn
+        self.tokenizer = tokenizer
+        self.device = device
+        self.strategy = strategy
+        self._staging_dir = Path(staging_dir)
+        self._staging_dir.mkdir(parents=True, exist_ok=True)
+        set_seed(config.run.seed)  # the adapter's initial weights, and the first step's samples, follow the seed
+        self._model = peft.get_peft_model(model, lora_config(config.model))
+        eos = model.generation_config.eos_token_id
+        self.eos_ids = [eos] if isinstance(eos, int) else list(eos or [tokenizer.eos_token_id])
+        fitted = [fit_prompt(tokenizer, item, config.train.max_prompt_tokens) for item in items]
+        self._prompts = {item.id: text for item, (text, _) in zip(items, fitted)}
+        self.truncated_prompts = sum(truncated for _, truncated in fitted)
+        batch = config.train.per_device_batch_size * config.train.gradient_accumulation_steps
+        self.prompts_per_step = batch // strategy.completions_per_prompt
+        self._order = schedule(len(items), config.train.max_steps * self.prompts_per_step, config.run.seed)
+        strategy.attach_engine(self)
+        self.setup()
+
+    @property
+    def model(self) -> torch.nn.Module:
+        return self._model
+
+    # -- what strategies use ---------------------------------------------------------------------------
+
+    def prompts_for(self, items: list[TaskItem]) -> list[str]:
+        return [self._prompts[item.id] for item in items]
+
+    def rewards(self, rollout: Rollout) -> torch.Tensor:
+        values = self.reward_fn(rollout.items, rollout.texts, rollout.counts)
+        return torch.tensor([float(v) for v in values], dtype=torch.float32, device=self.device)
+
+    def micro_batches(self, rollout: Rollout) -> list[slice]:
+        """`gradient_accumulation_steps` contiguous slices of the rollout's rows (the last may be shorter)."""
+        rows = rollout.ids.size(0)
+        size = max(1, math.ceil(rows / self.train_cfg.gradient_accumulation_steps))
+        return [slice(start, min(start + size, rows)) for start in range(0, rows, size)]
+
+    def optimizer_step(self) -> None:
+        torch.nn.utils.clip_grad_norm_(self._params, self.train_cfg.max_grad_norm)
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+
+    def discard_gradients(self) -> None:
+        self.optimizer.zero_grad(set_to_none=True)
+
+    # -- the seed's engine interface -------------------------------------------------------------------
+
+    def setup(self) -> None:
+        t = self.train_cfg
+        self._params = [p for p in self._model.parameters() if p.requires_grad] + list(self.strategy.parameters())
+        self.optimizer = torch.optim.AdamW(self._params, lr=t.learning_rate)
+        self.scheduler = get_linear_schedule_with_warmup(self.optimizer, t.warmup_steps, t.max_steps)
+        self._model.train()
+
+    def train_step(self, step: int) -> StepMetrics:
+        started = time.perf_counter()
+        if self.device == "cuda":
+            torch.cuda.reset_peak_memory_stats()
+        first = (step - 1) * self.prompts_per_step
+        items = [self.items[i] for i in self._order[first : first + self.prompts_per_step]]
+        lr = self.scheduler.get_last_lr()[0]
+        metrics = self.strategy.on_batch(items)
+        self.scheduler.step()
+        for name in ("loss", "kl"):
+            if not math.isfinite(getattr(metrics, name)):
+                raise TrainingError(f"step {step}: {name} is {getattr(metrics, name)}; training diverged. {_DIVERGED_ADVICE}")
+        for name, param in self._model.named_parameters():
+            if param.requires_grad and not torch.isfinite(param).all():
+                raise TrainingError(f"step {step}: trainable weight {name} is not finite after the optimizer step; "
+                                    f"training diverged. {_DIVERGED_ADVICE}")
+        return msgspec.structs.replace(metrics, step=step, lr=lr, mem_used_mb=memory_mb(self.device),
+                                       sec_per_step=time.perf_counter() - started)
+
+    def eval_step(self, items: list[TaskItem], max_new_tokens: int) -> EvalResult:
+        return evaluate_policy(self._model, self.tokenizer, items, max_prompt_tokens=self.train_cfg.max_prompt_tokens,
+                               max_new_tokens=max_new_tokens, eos_ids=self.eos_ids,
+                               batch_size=self.train_cfg.per_device_batch_size, device=self.device)
+
+    evaluate = eval_step
+
+    def state_dict(self) -> dict:
+        return {
+            "adapter": peft.get_peft_model_state_dict(self._model),
+            "optimizer": self.optimizer.state_dict(),
+            "scheduler": self.scheduler.state_dict(),
+            "rng": capture_rng(),
+            "strategy": self.strategy.state_dict(),
+            "sampler": {"next_prompt": self.scheduler.last_epoch * self.prompts_per_step,
+                        "prompts_per_step": self.prompts_per_step, "seed": self.config.run.seed,
+                        "items": len(self.items)},
+        }
+
+    def load_state_dict(self, state: dict) -> None:
+        sampler = state["sampler"]
+        expected = {"prompts_per_step": self.prompts_per_step, "seed": self.config.run.seed, "items": len(self.items)}
+        if {k: sampler[k] for k in expected} != expected:
+            raise TrainingError(f"checkpoint's data schedule {sampler} does not match this run's {expected}")
+        peft.set_peft_model_state_dict(self._model, state["adapter"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.scheduler.load_state_dict(state["scheduler"])
+        self.strategy.load_state_dict(state["strategy"])
+        restore_rng(state["rng"])
+
+    # -- the loop --------------------------------------------------------------------------------------
+
+    def train(self, hooks: TrainingHooks, resume_from: Path | None) -> None:
+        shutil.rmtree(self._staging_dir, ignore_errors=True)  # a staged save never published does not exist
+        self._staging_dir.mkdir(parents=True, exist_ok=True)
+        start = 0
+        if resume_from is not None:
+            self.load_state_dict(read_checkpoint(Path(resume_from)))
+            start = self.scheduler.last_epoch
+        t = self.train_cfg
+        for step in range(start + 1, t.max_steps + 1):
+            hooks.on_step(self.train_step(step))
+            if step % t.save_steps == 0 or step == t.max_steps:
+                hooks.on_checkpoint(step, self._save(step))
+
+    def _save(self, step: int) -> Path:
+        staged = self._staging_dir / f"step-{step}"
+        shutil.rmtree(staged, ignore_errors=True)
+        self._model.save_pretrained(staged)
+        state = self.state_dict()
+        torch.save(state["optimizer"], staged / "optimizer.pt")
+        torch.save(state["scheduler"], staged / "scheduler.pt")
+        torch.save(state["rng"], staged / "rng.pt")
+        torch.save(state["strategy"], staged / "strategy.pt")
+        (staged / "sampler.json").write_text(json.dumps(state["sampler"], sort_keys=True) + "\n", encoding="utf-8")
+        return staged
+
+
+def read_checkpoint(directory: Path) -> dict:
+    """The state a torch-engine checkpoint holds, as `TorchEngine.load_state_dict` takes it."""
+    missing = [name for name in (*_FILES, "adapter_model.safetensors") if not (directory / name).is_file()]
+    if missing:
+        raise TrainingError(f"{directory}: not a torch-engine checkpoint (missing {', '.join(missing)})")
+    return {
+        "adapter": load_file(directory / "adapter_model.safetensors"),
+        "optimizer": torch.load(directory / "optimizer.pt", weights_only=True),
+        "scheduler": torch.load(directory / "scheduler.pt", weights_only=True),
+        # python's and numpy's RNG states are not tensors; the file is ours and its sha256 is in the log
+        "rng": torch.load(directory / "rng.pt", weights_only=False),
+        "strategy": torch.load(directory / "strategy.pt", weights_only=True),
+        "sampler": json.loads((directory / "sampler.json").read_text(encoding="utf-8")),
+    }

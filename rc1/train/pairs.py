@@ -1,0 +1,53 @@
+"""Which engine runs which strategy: the one table (README "Engines and strategies").
+
+| engine | grpo | ppo | dpo | sft |
+|--------|------|-----|-----|-----|
+| trl    | TRL GRPOTrainer | — (TRL 1.x has no PPOTrainer) | — | — |
+| torch  | rc1's loop | rc1's loop, value head, GAE | online DPO | SFT on gold replies |
+
+`rc1.config.ENGINE_STRATEGIES` names the same pairs, so a config asking for another is refused (exit 2)
+before anything is loaded; a test keeps the two equal.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rc1.config import Config
+from rc1.data.task import TaskItem
+from rc1.train.protocols import RewardFn, TrainingEngine
+
+
+def _trl_grpo(config, items, reward_fn, model, tokenizer, staging_dir, device):
+    from rc1.train.engine_trl import TrlGrpoEngine
+
+    return TrlGrpoEngine(config, items, reward_fn, model, tokenizer, staging_dir, device)
+
+
+def _torch(strategy_name: str):
+    def build(config, items, reward_fn, model, tokenizer, staging_dir, device):
+        from rc1.train.engine_torch import TorchEngine
+        from rc1.train.strategies.dpo import DpoStrategy
+        from rc1.train.strategies.grpo import GrpoStrategy
+        from rc1.train.strategies.ppo import PpoStrategy
+        from rc1.train.strategies.sft import SftStrategy
+
+        strategy = {"grpo": GrpoStrategy, "ppo": PpoStrategy, "dpo": DpoStrategy, "sft": SftStrategy}[strategy_name]
+        return TorchEngine(config, items, reward_fn, model, tokenizer, staging_dir, device, strategy(config.train))
+
+    return build
+
+
+PAIRS = {
+    ("trl", "grpo"): _trl_grpo,
+    ("torch", "grpo"): _torch("grpo"),
+    ("torch", "ppo"): _torch("ppo"),
+    ("torch", "dpo"): _torch("dpo"),
+    ("torch", "sft"): _torch("sft"),
+}
+
+
+def build_engine(config: Config, items: list[TaskItem], reward_fn: RewardFn, model, tokenizer, staging_dir: Path,
+                 device: str) -> TrainingEngine:
+    """The engine for `config.engine` (validated against the table when the config was loaded)."""
+    return PAIRS[(config.engine.name, config.engine.strategy)](config, items, reward_fn, model, tokenizer, staging_dir, device)

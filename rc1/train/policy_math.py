@@ -1,0 +1,138 @@
+"""Rollouts and the token-level quantities every strategy of the torch engine is built from.
+
+A rollout is left-padded prompts followed by right-padded completions, each completion cut after its
+first end token. Log-probabilities are taken with position ids from the attention mask, as generation
+computed them, so a policy scores its own samples the way it drew them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from transformers import GenerationConfig, PreTrainedTokenizerBase
+
+from rc1.data.task import TaskItem
+
+
+@dataclass
+class Rollout:
+    items: list[TaskItem]  # one per row (an item repeats once per completion of its prompt)
+    ids: torch.Tensor  # (rows, prompt + completion)
+    attention: torch.Tensor  # (rows, prompt + completion): 0 on padding
+    completion_mask: torch.Tensor  # (rows, completion): 1 up to and including the first end token
+    texts: list[str]
+    counts: list[int]  # completion tokens per row
+
+    @property
+    def completion_width(self) -> int:
+        return self.completion_mask.size(1)
+
+    def rows(self, index: slice) -> "Rollout":
+        return Rollout(self.items[index], self.ids[index], self.attention[index], self.completion_mask[index],
+                       self.texts[index], self.counts[index])
+
+
+def encode_prompts(tokenizer: PreTrainedTokenizerBase, prompts: list[str], device) -> tuple[torch.Tensor, torch.Tensor]:
+    encoded = tokenizer(text=prompts, return_tensors="pt", padding=True, padding_side="left", add_special_tokens=False)
+    return encoded["input_ids"].to(device), encoded["attention_mask"].to(device)
+
+
+def completion_mask(completions: torch.Tensor, eos_ids: list[int], pad_id: int) -> torch.Tensor:
+    """1 for every token up to and including the first end token of each row (all of it when none ends)."""
+    is_end = torch.isin(completions, torch.tensor(eos_ids, device=completions.device))
+    ended_before = (torch.cumsum(is_end.int(), dim=1) - is_end.int()) > 0
+    return (~ended_before).int()
+
+
+def sample_rollout(model, tokenizer: PreTrainedTokenizerBase, items: list[TaskItem], prompts: list[str], *, per_prompt: int,
+                   max_new_tokens: int, temperature: float, eos_ids: list[int], device) -> Rollout:
+    """`per_prompt` sampled completions of each prompt (rows grouped by prompt), with the model in eval mode."""
+    prompt_ids, prompt_attention = encode_prompts(tokenizer, prompts, device)
+    generation = GenerationConfig(max_new_tokens=max_new_tokens, do_sample=True, temperature=temperature, top_p=1.0,
+                                  top_k=0, num_return_sequences=per_prompt, pad_token_id=tokenizer.pad_token_id,
+                                  eos_token_id=eos_ids)
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            output = model.generate(input_ids=prompt_ids, attention_mask=prompt_attention, generation_config=generation)
+    finally:
+        model.train(was_training)
+    completions = output[:, prompt_ids.size(1):]
+    return assemble(tokenizer, [item for item in items for _ in range(per_prompt)],
+                    prompt_ids.repeat_interleave(per_prompt, 0), prompt_attention.repeat_interleave(per_prompt, 0),
+                    completions, eos_ids)
+
+
+def teacher_rollout(tokenizer: PreTrainedTokenizerBase, items: list[TaskItem], prompts: list[str], replies: list[str],
+                    eos_ids: list[int], device) -> Rollout:
+    """Given replies (gold ones, for SFT), each closed by the tokenizer's end-of-turn token."""
+    prompt_ids, prompt_attention = encode_prompts(tokenizer, prompts, device)
+    end = tokenizer.convert_ids_to_tokens(eos_ids[0])
+    encoded = tokenizer(text=[r + end for r in replies], return_tensors="pt", padding=True, padding_side="right",
+                        add_special_tokens=False)
+    completions = encoded["input_ids"].to(device)
+    completions[encoded["attention_mask"].to(device) == 0] = tokenizer.pad_token_id
+    return assemble(tokenizer, items, prompt_ids, prompt_attention, completions, eos_ids)
+
+
+def assemble(tokenizer, items, prompt_ids, prompt_attention, completions, eos_ids) -> Rollout:
+    mask = completion_mask(completions, eos_ids, tokenizer.pad_token_id)
+    completions = completions.masked_fill(mask == 0, tokenizer.pad_token_id)
+    counts = mask.sum(1).tolist()
+    texts = [tokenizer.decode(row[:n], skip_special_tokens=True) for row, n in zip(completions.tolist(), counts)]
+    return Rollout(items=items, ids=torch.cat([prompt_ids, completions], 1), attention=torch.cat([prompt_attention, mask], 1),
+                   completion_mask=mask, texts=texts, counts=counts)
+
+
+def token_logprobs(model, rollout: Rollout, temperature: float, *, hidden: bool = False):
+    """Log-probability of each completion token under `model` (and, with `hidden`, the last hidden state
+    at the position that predicts it: the state a value head reads)."""
+    width = rollout.completion_width
+    positions = (rollout.attention.cumsum(-1) - 1).clamp(min=0)
+    out = model(input_ids=rollout.ids, attention_mask=rollout.attention, position_ids=positions,
+                logits_to_keep=width + 1, output_hidden_states=hidden)
+    logits = out.logits[:, :-1, :].float() / temperature
+    targets = rollout.ids[:, -width:]
+    logprobs = torch.log_softmax(logits, dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+    if not hidden:
+        return logprobs
+    return logprobs, out.hidden_states[-1][:, -width - 1 : -1, :]
+
+
+def masked_mean(values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    mask = mask.to(values.dtype)
+    return (values * mask).sum() / mask.sum().clamp(min=1.0)
+
+
+def kl_to_reference(logprobs: torch.Tensor, ref_logprobs: torch.Tensor) -> torch.Tensor:
+    """Per-token KL(π‖π_ref), the k3 estimator (non-negative, unbiased): e^(ref−lp) − (ref−lp) − 1."""
+    delta = ref_logprobs - logprobs
+    return torch.exp(delta) - delta - 1.0
+
+
+def clipped_surrogate(logprobs, old_logprobs, advantages, epsilon: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-token PPO clipped objective (to maximise) and the importance ratio π_θ/π_old."""
+    ratio = torch.exp(logprobs - old_logprobs)
+    objective = torch.minimum(ratio * advantages, torch.clamp(ratio, 1 - epsilon, 1 + epsilon) * advantages)
+    return objective, ratio
+
+
+def gae(rewards: torch.Tensor, values: torch.Tensor, mask: torch.Tensor, gamma: float, lam: float) -> torch.Tensor:
+    """Generalized advantage estimates over the masked tokens of each row (values past the end are 0)."""
+    rewards, values, mask = rewards * mask, values * mask, mask.to(rewards.dtype)
+    advantages = torch.zeros_like(rewards)
+    running = torch.zeros(rewards.size(0), dtype=rewards.dtype, device=rewards.device)
+    for t in reversed(range(rewards.size(1))):
+        next_value = values[:, t + 1] if t + 1 < rewards.size(1) else torch.zeros_like(running)
+        delta = rewards[:, t] + gamma * next_value - values[:, t]
+        running = (delta + gamma * lam * running) * mask[:, t]
+        advantages[:, t] = running
+    return advantages
+
+
+def whiten(values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    mean = masked_mean(values, mask)
+    var = masked_mean((values - mean) ** 2, mask)
+    return (values - mean) * torch.rsqrt(var + 1e-8) * mask

@@ -1,0 +1,47 @@
+"""Process state every engine saves, restores or reports the same way: the RNGs and the memory in use."""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+
+import numpy as np
+import torch
+
+
+def capture_rng() -> dict:
+    """Every RNG a training step draws from: python, numpy, torch (and cuda/mps where present)."""
+    state = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.random.get_rng_state()}
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    if torch.backends.mps.is_available():
+        state["mps"] = torch.mps.get_rng_state()
+    return state
+
+
+def restore_rng(state: dict) -> None:
+    random.setstate(state["python"])
+    np.random.set_state(state["numpy"])
+    torch.random.set_rng_state(state["torch"])
+    if "cuda" in state:
+        torch.cuda.set_rng_state_all(state["cuda"])
+    if "mps" in state:
+        torch.mps.set_rng_state(state["mps"])
+
+
+def memory_mb(device: str) -> float:
+    """Peak accelerator memory on cuda, driver memory on mps, resident memory of this process on cpu."""
+    if device == "cuda":
+        return torch.cuda.max_memory_allocated() / 2**20
+    if device == "mps":
+        return torch.mps.driver_allocated_memory() / 2**20
+    try:
+        with open("/proc/self/statm") as fh:
+            resident_pages = int(fh.read().split()[1])
+        return resident_pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except FileNotFoundError:  # not Linux: peak RSS instead (bytes on macOS)
+        import resource
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak / 2**20 if sys.platform == "darwin" else peak / 2**10

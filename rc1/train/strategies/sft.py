@@ -1,0 +1,42 @@
+"""SFT on gold replies (`Answer: <gold>`, or the clarification question), loss on the reply's tokens —
+the warm start's objective as a strategy. The step's reward is that of one sampled reply per prompt,
+drawn before the update, so curves compare across strategies."""
+
+from __future__ import annotations
+
+import torch
+
+from rc1.data.task import TaskItem
+from rc1.scoring.rules import gold_reply
+from rc1.train.metrics import StepMetrics
+from rc1.train.policy_math import kl_to_reference, masked_mean, sample_rollout, teacher_rollout, token_logprobs
+from rc1.train.strategies.common import StrategyBase, step_metrics
+
+
+class SftStrategy(StrategyBase):
+    name = "sft"
+    completions_per_prompt = 1
+
+    def on_batch(self, items: list[TaskItem]) -> StepMetrics:
+        e, t = self.engine, self.train
+        prompts = e.prompts_for(items)
+        sampled = sample_rollout(e.model, e.tokenizer, items, prompts, per_prompt=1,
+                                 max_new_tokens=t.max_completion_tokens, temperature=t.temperature,
+                                 eos_ids=e.eos_ids, device=e.device)
+        rewards = e.rewards(sampled)
+        gold = teacher_rollout(e.tokenizer, items, prompts, [gold_reply(item) for item in items], e.eos_ids, e.device)
+        _, ref = self.reference_logprobs(gold)
+        mask = gold.completion_mask.float()
+        total = mask.sum().clamp(min=1)
+        loss_sum, parts = 0.0, []
+        for part in e.micro_batches(gold):
+            logprobs = token_logprobs(e.model, gold.rows(part), t.temperature)
+            loss = -(logprobs * mask[part]).sum() / total
+            loss.backward()
+            loss_sum += loss.item()
+            parts.append(logprobs.detach())
+        e.optimizer_step()
+        logprobs = torch.cat(parts)
+        return step_metrics(loss=loss_sum, kl=float(masked_mean(kl_to_reference(logprobs, ref), mask)),
+                            ratio=float(masked_mean(torch.exp(logprobs - ref), mask)), rewards=rewards,
+                            rollout=sampled, epochs=1, kl_coef=0.0)
