@@ -22,7 +22,6 @@ import warnings
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
 import torch
 from datasets import Dataset
 from transformers import PreTrainedModel, PreTrainedTokenizerBase, TrainerCallback

@@ -106,6 +106,13 @@ def masked_mean(values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return (values * mask).sum() / mask.sum().clamp(min=1.0)
 
 
+def joined_mean(parts: list[tuple[torch.Tensor, torch.Tensor]]) -> float:
+    """The masked mean over (values, mask) pairs gathered from micro-batches, as one batch."""
+    values = torch.cat([v.flatten() for v, _ in parts])
+    mask = torch.cat([m.flatten() for _, m in parts])
+    return float(masked_mean(values, mask))
+
+
 def kl_to_reference(logprobs: torch.Tensor, ref_logprobs: torch.Tensor) -> torch.Tensor:
     """Per-token KL(π‖π_ref), the k3 estimator (non-negative, unbiased): e^(ref−lp) − (ref−lp) − 1."""
     delta = ref_logprobs - logprobs

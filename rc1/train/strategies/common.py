@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import torch
 
 from rc1.train.metrics import StepMetrics
-from rc1.train.policy_math import Rollout, token_logprobs
+from rc1.train.policy_math import Rollout, sample_rollout, token_logprobs
 
 
 class StrategyBase:
@@ -30,6 +30,14 @@ class StrategyBase:
 
     def load_state_dict(self, state: dict) -> None:
         pass
+
+    def sample(self, items, per_prompt: int) -> tuple[Rollout, torch.Tensor]:
+        """`per_prompt` sampled replies to each item's prompt and their rewards."""
+        e, t = self.engine, self.train
+        rollout = sample_rollout(e.model, e.tokenizer, items, e.prompts_for(items), per_prompt=per_prompt,
+                                 max_new_tokens=t.max_completion_tokens, temperature=t.temperature,
+                                 eos_ids=e.eos_ids, device=e.device)
+        return rollout, e.rewards(rollout)
 
     def reference_logprobs(self, rollout: Rollout, *, with_reference: bool = True, hidden: bool = False):
         """(π_old log-probs [, hidden states], π_ref log-probs or None), dropout off, no gradient."""

@@ -10,7 +10,7 @@ import torch.nn.functional as F
 
 from rc1.data.task import TaskItem
 from rc1.train.metrics import StepMetrics
-from rc1.train.policy_math import Rollout, kl_to_reference, masked_mean, sample_rollout, token_logprobs
+from rc1.train.policy_math import Rollout, kl_to_reference, masked_mean, token_logprobs
 from rc1.train.strategies.common import StrategyBase, step_metrics
 
 
@@ -23,10 +23,7 @@ class DpoStrategy(StrategyBase):
 
     def on_batch(self, items: list[TaskItem]) -> StepMetrics:
         e, t = self.engine, self.train
-        rollout = sample_rollout(e.model, e.tokenizer, items, e.prompts_for(items), per_prompt=t.num_generations,
-                                 max_new_tokens=t.max_completion_tokens, temperature=t.temperature,
-                                 eos_ids=e.eos_ids, device=e.device)
-        rewards = e.rewards(rollout)
+        rollout, rewards = self.sample(items, t.num_generations)
         chosen, rejected = preference_pairs(rewards, t.num_generations)
         loss_value, kl, ratio = 0.0, 0.0, 1.0
         if chosen:

@@ -8,7 +8,7 @@ import torch
 
 from rc1.data.task import TaskItem
 from rc1.train.metrics import StepMetrics
-from rc1.train.policy_math import clipped_surrogate, kl_to_reference, masked_mean, sample_rollout, token_logprobs
+from rc1.train.policy_math import clipped_surrogate, joined_mean, kl_to_reference, token_logprobs
 from rc1.train.strategies.adaptive_kl import AdaptiveKL
 from rc1.train.strategies.common import StrategyBase, step_metrics
 
@@ -25,10 +25,7 @@ class GrpoStrategy(StrategyBase):
 
     def on_batch(self, items: list[TaskItem]) -> StepMetrics:
         e, t = self.engine, self.train
-        rollout = sample_rollout(e.model, e.tokenizer, items, e.prompts_for(items), per_prompt=t.num_generations,
-                                 max_new_tokens=t.max_completion_tokens, temperature=t.temperature,
-                                 eos_ids=e.eos_ids, device=e.device)
-        rewards = e.rewards(rollout)
+        rollout, rewards = self.sample(items, t.num_generations)
         groups = rewards.view(-1, t.num_generations)
         advantages = ((groups - groups.mean(1, keepdim=True)) / (groups.std(1, keepdim=True) + 1e-4)).view(-1, 1)
         old, ref = self.reference_logprobs(rollout, with_reference=self.kl.beta > 0 or self.kl.target is not None)
@@ -45,9 +42,9 @@ class GrpoStrategy(StrategyBase):
                 kl_parts.append((kl.detach(), mask[part]))
                 ratio_parts.append((ratio.detach(), mask[part]))
             e.optimizer_step()
-        kl_mean = _joined_mean(kl_parts)
+        kl_mean = joined_mean(kl_parts)
         self.kl.update(kl_mean)
-        return step_metrics(loss=loss_sum, kl=kl_mean, ratio=_joined_mean(ratio_parts), rewards=rewards,
+        return step_metrics(loss=loss_sum, kl=kl_mean, ratio=joined_mean(ratio_parts), rewards=rewards,
                             rollout=rollout, epochs=t.update_epochs, kl_coef=beta)
 
     def state_dict(self) -> dict:
@@ -55,9 +52,3 @@ class GrpoStrategy(StrategyBase):
 
     def load_state_dict(self, state: dict) -> None:
         self.kl.load_state_dict(state["kl"])
-
-
-def _joined_mean(parts: list[tuple[torch.Tensor, torch.Tensor]]) -> float:
-    values = torch.cat([v.flatten() for v, _ in parts])
-    mask = torch.cat([m.flatten() for _, m in parts])
-    return float(masked_mean(values, mask))

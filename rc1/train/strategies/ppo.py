@@ -13,7 +13,7 @@ import torch
 from rc1.data.task import TaskItem
 from rc1.train.metrics import StepMetrics
 from rc1.train.policy_math import (
-    clipped_surrogate, gae, kl_to_reference, masked_mean, sample_rollout, token_logprobs, whiten,
+    clipped_surrogate, gae, joined_mean, kl_to_reference, masked_mean, token_logprobs, whiten,
 )
 from rc1.train.strategies.common import StrategyBase, step_metrics
 
@@ -47,10 +47,7 @@ class PpoStrategy(StrategyBase):
 
     def on_batch(self, items: list[TaskItem]) -> StepMetrics:
         e, t = self.engine, self.train
-        rollout = sample_rollout(e.model, e.tokenizer, items, e.prompts_for(items), per_prompt=t.num_generations,
-                                 max_new_tokens=t.max_completion_tokens, temperature=t.temperature,
-                                 eos_ids=e.eos_ids, device=e.device)
-        rewards = e.rewards(rollout)
+        rollout, rewards = self.sample(items, t.num_generations)
         old, hidden, ref = self.reference_logprobs(rollout, hidden=True)
         mask = rollout.completion_mask.float()
         with torch.no_grad():
@@ -77,13 +74,13 @@ class PpoStrategy(StrategyBase):
                 log_ratio = (logprobs - old[part]).detach()
                 ratio_parts.append((ratio.detach(), mask[part]))
                 approx_parts.append(((torch.exp(log_ratio) - 1) - log_ratio, mask[part]))
-            if epochs and t.target_kl is not None and _joined_mean(approx_parts) > 1.5 * t.target_kl:
+            if epochs and t.target_kl is not None and joined_mean(approx_parts) > 1.5 * t.target_kl:
                 e.discard_gradients()
                 break  # the updates so far left the region the samples describe: no further pass
             e.optimizer_step()
             epochs += 1
         kl = float(masked_mean(kl_to_reference(old, ref), mask))
-        return step_metrics(loss=loss_sum, kl=kl, ratio=_joined_mean(ratio_parts), rewards=rewards, rollout=rollout,
+        return step_metrics(loss=loss_sum, kl=kl, ratio=joined_mean(ratio_parts), rewards=rewards, rollout=rollout,
                             epochs=epochs, kl_coef=t.beta)
 
     def state_dict(self) -> dict:
@@ -91,9 +88,3 @@ class PpoStrategy(StrategyBase):
 
     def load_state_dict(self, state: dict) -> None:
         self.value_head.load_state_dict(state["value_head"])
-
-
-def _joined_mean(parts) -> float:
-    values = torch.cat([v.flatten() for v, _ in parts])
-    mask = torch.cat([m.flatten() for _, m in parts])
-    return float(masked_mean(values, mask))

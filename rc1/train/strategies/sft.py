@@ -9,7 +9,7 @@ import torch
 from rc1.data.task import TaskItem
 from rc1.scoring.rules import gold_reply
 from rc1.train.metrics import StepMetrics
-from rc1.train.policy_math import kl_to_reference, masked_mean, sample_rollout, teacher_rollout, token_logprobs
+from rc1.train.policy_math import kl_to_reference, masked_mean, teacher_rollout, token_logprobs
 from rc1.train.strategies.common import StrategyBase, step_metrics
 
 
@@ -20,10 +20,7 @@ class SftStrategy(StrategyBase):
     def on_batch(self, items: list[TaskItem]) -> StepMetrics:
         e, t = self.engine, self.train
         prompts = e.prompts_for(items)
-        sampled = sample_rollout(e.model, e.tokenizer, items, prompts, per_prompt=1,
-                                 max_new_tokens=t.max_completion_tokens, temperature=t.temperature,
-                                 eos_ids=e.eos_ids, device=e.device)
-        rewards = e.rewards(sampled)
+        sampled, rewards = self.sample(items, 1)
         gold = teacher_rollout(e.tokenizer, items, prompts, [gold_reply(item) for item in items], e.eos_ids, e.device)
         _, ref = self.reference_logprobs(gold)
         mask = gold.completion_mask.float()
