@@ -25,12 +25,15 @@ from rc1.train.metrics import StepMetrics
 from rc1.train.model_loading import load_policy
 from rc1.train.tiny_model import build_tiny_qwen3
 
+# rc1's layout (rc1/train/layout.py) plus the trl engine's own trainer_state.json
 STAGED_FILES = {
     "adapter_model.safetensors",
     "adapter_config.json",
     "optimizer.pt",
     "scheduler.pt",
-    "rng_state.pth",
+    "rng.pt",
+    "sampler.json",
+    "strategy.pt",
     "trainer_state.json",
 }
 
@@ -222,7 +225,7 @@ def test_diverged_policy_raises_training_error(model_dir, tmp_path):
 
 
 def test_non_finite_loss_or_weights_stop_the_step_report(tmp_path):
-    bridge = _HookBridge(tmp_path, "cpu", 8, AdaptiveKL(0.04, None), lambda beta: None)
+    bridge = _HookBridge(tmp_path, "cpu", 8, AdaptiveKL(0.04, None), lambda beta: None, lambda step: {})
     reported: list = []
     bridge.hooks = Recorder(tmp_path, [])
     bridge.hooks.on_step = reported.append

@@ -1,13 +1,7 @@
 """The `torch` engine: a plain PyTorch loop rc1 owns, on the same model, data order, reward, evaluation
 and checkpoint publishing as the `trl` engine, running any strategy of rc1.train.strategies.
 
-Its checkpoint is rc1's own layout (`step_XXXXX/` once published):
-  adapter_model.safetensors, adapter_config.json   the LoRA adapter (peft's format: loadable alone)
-  optimizer.pt, scheduler.pt                       AdamW and the linear schedule
-  rng.pt                                           python, numpy, torch (and cuda/mps) RNG states
-  sampler.json                                     where the data schedule stands
-  strategy.pt                                      the strategy's own state (PPO's value head, GRPO's β)
-  rc1_meta.json                                    written by the stage when it publishes
+Its checkpoints are rc1's layout (rc1/train/layout.py), written by rc1 itself.
 Resume restores every one of them, so step N+1 after a resume is the step N+1 of an uninterrupted run.
 """
 
@@ -28,6 +22,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase, get_linear_sc
 from rc1.config import Config
 from rc1.data.task import TaskItem
 from rc1.errors import BadInput, TrainingError
+from rc1.train import layout
 from rc1.train.generation import evaluate_policy
 from rc1.train.metrics import EvalResult, StepMetrics
 from rc1.train.model_loading import lora_config
@@ -37,7 +32,6 @@ from rc1.train.protocols import RewardFn, Strategy, TrainingHooks
 from rc1.train.runtime import capture_rng, memory_mb, restore_rng
 from rc1.train.schedule import schedule
 
-_FILES = ("optimizer.pt", "scheduler.pt", "rng.pt", "strategy.pt", "sampler.json")
 _DIVERGED_ADVICE = "Lower train.learning_rate, check the rewards, or resume from an earlier checkpoint"
 
 
@@ -140,16 +134,11 @@ class TorchEngine:
             "scheduler": self.scheduler.state_dict(),
             "rng": capture_rng(),
             "strategy": self.strategy.state_dict(),
-            "sampler": {"next_prompt": self.scheduler.last_epoch * self.prompts_per_step,
-                        "prompts_per_step": self.prompts_per_step, "seed": self.config.run.seed,
-                        "items": len(self.items)},
+            "sampler": layout.sampler_state(self.scheduler.last_epoch * self.prompts_per_step, self.prompts_per_step,
+                                            self.config.run.seed, len(self.items)),
         }
 
     def load_state_dict(self, state: dict) -> None:
-        sampler = state["sampler"]
-        expected = {"prompts_per_step": self.prompts_per_step, "seed": self.config.run.seed, "items": len(self.items)}
-        if {k: sampler[k] for k in expected} != expected:
-            raise TrainingError(f"checkpoint's data schedule {sampler} does not match this run's {expected}")
         peft.set_peft_model_state_dict(self._model, state["adapter"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
@@ -163,7 +152,9 @@ class TorchEngine:
         self._staging_dir.mkdir(parents=True, exist_ok=True)
         start = 0
         if resume_from is not None:
-            self.load_state_dict(read_checkpoint(Path(resume_from)))
+            state = read_checkpoint(Path(resume_from))
+            layout.check_sampler(Path(resume_from), self.state_dict()["sampler"])
+            self.load_state_dict(state)
             start = self.scheduler.last_epoch
         t = self.train_cfg
         for step in range(start + 1, t.max_steps + 1):
@@ -176,25 +167,24 @@ class TorchEngine:
         shutil.rmtree(staged, ignore_errors=True)
         self._model.save_pretrained(staged)
         state = self.state_dict()
-        torch.save(state["optimizer"], staged / "optimizer.pt")
-        torch.save(state["scheduler"], staged / "scheduler.pt")
-        torch.save(state["rng"], staged / "rng.pt")
-        torch.save(state["strategy"], staged / "strategy.pt")
-        (staged / "sampler.json").write_text(json.dumps(state["sampler"], sort_keys=True) + "\n", encoding="utf-8")
+        torch.save(state["optimizer"], staged / layout.OPTIMIZER)
+        torch.save(state["scheduler"], staged / layout.SCHEDULER)
+        torch.save(state["rng"], staged / layout.RNG)
+        layout.write_state(staged, state["sampler"], state["strategy"])
         return staged
 
 
 def read_checkpoint(directory: Path) -> dict:
     """The state a torch-engine checkpoint holds, as `TorchEngine.load_state_dict` takes it."""
-    missing = [name for name in (*_FILES, "adapter_model.safetensors") if not (directory / name).is_file()]
-    if missing:
-        raise TrainingError(f"{directory}: not a torch-engine checkpoint (missing {', '.join(missing)})")
+    absent = layout.missing(directory)
+    if absent:
+        raise TrainingError(f"{directory}: not an rc1 checkpoint (missing {', '.join(absent)})")
     return {
-        "adapter": load_file(directory / "adapter_model.safetensors"),
-        "optimizer": torch.load(directory / "optimizer.pt", weights_only=True),
-        "scheduler": torch.load(directory / "scheduler.pt", weights_only=True),
+        "adapter": load_file(directory / layout.ADAPTER),
+        "optimizer": torch.load(directory / layout.OPTIMIZER, weights_only=True),
+        "scheduler": torch.load(directory / layout.SCHEDULER, weights_only=True),
         # python's and numpy's RNG states are not tensors; the file is ours and its sha256 is in the log
-        "rng": torch.load(directory / "rng.pt", weights_only=False),
-        "strategy": torch.load(directory / "strategy.pt", weights_only=True),
-        "sampler": json.loads((directory / "sampler.json").read_text(encoding="utf-8")),
+        "rng": torch.load(directory / layout.RNG, weights_only=False),
+        "strategy": torch.load(directory / layout.STRATEGY, weights_only=True),
+        "sampler": json.loads((directory / layout.SAMPLER).read_text(encoding="utf-8")),
     }

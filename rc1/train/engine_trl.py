@@ -13,7 +13,6 @@ Exact resume is a design goal (DESIGN §5), and it holds because:
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import shutil
 import sys
@@ -33,6 +32,7 @@ from rc1.data.task import TaskItem
 from rc1.errors import BadInput, TrainingError
 from rc1.train.metrics import EvalResult, StepMetrics
 from rc1.train.model_loading import lora_config
+from rc1.train import layout
 from rc1.train.generation import evaluate_policy
 from rc1.train.prompts import fit_prompt
 from rc1.train.protocols import RewardFn, TrainingHooks
@@ -47,8 +47,6 @@ KEY_KL = "kl"  # only logged when beta > 0
 KEY_REWARD = "reward"
 KEY_REWARD_STD = "reward_std"
 KEY_COMPLETION_LEN = "completions/mean_length"
-
-KL_STATE = "rc1_kl.json"  # the adaptive β (train.target_kl), saved beside TRL's own checkpoint files
 
 # What torch.multinomial says when generation samples from NaN/inf logits.
 _NON_FINITE_SAMPLING = "probability tensor contains either `inf`, `nan` or element < 0"
@@ -84,7 +82,9 @@ class TrlGrpoEngine:
             {"prompt": [self._prompts[i][0] for i in order], "item_index": [int(i) for i in order]}
         )
         self._kl = AdaptiveKL(config.train.beta, config.train.target_kl)
-        self._bridge = _HookBridge(self._staging_dir, device, args.generation_batch_size, self._kl, self._set_beta)
+        self._sampler = lambda step: layout.sampler_state(step * prompts_per_step, prompts_per_step, config.run.seed, len(items))
+        self._bridge = _HookBridge(self._staging_dir, device, args.generation_batch_size, self._kl, self._set_beta,
+                                   self._sampler)
         with _quiet_renamed_property():
             self._trainer = GRPOTrainer(
                 model=model,
@@ -108,9 +108,15 @@ class TrlGrpoEngine:
     def train(self, hooks: TrainingHooks, resume_from: Path | None) -> None:
         """Train to `config.train.max_steps`, from scratch or from a published checkpoint directory."""
         self._clear_stale_staging(resume_from)
-        if resume_from is not None and (Path(resume_from) / KL_STATE).is_file():
-            self._kl.load_state_dict(json.loads((Path(resume_from) / KL_STATE).read_text(encoding="utf-8")))
+        if resume_from is not None:
+            resume_from = Path(resume_from)
+            absent = layout.missing(resume_from)
+            if absent:
+                raise TrainingError(f"{resume_from}: not an rc1 checkpoint (missing {', '.join(absent)})")
+            layout.check_sampler(resume_from, self._sampler(0))
+            self._kl.load_state_dict(torch.load(resume_from / layout.STRATEGY, weights_only=True)["kl"])
             self._set_beta(self._kl.beta)
+            resume_from = layout.trainer_view(resume_from, self._staging_dir / "resume-view")
         self._bridge.hooks = hooks
         try:
             with _quiet_renamed_property():
@@ -187,8 +193,9 @@ class _HookBridge(TrainerCallback):
     """Turns trainer events into `StepMetrics` and staged-checkpoint notices."""
 
     def __init__(self, staging_dir: Path, device: str, completions_per_step: int, kl: AdaptiveKL,
-                 set_beta: Callable[[float], None]):
+                 set_beta: Callable[[float], None], sampler: Callable[[int], dict]):
         self.hooks: TrainingHooks | None = None
+        self._sampler = sampler
         self._kl = kl
         self._set_beta = set_beta
         self._staging_dir = staging_dir
@@ -242,7 +249,7 @@ class _HookBridge(TrainerCallback):
 
     def on_save(self, args, state, control, **kwargs):
         staged = self._staging_dir / f"checkpoint-{state.global_step}"
-        (staged / KL_STATE).write_text(json.dumps(self._kl.state_dict()) + "\n", encoding="utf-8")
+        layout.from_trainer(staged, self._sampler(state.global_step), {"kl": self._kl.state_dict()})
         if self.hooks is not None:
             self.hooks.on_checkpoint(state.global_step, staged)
 

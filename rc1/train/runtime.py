@@ -11,8 +11,9 @@ import torch
 
 
 def capture_rng() -> dict:
-    """Every RNG a training step draws from: python, numpy, torch (and cuda/mps where present)."""
-    state = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.random.get_rng_state()}
+    """Every RNG a training step draws from: python, numpy, cpu (and cuda/mps where present), under the
+    keys HF Trainer uses, so both engines' `rng.pt` read the same."""
+    state = {"python": random.getstate(), "numpy": np.random.get_state(), "cpu": torch.random.get_rng_state()}
     if torch.cuda.is_available():
         state["cuda"] = torch.cuda.get_rng_state_all()
     if torch.backends.mps.is_available():
@@ -23,7 +24,7 @@ def capture_rng() -> dict:
 def restore_rng(state: dict) -> None:
     random.setstate(state["python"])
     np.random.set_state(state["numpy"])
-    torch.random.set_rng_state(state["torch"])
+    torch.random.set_rng_state(state["cpu"])
     if "cuda" in state:
         torch.cuda.set_rng_state_all(state["cuda"])
     if "mps" in state:

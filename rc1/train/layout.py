@@ -1,0 +1,75 @@
+"""rc1's checkpoint layout, whatever engine wrote it (`step_XXXXX/` once published):
+
+  adapter_model.safetensors, adapter_config.json   the LoRA adapter (peft's format: loadable alone)
+  optimizer.pt, scheduler.pt                       the optimizer and the learning-rate schedule
+  scaler.pt                                        the fp16 loss scaler, where the engine used one
+  rng.pt                                           python, numpy, cpu (and cuda/mps) RNG states
+  sampler.json                                     where the data schedule stands (checked on resume)
+  strategy.pt                                      the strategy's own state (PPO's value head, GRPO's β)
+  trainer_state.json                               trl engine only: its trainer's step counter and log
+  rc1_meta.json                                    written by the stage when it publishes
+
+The trl engine's trainer writes its own names; `from_trainer` renames them into this layout, and
+`trainer_view` shows a published checkpoint back to the trainer under its names for a resume.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import torch
+
+from rc1.errors import TrainingError
+
+ADAPTER = "adapter_model.safetensors"
+OPTIMIZER, SCHEDULER, RNG, SAMPLER, STRATEGY = "optimizer.pt", "scheduler.pt", "rng.pt", "sampler.json", "strategy.pt"
+REQUIRED = (ADAPTER, "adapter_config.json", OPTIMIZER, SCHEDULER, RNG, SAMPLER, STRATEGY)
+_TRAINER_NAMES = {RNG: "rng_state.pth"}  # HF Trainer's name for rc1's file
+_TRAINER_ONLY = ("training_args.bin",)  # pickled arguments: the run's config says the same, and a resume never reads it
+
+
+def sampler_state(next_prompt: int, prompts_per_step: int, seed: int, items: int) -> dict:
+    return {"next_prompt": next_prompt, "prompts_per_step": prompts_per_step, "seed": seed, "items": items}
+
+
+def write_state(directory: Path, sampler: dict, strategy: dict) -> None:
+    (directory / SAMPLER).write_text(json.dumps(sampler, sort_keys=True) + "\n", encoding="utf-8")
+    torch.save(strategy, directory / STRATEGY)
+
+
+def check_sampler(directory: Path, expected: dict) -> dict:
+    """The checkpoint's sampler state, refused when it belongs to another data schedule."""
+    sampler = json.loads((directory / SAMPLER).read_text(encoding="utf-8"))
+    wanted = {k: v for k, v in expected.items() if k != "next_prompt"}
+    if {k: sampler.get(k) for k in wanted} != wanted:
+        raise TrainingError(f"{directory / SAMPLER}: data schedule {sampler} does not match this run's {wanted}")
+    return sampler
+
+
+def missing(directory: Path) -> list[str]:
+    return [name for name in REQUIRED if not (directory / name).is_file()]
+
+
+def from_trainer(staged: Path, sampler: dict, strategy: dict) -> None:
+    """Turn an HF Trainer checkpoint directory into rc1's layout, in place (before it is published)."""
+    for ours, theirs in _TRAINER_NAMES.items():
+        if (staged / theirs).exists():
+            os.replace(staged / theirs, staged / ours)
+    for name in _TRAINER_ONLY:
+        (staged / name).unlink(missing_ok=True)
+    write_state(staged, sampler, strategy)
+
+
+def trainer_view(checkpoint: Path, view: Path) -> Path:
+    """A directory of links that shows `checkpoint` to an HF Trainer under the names it reads."""
+    shutil.rmtree(view, ignore_errors=True)
+    view.mkdir(parents=True)
+    for path in checkpoint.iterdir():
+        os.symlink(path.resolve(), view / path.name)
+    for ours, theirs in _TRAINER_NAMES.items():
+        if (checkpoint / ours).exists():
+            os.symlink((checkpoint / ours).resolve(), view / theirs)
+    return view
