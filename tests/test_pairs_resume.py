@@ -3,9 +3,9 @@
 
 Every pair's own state (adapter, optimizer, scheduler, RNGs, sampler, strategy) is checked to resume bit
 for bit in tests/test_train_engine.py; trl×grpo is killed through the CLI in test_kill_resume.py. Here the
-torch engine's staging and publishing meet real kills, on PPO, the pair with the most state (the value
-head); the other torch pairs share that code path, and each CLI pair costs ~50 s of the suite's 10 minutes
-(two runs, each importing the training stack: measured in the note of issue 10)."""
+torch engine's staging and publishing meet real kills on PPO (the most state: a value head) and DPO
+(rollouts regrouped into pairs); grpo and sft share that code path, and each CLI pair costs ~45 s of the
+suite's 10 minutes (two runs and a resume, each importing the training stack)."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def step_metrics(root) -> dict[int, tuple]:
     return {e["step"]: tuple(float(e[k]) for k in COMPARED) for e in events(root) if e["type"] == "train_step"}
 
 
-@pytest.mark.parametrize("strategy", ["ppo"])
+@pytest.mark.parametrize("strategy", ["ppo", "dpo"])
 def test_torch_pair_killed_at_a_random_point_resumes_exactly(strategy, tmp_path):
     whole = pair_workspace(tmp_path / "whole", strategy)
     result = rc1(whole, "advance", "--all")
