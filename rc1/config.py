@@ -127,7 +127,7 @@ class FinetuneConfig(_Section):
 
 class EngineConfig(_Section):
     name: Literal["trl", "torch"] = "trl"
-    strategy: Literal["grpo", "ppo", "dpo", "sft"] = "grpo"
+    strategy: Literal["grpo", "rloo", "ppo", "dpo", "sft"] = "grpo"
 
 
 class TrainConfig(_Section):
@@ -217,9 +217,10 @@ class Config(_Section):
 
 # The (engine, strategy) pairs rc1.train.pairs implements; config refuses the others before loading anything.
 ENGINE_STRATEGIES: frozenset[tuple[str, str]] = frozenset(
-    {("trl", "grpo"), ("torch", "grpo"), ("torch", "ppo"), ("torch", "dpo"), ("torch", "sft")}
+    {("trl", "grpo"), ("trl", "rloo"), ("torch", "grpo"), ("torch", "rloo"), ("torch", "ppo"), ("torch", "dpo"),
+     ("torch", "sft")}
 )
-RL_STRATEGIES: frozenset[str] = frozenset({"grpo", "ppo"})  # the ones train.target_kl acts on
+RL_STRATEGIES: frozenset[str] = frozenset({"grpo", "rloo", "ppo"})  # the ones train.target_kl acts on
 
 
 class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
@@ -409,8 +410,8 @@ def _training_problems(config: Config) -> list[str]:
     if train.target_kl is not None and strategy not in RL_STRATEGIES:
         problems.append(f"train.target_kl: acts on the RL strategies ({', '.join(sorted(RL_STRATEGIES))}), not on "
                         f"{strategy}; remove it")
-    if train.target_kl is not None and strategy == "grpo" and train.beta == 0:
-        problems.append("train.target_kl: GRPO adapts β to it, so train.beta must start above 0")
+    if train.target_kl is not None and strategy in ("grpo", "rloo") and train.beta == 0:
+        problems.append(f"train.target_kl: {strategy.upper()} adapts β to it, so train.beta must start above 0")
     if strategy == "dpo" and train.beta == 0:
         problems.append("train.beta: DPO's β must be above 0")
     if engine == "trl" and train.update_epochs != 1:

@@ -30,7 +30,7 @@ def test_the_production_profile_targets_qwen3_4b_thinking_with_lora_on_every_pro
     ("train.max_steps=0", r"train\.max_steps: Expected `int` >= 1"),
     ("data.mix.gsm8k=0.5", r"data\.mix: shares sum to 1\.25"),
     ("engine.strategy=ppo", r"engine: trl×ppo is not supported; supported: torch×dpo, torch×grpo, torch×ppo, "
-                            r"torch×sft, trl×grpo"),
+                            r"torch×rloo, torch×sft, trl×grpo, trl×rloo"),
     ("engine.name=jax", r"engine\.name: Invalid enum value 'jax'"),
     ("train.update_epochs=2", r"train\.update_epochs: the trl engine makes one update per generation"),
     ("train.beta=0", r"train\.target_kl: GRPO adapts β to it, so train\.beta must start above 0"),
@@ -69,7 +69,7 @@ def test_the_pair_table_is_the_one_config_accepts():
 
 
 def test_target_kl_is_refused_where_it_would_not_act():
-    with pytest.raises(BadInput, match=r"train\.target_kl: acts on the RL strategies \(grpo, ppo\), not on sft; remove it"):
+    with pytest.raises(BadInput, match=r"train\.target_kl: acts on the RL strategies \(grpo, ppo, rloo\), not on sft; remove it"):
         load_config(CONFIGS / "local.yaml", ["engine.name=torch", "engine.strategy=sft"])
 
 

@@ -1,4 +1,5 @@
-"""The production engine: TRL `GRPOTrainer` with a LoRA adapter, bridged to rc1's hooks.
+"""The `trl` engine: TRL's online RL trainers (`GRPOTrainer`, `RLOOTrainer`) with a LoRA adapter,
+bridged to rc1's hooks. GRPO is the production default.
 
 Exact resume is a design goal (DESIGN §5), and it holds because:
 - the data order is ours: the dataset is the whole schedule (one seeded permutation of the items per
@@ -25,7 +26,7 @@ import torch
 from datasets import Dataset
 from transformers import PreTrainedModel, PreTrainedTokenizerBase, TrainerCallback
 from transformers.trainer_callback import PrinterCallback
-from trl import GRPOConfig, GRPOTrainer
+from trl import GRPOConfig, GRPOTrainer, RLOOConfig, RLOOTrainer
 
 from rc1.config import Config, TrainConfig
 from rc1.data.task import TaskItem
@@ -53,7 +54,9 @@ _NON_FINITE_SAMPLING = "probability tensor contains either `inf`, `nan` or eleme
 _DIVERGED_ADVICE = "Lower train.learning_rate, check the rewards, or resume from an earlier checkpoint"
 
 
-class TrlGrpoEngine:
+class TrlRlEngine:
+    """`engine.strategy` grpo → GRPOTrainer, rloo → RLOOTrainer; the same data, reward, hooks and layout."""
+
     def __init__(
         self,
         config: Config,
@@ -73,7 +76,8 @@ class TrlGrpoEngine:
         self._staging_dir = Path(staging_dir)
         self._device = device
         self._staging_dir.mkdir(parents=True, exist_ok=True)
-        args = grpo_args(config, self._staging_dir, device, model.dtype)
+        trainer_class = {"grpo": GRPOTrainer, "rloo": RLOOTrainer}[config.engine.strategy]
+        args = trl_args(config, self._staging_dir, device, model.dtype)
         self._prompts = [fit_prompt(tokenizer, item, config.train.max_prompt_tokens) for item in items]
         self.truncated_prompts = sum(truncated for _, truncated in self._prompts)
         prompts_per_step = args.generation_batch_size // args.num_generations
@@ -86,7 +90,7 @@ class TrlGrpoEngine:
         self._bridge = _HookBridge(self._staging_dir, device, args.generation_batch_size, self._kl, self._set_beta,
                                    self._sampler)
         with _quiet_renamed_property():
-            self._trainer = GRPOTrainer(
+            self._trainer = trainer_class(
                 model=model,
                 reward_funcs=[self._make_trl_reward()],
                 args=args,
@@ -98,7 +102,7 @@ class TrlGrpoEngine:
         self._trainer.remove_callback(PrinterCallback)  # rc1 reports steps through its hooks
 
     def _set_beta(self, beta: float) -> None:
-        self._trainer.beta = beta  # GRPOTrainer reads it in every loss computation
+        self._trainer.beta = beta  # both trainers read it at every step (GRPO in the loss, RLOO in the reward)
 
     @property
     def model(self) -> torch.nn.Module:
@@ -156,9 +160,11 @@ class TrlGrpoEngine:
                 shutil.rmtree(path)
 
 
-def grpo_args(config: Config, staging_dir: Path, device: str, dtype: torch.dtype) -> GRPOConfig:
+def trl_args(config: Config, staging_dir: Path, device: str, dtype: torch.dtype) -> GRPOConfig | RLOOConfig:
+    """The trainer arguments for `engine.strategy` (grpo or rloo), from rc1's config."""
     train: TrainConfig = config.train
-    return GRPOConfig(
+    config_class = RLOOConfig if config.engine.strategy == "rloo" else GRPOConfig
+    return config_class(
         output_dir=str(staging_dir),
         max_steps=train.max_steps,
         save_strategy="steps",

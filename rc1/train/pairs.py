@@ -1,9 +1,9 @@
 """Which engine runs which strategy: the one table (README "Engines and strategies").
 
-| engine | grpo | ppo | dpo | sft |
-|--------|------|-----|-----|-----|
-| trl    | TRL GRPOTrainer | — (TRL 1.x has no PPOTrainer) | — | — |
-| torch  | rc1's loop | rc1's loop, value head, GAE | online DPO | SFT on gold replies |
+| engine | grpo | rloo | ppo | dpo | sft |
+|--------|------|------|-----|-----|-----|
+| trl    | TRL GRPOTrainer | TRL RLOOTrainer | — (TRL 1.x has no PPOTrainer) | — | — |
+| torch  | rc1's loop | rc1's loop | rc1's loop, value head, GAE | online DPO | SFT on gold replies |
 
 `rc1.config.ENGINE_STRATEGIES` names the same pairs, so a config asking for another is refused (exit 2)
 before anything is loaded; a test keeps the two equal.
@@ -18,10 +18,10 @@ from rc1.data.task import TaskItem
 from rc1.train.protocols import RewardFn, TrainingEngine
 
 
-def _trl_grpo(config, items, reward_fn, model, tokenizer, staging_dir, device):
-    from rc1.train.engine_trl import TrlGrpoEngine
+def _trl(config, items, reward_fn, model, tokenizer, staging_dir, device):
+    from rc1.train.engine_trl import TrlRlEngine
 
-    return TrlGrpoEngine(config, items, reward_fn, model, tokenizer, staging_dir, device)
+    return TrlRlEngine(config, items, reward_fn, model, tokenizer, staging_dir, device)
 
 
 def _torch(strategy_name: str):
@@ -30,17 +30,20 @@ def _torch(strategy_name: str):
         from rc1.train.strategies.dpo import DpoStrategy
         from rc1.train.strategies.grpo import GrpoStrategy
         from rc1.train.strategies.ppo import PpoStrategy
+        from rc1.train.strategies.rloo import RlooStrategy
         from rc1.train.strategies.sft import SftStrategy
 
-        strategy = {"grpo": GrpoStrategy, "ppo": PpoStrategy, "dpo": DpoStrategy, "sft": SftStrategy}[strategy_name]
+        strategy = {"grpo": GrpoStrategy, "rloo": RlooStrategy, "ppo": PpoStrategy, "dpo": DpoStrategy, "sft": SftStrategy}[strategy_name]
         return TorchEngine(config, items, reward_fn, model, tokenizer, staging_dir, device, strategy(config.train))
 
     return build
 
 
 PAIRS = {
-    ("trl", "grpo"): _trl_grpo,
+    ("trl", "grpo"): _trl,
+    ("trl", "rloo"): _trl,
     ("torch", "grpo"): _torch("grpo"),
+    ("torch", "rloo"): _torch("rloo"),
     ("torch", "ppo"): _torch("ppo"),
     ("torch", "dpo"): _torch("dpo"),
     ("torch", "sft"): _torch("sft"),
