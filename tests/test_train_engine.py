@@ -409,3 +409,17 @@ def test_grpo_adapts_beta_to_target_kl_in_both_engines(model_dir, tmp_path):
             factor = 2.0 if now.kl > 1.5 * target else 0.5 if now.kl < target / 1.5 else 1.0
             assert after.kl_coef == pytest.approx(now.kl_coef * factor), (name, [(m.kl, m.kl_coef) for m in steps])
         assert len({m.kl_coef for m in steps}) > 1, name  # it acted
+
+
+@pytest.mark.parametrize("strategy", ["grpo", "ppo", "dpo", "sft"])
+def test_micro_batches_bound_memory_and_leave_the_step_unchanged(strategy, model_dir, tmp_path):
+    def run(per_device, accumulation):
+        hooks = Recorder(tmp_path / f"ck-{per_device}", [])
+        config = torch_config(strategy, 2, 2, per_device_batch_size=per_device, gradient_accumulation_steps=accumulation)
+        # without dropout: its masks are drawn per forward pass, so they differ with the split by design
+        lora = msgspec.structs.replace(config.model.lora, dropout=0.0)
+        config = msgspec.structs.replace(config, model=msgspec.structs.replace(config.model, lora=lora))
+        make_torch_engine(config, model_dir, tmp_path / f"e-{per_device}").train(hooks, resume_from=None)
+        return torch.tensor([[m.loss, m.kl, m.ratio, m.reward, m.tokens] for m in hooks.steps], dtype=torch.float64)
+
+    torch.testing.assert_close(run(4, 2), run(8, 1), rtol=1e-4, atol=1e-5)

@@ -153,9 +153,12 @@ class TorchEngine:
         start = 0
         if resume_from is not None:
             state = read_checkpoint(Path(resume_from))
-            layout.check_sampler(Path(resume_from), self.state_dict()["sampler"])
+            sampler = layout.check_sampler(Path(resume_from), self.state_dict()["sampler"])
             self.load_state_dict(state)
             start = self.scheduler.last_epoch
+            if sampler["next_prompt"] != start * self.prompts_per_step:
+                raise TrainingError(f"{resume_from}: sampler at prompt {sampler['next_prompt']} but the schedule at "
+                                    f"step {start} ({start * self.prompts_per_step}); the checkpoint is inconsistent")
         t = self.train_cfg
         for step in range(start + 1, t.max_steps + 1):
             hooks.on_step(self.train_step(step))

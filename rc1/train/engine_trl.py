@@ -49,6 +49,8 @@ KEY_REWARD = "reward"
 KEY_REWARD_STD = "reward_std"
 KEY_COMPLETION_LEN = "completions/mean_length"
 
+TRAINER_STATE = "trainer_state.json"  # without it HF would restart at step 0 on the loaded weights
+
 # What torch.multinomial says when generation samples from NaN/inf logits.
 _NON_FINITE_SAMPLING = "probability tensor contains either `inf`, `nan` or element < 0"
 _DIVERGED_ADVICE = "Lower train.learning_rate, check the rewards, or resume from an earlier checkpoint"
@@ -114,7 +116,7 @@ class TrlRlEngine:
         self._clear_stale_staging(resume_from)
         if resume_from is not None:
             resume_from = Path(resume_from)
-            absent = layout.missing(resume_from)
+            absent = layout.missing(resume_from) + [n for n in (TRAINER_STATE,) if not (resume_from / n).is_file()]
             if absent:
                 raise TrainingError(f"{resume_from}: not an rc1 checkpoint (missing {', '.join(absent)})")
             layout.check_sampler(resume_from, self._sampler(0))

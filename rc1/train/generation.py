@@ -22,7 +22,9 @@ def generate_replies(model, tokenizer: PreTrainedTokenizerBase, items: list[Task
     with torch.no_grad():
         for start in range(0, len(items), batch_size):
             prompts = [fit_prompt(tokenizer, item, max_prompt_tokens)[0] for item in items[start : start + batch_size]]
-            encoded = tokenizer(text=prompts, return_tensors="pt", padding=True, padding_side="left")
+            # as the trainers tokenize prompts: the chat template already wrote every special token
+            encoded = tokenizer(text=prompts, return_tensors="pt", padding=True, padding_side="left",
+                                add_special_tokens=False)
             encoded = {k: v.to(device) for k, v in encoded.items()}
             output = model.generate(**encoded, generation_config=generation)
             for row in output[:, encoded["input_ids"].size(1) :].tolist():

@@ -49,8 +49,13 @@ def sample_rollout(model, tokenizer: PreTrainedTokenizerBase, items: list[TaskIt
                    max_new_tokens: int, temperature: float, eos_ids: list[int], device) -> Rollout:
     """`per_prompt` sampled completions of each prompt (rows grouped by prompt), with the model in eval mode."""
     prompt_ids, prompt_attention = encode_prompts(tokenizer, prompts, device)
+    # Every logits processor off but the temperature: a field left unset is filled from the model's own
+    # generation_config (a repetition penalty, say), and the samples would no longer come from the
+    # distribution token_logprobs scores them under.
     generation = GenerationConfig(max_new_tokens=max_new_tokens, do_sample=True, temperature=temperature, top_p=1.0,
-                                  top_k=0, num_return_sequences=per_prompt, pad_token_id=tokenizer.pad_token_id,
+                                  top_k=0, min_p=0.0, typical_p=1.0, epsilon_cutoff=0.0, eta_cutoff=0.0,
+                                  repetition_penalty=1.0, no_repeat_ngram_size=0, bad_words_ids=None,
+                                  num_return_sequences=per_prompt, pad_token_id=tokenizer.pad_token_id,
                                   eos_token_id=eos_ids)
     was_training = model.training
     model.eval()

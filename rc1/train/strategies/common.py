@@ -9,6 +9,7 @@ import torch
 
 from rc1.train.metrics import StepMetrics
 from rc1.train.policy_math import Rollout, sample_rollout, token_logprobs
+from rc1.train.strategies.adaptive_kl import AdaptiveKL
 
 
 class StrategyBase:
@@ -43,17 +44,39 @@ class StrategyBase:
         """(π_old log-probs [, hidden states], π_ref log-probs or None), dropout off, no gradient."""
         model, temperature = self.engine.model, self.train.temperature
         was_training = model.training
+        olds, hiddens, refs = [], [], []
         model.eval()
         try:
             with torch.no_grad():
-                old = token_logprobs(model, rollout, temperature, hidden=hidden)
-                ref = None
-                if with_reference:
-                    with model.disable_adapter():
-                        ref = token_logprobs(model, rollout, temperature)
+                for part in self.engine.micro_batches(rollout):  # memory bounded as the training passes are
+                    rows = rollout.rows(part)
+                    old = token_logprobs(model, rows, temperature, hidden=hidden)
+                    olds.append(old[0] if hidden else old)
+                    if hidden:
+                        hiddens.append(old[1])
+                    if with_reference:
+                        with model.disable_adapter():
+                            refs.append(token_logprobs(model, rows, temperature))
         finally:
             model.train(was_training)
-        return (*old, ref) if hidden else (old, ref)
+        ref = torch.cat(refs) if with_reference else None
+        return (torch.cat(olds), torch.cat(hiddens), ref) if hidden else (torch.cat(olds), ref)
+
+
+class AdaptiveKLStrategy(StrategyBase):
+    """`num_generations` samples per prompt and a KL coefficient β that adapts to `train.target_kl`
+    (GRPO, RLOO); β is the strategy's checkpointed state."""
+
+    def __init__(self, train):
+        super().__init__(train)
+        self.completions_per_prompt = train.num_generations
+        self.kl = AdaptiveKL(train.beta, train.target_kl)
+
+    def state_dict(self) -> dict:
+        return {"kl": self.kl.state_dict()}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.kl.load_state_dict(state["kl"])
 
 
 def step_metrics(*, loss: float, kl: float, ratio: float, rewards: torch.Tensor, rollout: Rollout, epochs: int,

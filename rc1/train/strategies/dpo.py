@@ -10,7 +10,7 @@ import torch.nn.functional as F
 
 from rc1.data.task import TaskItem
 from rc1.train.metrics import StepMetrics
-from rc1.train.policy_math import Rollout, kl_to_reference, masked_mean, token_logprobs
+from rc1.train.policy_math import Rollout, joined_mean, kl_to_reference, token_logprobs
 from rc1.train.strategies.common import StrategyBase, step_metrics
 
 
@@ -27,18 +27,21 @@ class DpoStrategy(StrategyBase):
         chosen, rejected = preference_pairs(rewards, t.num_generations)
         loss_value, kl, ratio = 0.0, 0.0, 1.0
         if chosen:
-            rows = torch.tensor(chosen + rejected)
+            # rows interleaved chosen, rejected, chosen, …: a micro-batch of even length holds whole pairs
+            rows = torch.tensor([row for pair in zip(chosen, rejected) for row in pair])
             pairs = _select(rollout, rows)
             _, ref = self.reference_logprobs(pairs)
-            logprobs = token_logprobs(e.model, pairs, t.temperature)
             mask = pairs.completion_mask.float()
-            margin = ((logprobs - ref) * mask).sum(1)
-            n = len(chosen)
-            loss = -F.logsigmoid(t.beta * (margin[:n] - margin[n:])).mean()
-            loss.backward()
-            loss_value = loss.item()
-            kl = float(masked_mean(kl_to_reference(logprobs.detach(), ref), mask))
-            ratio = float(masked_mean(torch.exp(logprobs.detach() - ref), mask))  # π_θ/π_ref on the pairs' tokens
+            kl_parts, ratio_parts = [], []
+            for part in _pair_slices(e.micro_batches(pairs)):
+                logprobs = token_logprobs(e.model, pairs.rows(part), t.temperature)
+                margin = ((logprobs - ref[part]) * mask[part]).sum(1)
+                loss = -F.logsigmoid(t.beta * (margin[0::2] - margin[1::2])).sum() / len(chosen)
+                loss.backward()
+                loss_value += loss.item()
+                kl_parts.append((kl_to_reference(logprobs.detach(), ref[part]), mask[part]))
+                ratio_parts.append((torch.exp(logprobs.detach() - ref[part]), mask[part]))  # π_θ/π_ref
+            kl, ratio = joined_mean(kl_parts), joined_mean(ratio_parts)
         e.optimizer_step()
         return step_metrics(loss=loss_value, kl=kl, ratio=ratio, rewards=rewards, rollout=rollout, epochs=1,
                             kl_coef=t.beta)
@@ -53,6 +56,12 @@ def preference_pairs(rewards: torch.Tensor, group: int) -> tuple[list[int], list
             chosen.append(g * group + scores.index(best))
             rejected.append(g * group + scores.index(worst))
     return chosen, rejected
+
+
+def _pair_slices(slices: list[slice]) -> list[slice]:
+    """The engine's micro-batches, widened to even bounds so no pair is split."""
+    bounds = sorted({(s.start + 1) // 2 * 2 for s in slices} | {slices[-1].stop})
+    return [slice(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
 
 
 def _select(rollout: Rollout, rows: torch.Tensor) -> Rollout:

@@ -9,19 +9,14 @@ import torch
 from rc1.data.task import TaskItem
 from rc1.train.metrics import StepMetrics
 from rc1.train.policy_math import clipped_surrogate, joined_mean, kl_to_reference, token_logprobs
-from rc1.train.strategies.adaptive_kl import AdaptiveKL
-from rc1.train.strategies.common import StrategyBase, step_metrics
+from rc1.train.strategies.common import AdaptiveKLStrategy, step_metrics
 
 CLIP_EPSILON = 0.2  # PPO's and TRL's default trust region
 
 
-class GrpoStrategy(StrategyBase):
+class GrpoStrategy(AdaptiveKLStrategy):
     name = "grpo"
 
-    def __init__(self, train):
-        super().__init__(train)
-        self.completions_per_prompt = train.num_generations
-        self.kl = AdaptiveKL(train.beta, train.target_kl)
 
     def on_batch(self, items: list[TaskItem]) -> StepMetrics:
         e, t = self.engine, self.train
@@ -46,9 +41,3 @@ class GrpoStrategy(StrategyBase):
         self.kl.update(kl_mean)
         return step_metrics(loss=loss_sum, kl=kl_mean, ratio=joined_mean(ratio_parts), rewards=rewards,
                             rollout=rollout, epochs=t.update_epochs, kl_coef=beta)
-
-    def state_dict(self) -> dict:
-        return {"kl": self.kl.state_dict()}
-
-    def load_state_dict(self, state: dict) -> None:
-        self.kl.load_state_dict(state["kl"])

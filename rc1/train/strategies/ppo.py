@@ -59,7 +59,7 @@ class PpoStrategy(StrategyBase):
             returns = advantages + old_values
             advantages = whiten(advantages, mask)
         total = mask.sum().clamp(min=1)
-        epochs = 0
+        epochs, reported = 0, (0.0, 1.0)  # (loss, ratio) of the last pass applied
         for _ in range(t.update_epochs):
             loss_sum, ratio_parts, approx_parts = 0.0, [], []
             for part in e.micro_batches(rollout):
@@ -79,8 +79,9 @@ class PpoStrategy(StrategyBase):
                 break  # the updates so far left the region the samples describe: no further pass
             e.optimizer_step()
             epochs += 1
+            reported = (loss_sum, joined_mean(ratio_parts))
         kl = float(masked_mean(kl_to_reference(old, ref), mask))
-        return step_metrics(loss=loss_sum, kl=kl, ratio=joined_mean(ratio_parts), rewards=rewards, rollout=rollout,
+        return step_metrics(loss=reported[0], kl=kl, ratio=reported[1], rewards=rewards, rollout=rollout,
                             epochs=epochs, kl_coef=t.beta)
 
     def state_dict(self) -> dict:

@@ -10,8 +10,7 @@ import torch
 from rc1.data.task import TaskItem
 from rc1.train.metrics import StepMetrics
 from rc1.train.policy_math import clipped_surrogate, joined_mean, kl_to_reference, masked_mean, token_logprobs
-from rc1.train.strategies.adaptive_kl import AdaptiveKL
-from rc1.train.strategies.common import StrategyBase, step_metrics
+from rc1.train.strategies.common import AdaptiveKLStrategy, step_metrics
 from rc1.train.strategies.grpo import CLIP_EPSILON
 
 
@@ -22,13 +21,9 @@ def leave_one_out(rewards: torch.Tensor, group: int) -> torch.Tensor:
     return (grouped - others).view(-1)
 
 
-class RlooStrategy(StrategyBase):
+class RlooStrategy(AdaptiveKLStrategy):
     name = "rloo"
 
-    def __init__(self, train):
-        super().__init__(train)
-        self.completions_per_prompt = train.num_generations
-        self.kl = AdaptiveKL(train.beta, train.target_kl)
 
     def on_batch(self, items: list[TaskItem]) -> StepMetrics:
         e, t = self.engine, self.train
@@ -53,9 +48,3 @@ class RlooStrategy(StrategyBase):
         self.kl.update(kl)
         return step_metrics(loss=loss_sum, kl=kl, ratio=joined_mean(ratio_parts), rewards=rewards, rollout=rollout,
                             epochs=t.update_epochs, kl_coef=beta)
-
-    def state_dict(self) -> dict:
-        return {"kl": self.kl.state_dict()}
-
-    def load_state_dict(self, state: dict) -> None:
-        self.kl.load_state_dict(state["kl"])
