@@ -3,7 +3,7 @@
 torch engine's PPO against its GRPO.
 
 - bare TRL: `GRPOTrainer(...).train()` on the arguments `trl_args` gives rc1 (checkpoints included);
-- rc1 loop: `TrlRlEngine.train` with hooks that record nothing (rc1's bridge, staging, checks);
+- rc1 loop: `TrlEngine.train` with hooks that record nothing (rc1's bridge, staging, checks);
 - rc1 process: `rc1 train` as a user runs it, which adds start-up, the step-0 and periodic shadow-set
   evaluations, publishing and hashing checkpoints and appending events.
 The loop ratio is the one the target (≤ 1.05) is about; the process's additions are reported apart.
@@ -52,7 +52,7 @@ def bench_training(steps: int = 40, repeat: int = 2) -> None:
     from rc1.events import schema as ev
     from rc1.scoring.pipeline import ScoringPipeline, components_for, make_reward_fn, rule_scorer
     from rc1.stages.train import builtin_model_dir
-    from rc1.train.engine_trl import TrlRlEngine, _quiet_renamed_property, trl_args
+    from rc1.train.engine_trl import TrlEngine, _quiet_renamed_property, trl_args
     from rc1.train.model_loading import load_policy, lora_config
     from rc1.train.prompts import fit_prompt
     from rc1.train.schedule import schedule
@@ -101,7 +101,7 @@ def bench_training(steps: int = 40, repeat: int = 2) -> None:
 
         def loop() -> float:
             model, tokenizer = load_policy(config.model, "lora", "cpu", torch.float32, model_dir)
-            engine = TrlRlEngine(config, pool, reward_fn, model, tokenizer, root / "staging", "cpu")
+            engine = TrlEngine(config, pool, reward_fn, model, tokenizer, root / "staging", "cpu")
             start = time.perf_counter()
             engine.train(_NoHooks(), resume_from=None)  # the engine quiets the same warning itself
             seconds = time.perf_counter() - start
@@ -114,7 +114,7 @@ def bench_training(steps: int = 40, repeat: int = 2) -> None:
             loop_s = min(loop_s, loop())
         print(f"training: {steps} GRPO steps of the embedded default (trl engine), best of {repeat}")
         print(f"  bare TRL GRPOTrainer.train()   : {bare_s:.1f} s")
-        print(f"  rc1 loop (TrlRlEngine.train) : {loop_s:.1f} s   ratio {loop_s / bare_s:.3f}x bare (target ≤ 1.05)")
+        print(f"  rc1 loop (TrlEngine.train) : {loop_s:.1f} s   ratio {loop_s / bare_s:.3f}x bare (target ≤ 1.05)")
         print(f"  rc1 train (process)            : {process:.1f} s   ratio {process / bare_s:.2f}x bare; of it "
               f"{loop_in_process:.1f} s in steps, the rest start-up, {evals} shadow-set evaluations, publishing")
         _bench_torch_strategies(loaded, pool, reward_fn, model_dir, root, steps)

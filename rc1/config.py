@@ -217,7 +217,7 @@ class Config(_Section):
 
 # The (engine, strategy) pairs rc1.train.pairs implements; config refuses the others before loading anything.
 ENGINE_STRATEGIES: frozenset[tuple[str, str]] = frozenset(
-    {("trl", "grpo"), ("trl", "rloo"), ("torch", "grpo"), ("torch", "rloo"), ("torch", "ppo"), ("torch", "dpo"),
+    {("trl", "grpo"), ("trl", "rloo"), ("trl", "sft"), ("torch", "grpo"), ("torch", "rloo"), ("torch", "ppo"), ("torch", "dpo"),
      ("torch", "sft")}
 )
 RL_STRATEGIES: frozenset[str] = frozenset({"grpo", "rloo", "ppo"})  # the ones train.target_kl acts on

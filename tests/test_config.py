@@ -30,7 +30,7 @@ def test_the_production_profile_targets_qwen3_4b_thinking_with_lora_on_every_pro
     ("train.max_steps=0", r"train\.max_steps: Expected `int` >= 1"),
     ("data.mix.gsm8k=0.5", r"data\.mix: shares sum to 1\.25"),
     ("engine.strategy=ppo", r"engine: trl×ppo is not supported; supported: torch×dpo, torch×grpo, torch×ppo, "
-                            r"torch×rloo, torch×sft, trl×grpo, trl×rloo"),
+                            r"torch×rloo, torch×sft, trl×grpo, trl×rloo, trl×sft"),
     ("engine.name=jax", r"engine\.name: Invalid enum value 'jax'"),
     ("train.update_epochs=2", r"train\.update_epochs: the trl engine makes one update per generation"),
     ("train.beta=0", r"train\.target_kl: GRPO adapts β to it, so train\.beta must start above 0"),

@@ -18,7 +18,7 @@ from rc1.errors import BadInput, TrainingError
 from rc1.fsutil import hash_tree
 from rc1.train import checkpoints, layout
 from rc1.train.device import select_device, select_dtype
-from rc1.train.engine_trl import TrlRlEngine, _HookBridge
+from rc1.train.engine_trl import TrlEngine, _HookBridge
 from rc1.train.schedule import schedule
 from rc1.train.strategies.adaptive_kl import AdaptiveKL
 from rc1.train.metrics import StepMetrics
@@ -113,9 +113,9 @@ def model_dir(tmp_path_factory) -> Path:
     return build_tiny_qwen3(texts, tmp_path_factory.mktemp("models") / "tiny-qwen3", seed=3)
 
 
-def make_engine(config: Config, model_dir: Path, root: Path) -> TrlRlEngine:
+def make_engine(config: Config, model_dir: Path, root: Path) -> TrlEngine:
     model, tokenizer = load_policy(config.model, "lora", "cpu", torch.float32, model_dir)
-    return TrlRlEngine(config, make_items(), digit_reward, model, tokenizer, root / "staging", "cpu")
+    return TrlEngine(config, make_items(), digit_reward, model, tokenizer, root / "staging", "cpu")
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""The `trl` engine: TRL's online RL trainers (`GRPOTrainer`, `RLOOTrainer`) with a LoRA adapter,
+"""The `trl` engine: TRL's trainers (`GRPOTrainer`, `RLOOTrainer`, `SFTTrainer`) with a LoRA adapter,
 bridged to rc1's hooks. GRPO is the production default.
 
 Exact resume is a design goal (DESIGN §5), and it holds because:
@@ -26,7 +26,7 @@ import torch
 from datasets import Dataset
 from transformers import PreTrainedModel, PreTrainedTokenizerBase, TrainerCallback
 from transformers.trainer_callback import PrinterCallback
-from trl import GRPOConfig, GRPOTrainer, RLOOConfig, RLOOTrainer
+from trl import GRPOConfig, GRPOTrainer, RLOOConfig, RLOOTrainer, SFTConfig, SFTTrainer
 
 from rc1.config import Config, TrainConfig
 from rc1.data.task import TaskItem
@@ -39,6 +39,8 @@ from rc1.train.prompts import fit_prompt
 from rc1.train.protocols import RewardFn, TrainingHooks
 from rc1.train.runtime import memory_mb
 from rc1.train.schedule import schedule
+from rc1.train.sft_probe import SftProbe
+from rc1.scoring.rules import gold_reply
 from rc1.train.strategies.adaptive_kl import AdaptiveKL
 
 # The TRL 1.16 log keys one optimizer step reports (logging_steps=1, one generation per step).
@@ -56,8 +58,9 @@ _NON_FINITE_SAMPLING = "probability tensor contains either `inf`, `nan` or eleme
 _DIVERGED_ADVICE = "Lower train.learning_rate, check the rewards, or resume from an earlier checkpoint"
 
 
-class TrlRlEngine:
-    """`engine.strategy` grpo → GRPOTrainer, rloo → RLOOTrainer; the same data, reward, hooks and layout."""
+class TrlEngine:
+    """`engine.strategy` grpo → GRPOTrainer, rloo → RLOOTrainer, sft → SFTTrainer (on gold replies); the same
+    data order, reward, hooks and checkpoint layout."""
 
     def __init__(
         self,
@@ -78,33 +81,49 @@ class TrlRlEngine:
         self._staging_dir = Path(staging_dir)
         self._device = device
         self._staging_dir.mkdir(parents=True, exist_ok=True)
-        trainer_class = {"grpo": GRPOTrainer, "rloo": RLOOTrainer}[config.engine.strategy]
+        strategy = config.engine.strategy
+        eos = model.generation_config.eos_token_id  # as TRL's trainers read it
+        self._eos_ids = [eos] if isinstance(eos, int) else list(eos or [tokenizer.eos_token_id])
         args = trl_args(config, self._staging_dir, device, model.dtype)
         self._prompts = [fit_prompt(tokenizer, item, config.train.max_prompt_tokens) for item in items]
         self.truncated_prompts = sum(truncated for _, truncated in self._prompts)
-        prompts_per_step = args.generation_batch_size // args.num_generations
+        batch = config.train.per_device_batch_size * config.train.gradient_accumulation_steps
+        prompts_per_step = batch if strategy == "sft" else args.generation_batch_size // args.num_generations
         order = schedule(len(items), config.train.max_steps * prompts_per_step, config.run.seed)
-        dataset = Dataset.from_dict(
-            {"prompt": [self._prompts[i][0] for i in order], "item_index": [int(i) for i in order]}
-        )
-        self._kl = AdaptiveKL(config.train.beta, config.train.target_kl)
+        self._kl = AdaptiveKL(config.train.beta if strategy != "sft" else 0.0, config.train.target_kl)
         self._sampler = lambda step: layout.sampler_state(step * prompts_per_step, prompts_per_step, config.run.seed, len(items))
-        self._bridge = _HookBridge(self._staging_dir, device, args.generation_batch_size, self._kl, self._set_beta,
-                                   self._sampler)
+        probe = None
+        if strategy == "sft":
+            prompt_of = {item.id: prompt for item, (prompt, _) in zip(items, self._prompts)}
+            dataset = Dataset.from_dict({"prompt": [self._prompts[i][0] for i in order],
+                                         "completion": [gold_reply(items[i]) for i in order]})
+            probe = SftProbe(lambda step: [items[i] for i in order[(step - 1) * prompts_per_step : step * prompts_per_step]],
+                             lambda batch: [prompt_of[item.id] for item in batch], tokenizer, reward_fn,
+                             self._eos_ids, config.train, device)
+            trainer_kwargs = {}
+        else:
+            dataset = Dataset.from_dict(
+                {"prompt": [self._prompts[i][0] for i in order], "item_index": [int(i) for i in order]}
+            )
+            trainer_kwargs = {"reward_funcs": [self._make_trl_reward()]}
+        self._bridge = _HookBridge(self._staging_dir, device, batch if strategy == "sft" else args.generation_batch_size,
+                                   self._kl, self._set_beta, self._sampler, probe)
+        trainer_class = {"grpo": GRPOTrainer, "rloo": RLOOTrainer, "sft": SFTTrainer}[strategy]
         with _quiet_renamed_property():
             self._trainer = trainer_class(
                 model=model,
-                reward_funcs=[self._make_trl_reward()],
                 args=args,
                 train_dataset=dataset,
                 processing_class=tokenizer,
                 peft_config=lora_config(config.model),
                 callbacks=[self._bridge],
+                **trainer_kwargs,
             )
         self._trainer.remove_callback(PrinterCallback)  # rc1 reports steps through its hooks
 
     def _set_beta(self, beta: float) -> None:
-        self._trainer.beta = beta  # both trainers read it at every step (GRPO in the loss, RLOO in the reward)
+        if self._config.engine.strategy != "sft":
+            self._trainer.beta = beta  # both RL trainers read it every step (GRPO in the loss, RLOO in the reward)
 
     @property
     def model(self) -> torch.nn.Module:
@@ -142,7 +161,7 @@ class TrlRlEngine:
         """Greedy completions of `items`; leaves every RNG and the model's mode as found."""
         batch_size = self._config.train.per_device_batch_size * self._config.train.gradient_accumulation_steps
         return evaluate_policy(self._trainer.model, self._tokenizer, items, max_prompt_tokens=self._config.train.max_prompt_tokens,
-                               max_new_tokens=max_new_tokens, eos_ids=self._trainer.eos_token_ids, batch_size=batch_size,
+                               max_new_tokens=max_new_tokens, eos_ids=self._eos_ids, batch_size=batch_size,
                                device=self._trainer.args.device)
 
     def _make_trl_reward(self):
@@ -162,9 +181,11 @@ class TrlRlEngine:
                 shutil.rmtree(path)
 
 
-def trl_args(config: Config, staging_dir: Path, device: str, dtype: torch.dtype) -> GRPOConfig | RLOOConfig:
-    """The trainer arguments for `engine.strategy` (grpo or rloo), from rc1's config."""
+def trl_args(config: Config, staging_dir: Path, device: str, dtype: torch.dtype) -> GRPOConfig | RLOOConfig | SFTConfig:
+    """The trainer arguments for `engine.strategy` (grpo, rloo or sft), from rc1's config."""
     train: TrainConfig = config.train
+    if config.engine.strategy == "sft":
+        return _sft_args(config, staging_dir, device, dtype)
     config_class = RLOOConfig if config.engine.strategy == "rloo" else GRPOConfig
     return config_class(
         output_dir=str(staging_dir),
@@ -197,13 +218,30 @@ def trl_args(config: Config, staging_dir: Path, device: str, dtype: torch.dtype)
     )
 
 
+def _sft_args(config: Config, staging_dir: Path, device: str, dtype: torch.dtype) -> SFTConfig:
+    train: TrainConfig = config.train
+    return SFTConfig(
+        output_dir=str(staging_dir), max_steps=train.max_steps, save_strategy="steps", save_steps=train.save_steps,
+        save_total_limit=None, logging_strategy="steps", logging_steps=1, logging_nan_inf_filter=False,
+        learning_rate=train.learning_rate, warmup_steps=train.warmup_steps,
+        per_device_train_batch_size=train.per_device_batch_size,
+        gradient_accumulation_steps=train.gradient_accumulation_steps, max_grad_norm=train.max_grad_norm,
+        seed=config.run.seed, data_seed=config.run.seed,
+        train_sampling_strategy="sequential",  # the dataset is already the seeded schedule
+        completion_only_loss=True, max_length=None, report_to="none", dataloader_num_workers=0,
+        disable_tqdm=not sys.stderr.isatty(), bf16=dtype == torch.bfloat16, fp16=dtype == torch.float16,
+        use_cpu=device == "cpu", activation_checkpointing=device != "cpu",
+    )
+
+
 class _HookBridge(TrainerCallback):
     """Turns trainer events into `StepMetrics` and staged-checkpoint notices."""
 
     def __init__(self, staging_dir: Path, device: str, completions_per_step: int, kl: AdaptiveKL,
-                 set_beta: Callable[[float], None], sampler: Callable[[int], dict]):
+                 set_beta: Callable[[float], None], sampler: Callable[[int], dict], probe: SftProbe | None = None):
         self.hooks: TrainingHooks | None = None
         self._sampler = sampler
+        self._probe = probe
         self._kl = kl
         self._set_beta = set_beta
         self._staging_dir = staging_dir
@@ -212,10 +250,12 @@ class _HookBridge(TrainerCallback):
         self._step_started = time.perf_counter()
         self._last_step = -1
 
-    def on_step_begin(self, args, state, control, **kwargs):
+    def on_step_begin(self, args, state, control, model=None, **kwargs):
         self._step_started = time.perf_counter()
         if self._device == "cuda":
             torch.cuda.reset_peak_memory_stats()
+        if self._probe is not None:
+            self._probe.before_step(state.global_step + 1, model)
 
     def on_step_end(self, args, state, control, model=None, **kwargs):
         for name, param in model.named_parameters():
@@ -230,13 +270,17 @@ class _HookBridge(TrainerCallback):
     def on_log(self, args, state, control, logs=None, **kwargs):
         if logs is None or KEY_LOSS not in logs or state.global_step == self._last_step:
             return  # the end-of-training summary, or a step already reported
+        if self._probe is not None:  # SFTTrainer logs loss and lr only; the probe measured the rest
+            logs = {**logs, **{KEY_KL: self._probe.measured["kl"], KEY_REWARD: self._probe.measured["reward"],
+                               KEY_REWARD_STD: self._probe.measured["reward_std"],
+                               KEY_COMPLETION_LEN: self._probe.measured["tokens"] / self._completions_per_step}}
         metrics = StepMetrics(
             step=state.global_step,
             loss=float(logs[KEY_LOSS]),
             kl=float(logs.get(KEY_KL) or 0.0),
-            # π_θ/π_old: TRL scores each generation with the weights that drew it and updates once
-            # (num_iterations 1), so the importance ratio is exactly 1 and its clip fraction 0.
-            ratio=1.0,
+            # π_θ/π_old: TRL's RL trainers score each generation with the weights that drew it and update
+            # once (num_iterations 1), so the importance ratio is exactly 1; SFT: π_θ/π_ref on gold tokens.
+            ratio=self._probe.measured["ratio"] if self._probe is not None else 1.0,
             lr=float(logs[KEY_LR]),
             reward=_float(logs.get(KEY_REWARD)),
             reward_std=_float(logs.get(KEY_REWARD_STD)),

@@ -2,7 +2,7 @@
 
 | engine | grpo | rloo | ppo | dpo | sft |
 |--------|------|------|-----|-----|-----|
-| trl    | TRL GRPOTrainer | TRL RLOOTrainer | — (TRL 1.x has no PPOTrainer) | — | — |
+| trl    | TRL GRPOTrainer | TRL RLOOTrainer | — (TRL 1.x has no PPOTrainer) | — | TRL SFTTrainer |
 | torch  | rc1's loop | rc1's loop | rc1's loop, value head, GAE | online DPO | SFT on gold replies |
 
 `rc1.config.ENGINE_STRATEGIES` names the same pairs, so a config asking for another is refused (exit 2)
@@ -19,9 +19,9 @@ from rc1.train.protocols import RewardFn, TrainingEngine
 
 
 def _trl(config, items, reward_fn, model, tokenizer, staging_dir, device):
-    from rc1.train.engine_trl import TrlRlEngine
+    from rc1.train.engine_trl import TrlEngine
 
-    return TrlRlEngine(config, items, reward_fn, model, tokenizer, staging_dir, device)
+    return TrlEngine(config, items, reward_fn, model, tokenizer, staging_dir, device)
 
 
 def _torch(strategy_name: str):
@@ -42,6 +42,7 @@ def _torch(strategy_name: str):
 PAIRS = {
     ("trl", "grpo"): _trl,
     ("trl", "rloo"): _trl,
+    ("trl", "sft"): _trl,
     ("torch", "grpo"): _torch("grpo"),
     ("torch", "rloo"): _torch("rloo"),
     ("torch", "ppo"): _torch("ppo"),

@@ -1,0 +1,54 @@
+"""What TRL's SFTTrainer does not report and a `train_step` carries: before each optimizer step, the
+reward of the policy's own sampled reply to each of the step's prompts, and π_θ/π_ref (and the KL) on
+the step's gold tokens — the torch engine's sft reports the same (rc1/train/strategies/sft.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+
+from rc1.data.task import TaskItem
+from rc1.scoring.rules import gold_reply
+from rc1.train.policy_math import kl_to_reference, masked_mean, sample_rollout, teacher_rollout, token_logprobs
+from rc1.train.protocols import RewardFn
+
+
+class SftProbe:
+    def __init__(self, items_of_step: Callable[[int], list[TaskItem]], prompts_for: Callable[[list[TaskItem]], list[str]],
+                 tokenizer, reward_fn: RewardFn, eos_ids: list[int], train, device: str):
+        self._items_of_step = items_of_step
+        self._prompts_for = prompts_for
+        self._tokenizer = tokenizer
+        self._reward_fn = reward_fn
+        self._eos_ids = eos_ids
+        self._train = train
+        self._device = device
+        self.measured: dict[str, float] = {}
+
+    def before_step(self, step: int, model) -> None:
+        items = self._items_of_step(step)
+        prompts = self._prompts_for(items)
+        t = self._train
+        sampled = sample_rollout(model, self._tokenizer, items, prompts, per_prompt=1, max_new_tokens=t.max_completion_tokens,
+                                 temperature=t.temperature, eos_ids=self._eos_ids, device=self._device)
+        rewards = torch.tensor(self._reward_fn(sampled.items, sampled.texts, sampled.counts), dtype=torch.float64)
+        gold = teacher_rollout(self._tokenizer, items, prompts, [gold_reply(item) for item in items], self._eos_ids,
+                               self._device)
+        was_training = model.training
+        model.eval()
+        try:
+            with torch.no_grad():
+                logprobs = token_logprobs(model, gold, t.temperature)
+                with model.disable_adapter():
+                    ref = token_logprobs(model, gold, t.temperature)
+        finally:
+            model.train(was_training)
+        mask = gold.completion_mask.float()
+        self.measured = {
+            "reward": float(rewards.mean()),
+            "reward_std": float(rewards.std()) if rewards.numel() > 1 else 0.0,
+            "tokens": float(sum(sampled.counts)),
+            "kl": float(masked_mean(kl_to_reference(logprobs, ref), mask)),
+            "ratio": float(masked_mean(torch.exp(logprobs - ref), mask)),
+        }
