@@ -217,7 +217,7 @@ class Config(_Section):
 
 # The (engine, strategy) pairs rc1.train.pairs implements; config refuses the others before loading anything.
 ENGINE_STRATEGIES: frozenset[tuple[str, str]] = frozenset(
-    {("trl", "grpo"), ("trl", "rloo"), ("trl", "sft"), ("torch", "grpo"), ("torch", "rloo"), ("torch", "ppo"), ("torch", "dpo"),
+    {("trl", "grpo"), ("trl", "rloo"), ("trl", "dpo"), ("trl", "sft"), ("torch", "grpo"), ("torch", "rloo"), ("torch", "ppo"), ("torch", "dpo"),
      ("torch", "sft")}
 )
 RL_STRATEGIES: frozenset[str] = frozenset({"grpo", "rloo", "ppo"})  # the ones train.target_kl acts on
@@ -414,6 +414,9 @@ def _training_problems(config: Config) -> list[str]:
         problems.append(f"train.target_kl: {strategy.upper()} adapts β to it, so train.beta must start above 0")
     if strategy == "dpo" and train.beta == 0:
         problems.append("train.beta: DPO's β must be above 0")
+    if (engine, strategy) == ("trl", "dpo") and (train.num_generations != 2 or train.per_device_batch_size % 2):
+        problems.append("train.num_generations: TRL's OnlineDPOTrainer samples 2 replies per prompt, so trl×dpo needs "
+                        "num_generations 2 and an even per_device_batch_size (or engine.name torch, any group)")
     if engine == "trl" and train.update_epochs != 1:
         problems.append("train.update_epochs: the trl engine makes one update per generation; "
                         "use engine.name torch for more passes")

@@ -30,7 +30,7 @@ def test_the_production_profile_targets_qwen3_4b_thinking_with_lora_on_every_pro
     ("train.max_steps=0", r"train\.max_steps: Expected `int` >= 1"),
     ("data.mix.gsm8k=0.5", r"data\.mix: shares sum to 1\.25"),
     ("engine.strategy=ppo", r"engine: trl×ppo is not supported; supported: torch×dpo, torch×grpo, torch×ppo, "
-                            r"torch×rloo, torch×sft, trl×grpo, trl×rloo, trl×sft"),
+                            r"torch×rloo, torch×sft, trl×dpo, trl×grpo, trl×rloo, trl×sft"),
     ("engine.name=jax", r"engine\.name: Invalid enum value 'jax'"),
     ("train.update_epochs=2", r"train\.update_epochs: the trl engine makes one update per generation"),
     ("train.beta=0", r"train\.target_kl: GRPO adapts β to it, so train\.beta must start above 0"),
@@ -77,3 +77,10 @@ def test_target_kl_may_be_left_out_and_sft_dpo_run_without_it():
     for strategy in ("sft", "dpo"):
         c = load_config(CONFIGS / "local.yaml", ["engine.name=torch", f"engine.strategy={strategy}", "train.target_kl=null"])
         assert c.config.train.target_kl is None
+
+
+def test_trl_dpo_samples_two_replies_per_prompt_so_asks_for_a_group_of_two():
+    dpo = ["engine.strategy=dpo", "train.target_kl=null"]
+    with pytest.raises(BadInput, match=r"train\.num_generations: TRL's OnlineDPOTrainer samples 2 replies per prompt"):
+        load_config(CONFIGS / "local.yaml", dpo)
+    assert load_config(CONFIGS / "local.yaml", [*dpo, "train.num_generations=2"]).config.engine.strategy == "dpo"

@@ -331,6 +331,8 @@ def test_publish_verify_latest_and_best(tmp_path):
 
 def torch_config(strategy: str, max_steps: int, save_steps: int, engine: str = "torch", **train) -> Config:
     rl = {"update_epochs": 2 if engine == "torch" else 1, "target_kl": 0.03} if strategy in RL_STRATEGIES else {}
+    if (engine, strategy) == ("trl", "dpo"):
+        rl = {"num_generations": 2}  # OnlineDPOTrainer samples two replies per prompt
     config = make_config(max_steps, save_steps, **{**rl, **train})
     return msgspec.structs.replace(config, engine=msgspec.structs.replace(config.engine, name=engine, strategy=strategy))
 

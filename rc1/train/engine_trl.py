@@ -1,5 +1,5 @@
-"""The `trl` engine: TRL's trainers (`GRPOTrainer`, `RLOOTrainer`, `SFTTrainer`) with a LoRA adapter,
-bridged to rc1's hooks. GRPO is the production default.
+"""The `trl` engine: TRL's trainers (`GRPOTrainer`, `RLOOTrainer`, `OnlineDPOTrainer`, `SFTTrainer`) with a
+LoRA adapter, bridged to rc1's hooks. GRPO is the production default.
 
 Exact resume is a design goal (DESIGN §5), and it holds because:
 - the data order is ours: the dataset is the whole schedule (one seeded permutation of the items per
@@ -39,6 +39,8 @@ from rc1.train.prompts import fit_prompt
 from rc1.train.protocols import RewardFn, TrainingHooks
 from rc1.train.runtime import memory_mb
 from rc1.train.schedule import schedule
+from rc1.train.online_dpo import (REPLIES_PER_PROMPT, MeasuredOnlineDPOTrainer, OnlineDPOConfig, OnlineDpoProbe,
+                                  RewardLedger)
 from rc1.train.sft_probe import SftProbe
 from rc1.scoring.rules import gold_reply
 from rc1.train.strategies.adaptive_kl import AdaptiveKL
@@ -59,8 +61,8 @@ _DIVERGED_ADVICE = "Lower train.learning_rate, check the rewards, or resume from
 
 
 class TrlEngine:
-    """`engine.strategy` grpo → GRPOTrainer, rloo → RLOOTrainer, sft → SFTTrainer (on gold replies); the same
-    data order, reward, hooks and checkpoint layout."""
+    """`engine.strategy` grpo → GRPOTrainer, rloo → RLOOTrainer, dpo → OnlineDPOTrainer, sft → SFTTrainer (on
+    gold replies); the same data order, reward, hooks and checkpoint layout."""
 
     def __init__(
         self,
@@ -87,8 +89,9 @@ class TrlEngine:
         args = trl_args(config, self._staging_dir, device, model.dtype)
         self._prompts = [fit_prompt(tokenizer, item, config.train.max_prompt_tokens) for item in items]
         self.truncated_prompts = sum(truncated for _, truncated in self._prompts)
-        batch = config.train.per_device_batch_size * config.train.gradient_accumulation_steps
-        prompts_per_step = batch if strategy == "sft" else args.generation_batch_size // args.num_generations
+        batch = config.train.per_device_batch_size * config.train.gradient_accumulation_steps  # replies per step
+        replies_per_prompt = {"sft": 1, "dpo": REPLIES_PER_PROMPT}.get(strategy, config.train.num_generations)
+        prompts_per_step = batch // replies_per_prompt
         order = schedule(len(items), config.train.max_steps * prompts_per_step, config.run.seed)
         self._kl = AdaptiveKL(config.train.beta if strategy != "sft" else 0.0, config.train.target_kl)
         self._sampler = lambda step: layout.sampler_state(step * prompts_per_step, prompts_per_step, config.run.seed, len(items))
@@ -105,10 +108,13 @@ class TrlEngine:
             dataset = Dataset.from_dict(
                 {"prompt": [self._prompts[i][0] for i in order], "item_index": [int(i) for i in order]}
             )
-            trainer_kwargs = {"reward_funcs": [self._make_trl_reward()]}
-        self._bridge = _HookBridge(self._staging_dir, device, batch if strategy == "sft" else args.generation_batch_size,
-                                   self._kl, self._set_beta, self._sampler, probe)
-        trainer_class = {"grpo": GRPOTrainer, "rloo": RLOOTrainer, "sft": SFTTrainer}[strategy]
+            ledger = RewardLedger() if strategy == "dpo" else None
+            if ledger is not None:
+                probe = OnlineDpoProbe(lambda: self._trainer, ledger)
+            trainer_kwargs = {"reward_funcs": [self._make_trl_reward(ledger)]}
+        self._bridge = _HookBridge(self._staging_dir, device, batch, self._kl, self._set_beta, self._sampler, probe)
+        trainer_class = {"grpo": GRPOTrainer, "rloo": RLOOTrainer, "dpo": MeasuredOnlineDPOTrainer,
+                         "sft": SFTTrainer}[strategy]
         with _quiet_renamed_property():
             self._trainer = trainer_class(
                 model=model,
@@ -122,7 +128,7 @@ class TrlEngine:
         self._trainer.remove_callback(PrinterCallback)  # rc1 reports steps through its hooks
 
     def _set_beta(self, beta: float) -> None:
-        if self._config.engine.strategy != "sft":
+        if self._config.engine.strategy in ("grpo", "rloo"):
             self._trainer.beta = beta  # both RL trainers read it every step (GRPO in the loss, RLOO in the reward)
 
     @property
@@ -164,12 +170,15 @@ class TrlEngine:
                                max_new_tokens=max_new_tokens, eos_ids=self._eos_ids, batch_size=batch_size,
                                device=self._trainer.args.device)
 
-    def _make_trl_reward(self):
+    def _make_trl_reward(self, ledger: RewardLedger | None):
         items, reward_fn = self._items, self._reward_fn
 
         def rc1_reward(prompts, completions, item_index, completion_ids, **_context) -> list[float]:
-            rewards = reward_fn([items[i] for i in item_index], list(completions), [len(ids) for ids in completion_ids])
-            return [float(r) for r in rewards]
+            lengths = [len(ids) for ids in completion_ids]
+            rewards = [float(r) for r in reward_fn([items[i] for i in item_index], list(completions), lengths)]
+            if ledger is not None:
+                ledger.record(rewards, lengths)
+            return rewards
 
         return rc1_reward
 
@@ -181,11 +190,14 @@ class TrlEngine:
                 shutil.rmtree(path)
 
 
-def trl_args(config: Config, staging_dir: Path, device: str, dtype: torch.dtype) -> GRPOConfig | RLOOConfig | SFTConfig:
-    """The trainer arguments for `engine.strategy` (grpo, rloo or sft), from rc1's config."""
+def trl_args(config: Config, staging_dir: Path, device: str, dtype: torch.dtype
+             ) -> GRPOConfig | RLOOConfig | OnlineDPOConfig | SFTConfig:
+    """The trainer arguments for `engine.strategy`, from rc1's config."""
     train: TrainConfig = config.train
     if config.engine.strategy == "sft":
         return _sft_args(config, staging_dir, device, dtype)
+    if config.engine.strategy == "dpo":
+        return _dpo_args(config, staging_dir, device, dtype)
     config_class = RLOOConfig if config.engine.strategy == "rloo" else GRPOConfig
     return config_class(
         output_dir=str(staging_dir),
@@ -234,11 +246,30 @@ def _sft_args(config: Config, staging_dir: Path, device: str, dtype: torch.dtype
     )
 
 
+def _dpo_args(config: Config, staging_dir: Path, device: str, dtype: torch.dtype) -> OnlineDPOConfig:
+    train: TrainConfig = config.train
+    return OnlineDPOConfig(
+        output_dir=str(staging_dir), max_steps=train.max_steps, save_strategy="steps", save_steps=train.save_steps,
+        save_total_limit=None, logging_strategy="steps", logging_steps=1, logging_nan_inf_filter=False,
+        learning_rate=train.learning_rate, warmup_steps=train.warmup_steps,
+        # rc1's batch counts replies, as for GRPO; OnlineDPOTrainer's counts prompts, each sampled twice
+        per_device_train_batch_size=train.per_device_batch_size // REPLIES_PER_PROMPT,
+        gradient_accumulation_steps=train.gradient_accumulation_steps, max_grad_norm=train.max_grad_norm,
+        max_new_tokens=train.max_completion_tokens, max_length=train.max_prompt_tokens + train.max_completion_tokens,
+        temperature=train.temperature, top_k=0, top_p=1.0, beta=[train.beta], loss_type="sigmoid",
+        seed=config.run.seed, data_seed=config.run.seed,
+        train_sampling_strategy="sequential",  # the dataset is already the seeded schedule
+        remove_unused_columns=False, report_to="none", dataloader_num_workers=0,
+        disable_tqdm=not sys.stderr.isatty(), bf16=dtype == torch.bfloat16, fp16=dtype == torch.float16,
+        use_cpu=device == "cpu", gradient_checkpointing=device != "cpu",
+    )
+
+
 class _HookBridge(TrainerCallback):
     """Turns trainer events into `StepMetrics` and staged-checkpoint notices."""
 
     def __init__(self, staging_dir: Path, device: str, completions_per_step: int, kl: AdaptiveKL,
-                 set_beta: Callable[[float], None], sampler: Callable[[int], dict], probe: SftProbe | None = None):
+                 set_beta: Callable[[float], None], sampler: Callable[[int], dict], probe: SftProbe | OnlineDpoProbe | None = None):
         self.hooks: TrainingHooks | None = None
         self._sampler = sampler
         self._probe = probe
@@ -270,17 +301,18 @@ class _HookBridge(TrainerCallback):
     def on_log(self, args, state, control, logs=None, **kwargs):
         if logs is None or KEY_LOSS not in logs or state.global_step == self._last_step:
             return  # the end-of-training summary, or a step already reported
-        if self._probe is not None:  # SFTTrainer logs loss and lr only; the probe measured the rest
-            logs = {**logs, **{KEY_KL: self._probe.measured["kl"], KEY_REWARD: self._probe.measured["reward"],
-                               KEY_REWARD_STD: self._probe.measured["reward_std"],
-                               KEY_COMPLETION_LEN: self._probe.measured["tokens"] / self._completions_per_step}}
+        measured = self._probe.measured if self._probe is not None else None
+        if measured is not None:  # what the trainer does not log (SFT: all but loss and lr), the probe measured
+            logs = {**logs, **{KEY_KL: measured["kl"], KEY_REWARD: measured["reward"],
+                               KEY_REWARD_STD: measured["reward_std"],
+                               KEY_COMPLETION_LEN: measured["tokens"] / self._completions_per_step}}
         metrics = StepMetrics(
             step=state.global_step,
             loss=float(logs[KEY_LOSS]),
             kl=float(logs.get(KEY_KL) or 0.0),
-            # π_θ/π_old: TRL's RL trainers score each generation with the weights that drew it and update
-            # once (num_iterations 1), so the importance ratio is exactly 1; SFT: π_θ/π_ref on gold tokens.
-            ratio=self._probe.measured["ratio"] if self._probe is not None else 1.0,
+            # π_θ/π_old: TRL's GRPO and RLOO score each generation with the weights that drew it and update
+            # once (num_iterations 1), so the importance ratio is exactly 1; DPO and SFT: π_θ/π_ref.
+            ratio=measured["ratio"] if measured is not None else 1.0,
             lr=float(logs[KEY_LR]),
             reward=_float(logs.get(KEY_REWARD)),
             reward_std=_float(logs.get(KEY_REWARD_STD)),

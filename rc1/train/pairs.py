@@ -2,7 +2,7 @@
 
 | engine | grpo | rloo | ppo | dpo | sft |
 |--------|------|------|-----|-----|-----|
-| trl    | TRL GRPOTrainer | TRL RLOOTrainer | — (TRL 1.x has no PPOTrainer) | — | TRL SFTTrainer |
+| trl    | TRL GRPOTrainer | TRL RLOOTrainer | — (TRL 1.x has no PPOTrainer) | TRL OnlineDPOTrainer | TRL SFTTrainer |
 | torch  | rc1's loop | rc1's loop | rc1's loop, value head, GAE | online DPO | SFT on gold replies |
 
 `rc1.config.ENGINE_STRATEGIES` names the same pairs, so a config asking for another is refused (exit 2)
@@ -42,6 +42,7 @@ def _torch(strategy_name: str):
 PAIRS = {
     ("trl", "grpo"): _trl,
     ("trl", "rloo"): _trl,
+    ("trl", "dpo"): _trl,
     ("trl", "sft"): _trl,
     ("torch", "grpo"): _torch("grpo"),
     ("torch", "rloo"): _torch("rloo"),
