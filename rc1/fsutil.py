@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -71,3 +74,16 @@ def hash_tree(root: str | Path) -> dict[str, str]:
     return {
         str(p.relative_to(root)): sha256_file(p) for p in sorted(root.rglob("*")) if p.is_file()
     }
+
+
+@contextlib.contextmanager
+def held_lock(path: str | Path) -> Iterator[None]:
+    """An exclusive flock on `path` (created if missing) for the block: waits for another holder."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the flock

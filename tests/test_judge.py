@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, events, make_workspace, rc1
+from conftest import REPO, events, make_workspace, rc1, rc1_here
 from judge_server import JudgeServer
 from rc1.checks.scorer import scorer_cache, scorer_live, scorer_probe
 from rc1.config import load_config
@@ -208,17 +208,18 @@ def test_a_run_judged_live_records_its_calls_and_writes_the_key_nowhere(server, 
     counted = 16 + shadow["scoring"]["calls"] + sum(s["scoring"]["calls"] for s in steps) + sum(e["scoring"]["calls"] for e in evals)
     assert len(ledger) == counted
 
-    probe = rc1(root, "scorer", "probe", "--n", "4", *judge, env=env)
+    probe = rc1_here(root, "scorer", "probe", "--n", "4", *judge, env={"SCORER_API_KEY": KEY})
     assert probe.returncode == 0, probe.stdout + probe.stderr
     server.faults.extend(["500"] * 10)  # a judge that fails: exit 1 with an error report
     completion = root / "reply.txt"
     completion.write_text("Answer: 42")
-    failed = rc1(root, "score", "--task", "gsm8k", "--gold", "42", "--completion-file", str(completion),
-                 "--completion-tokens", "4", *judge, "--set", "scorer.max_retries=1", "--set", "scorer.backoff_s=0", env=env)
+    failed = rc1_here(root, "score", "--task", "gsm8k", "--gold", "42", "--completion-file", str(completion),
+                      "--completion-tokens", "4", *judge, "--set", "scorer.max_retries=1", "--set", "scorer.backoff_s=0",
+                      env={"SCORER_API_KEY": KEY})
     assert failed.returncode == 1 and "FATAL" in failed.stderr and "500 server error" in failed.stderr
     assert list((root / "reports").glob("ERROR_*.json"))
     server.faults.clear()
-    pack = rc1(root, "failpack", *judge, env=env)
+    pack = rc1_here(root, "failpack", *judge, env={"SCORER_API_KEY": KEY})
     assert pack.returncode == 0
 
     written = [p for p in root.rglob("*") if p.is_file() and "configs" not in p.parts]

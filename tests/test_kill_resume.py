@@ -11,7 +11,7 @@ import time
 import pytest
 import torch
 
-from conftest import events, make_workspace, rc1
+from conftest import events, make_workspace, rc1_here
 
 pytestmark = pytest.mark.e2e
 
@@ -52,10 +52,11 @@ def test_sigkill_during_training_then_advance_completes_with_identical_metrics(
     killed_at = max(e["step"] for e in events(root) if e["type"] == "train_step")
     assert killed_at < 12
 
-    status = rc1(root, "status", "--json")
+    # After the kill, rc1 runs in this process: the point here is the killed process, not the new ones.
+    status = rc1_here(root, "status", "--json")
     assert '"state": "TRAINING"' in status.stdout or '"state": "CHECKPOINTED"' in status.stdout
 
-    result = rc1(root, "advance", "--all")
+    result = rc1_here(root, "advance", "--all")
     assert result.returncode == 0, result.stdout + result.stderr
 
     log = events(root)
@@ -67,7 +68,7 @@ def test_sigkill_during_training_then_advance_completes_with_identical_metrics(
     assert second_segment == list(range(resumed_from + 1, 13))
     assert log[-1]["type"] == "run_completed"
 
-    audit = rc1(root, "audit")
+    audit = rc1_here(root, "audit")
     assert audit.returncode == 0, audit.stdout
 
     expected = final_metrics(completed_run)

@@ -1,71 +1,95 @@
-"""The torch engine through the CLI: SIGKILLed at a random point (mid-step, mid-checkpoint, mid-append),
-`rc1 advance` finishes with the same per-step metrics as an uninterrupted run.
+"""Every engine × strategy pair through the CLI: `rc1 advance --all` SIGKILLed at a named point (mid-step,
+mid-append, mid-checkpoint: rc1/failpoints.py), then `rc1 advance --all` again, ends with the same per-step
+metrics as an uninterrupted run, and the log audits clean.
 
-Every pair's own state (adapter, optimizer, scheduler, RNGs, sampler, strategy) is checked to resume bit
-for bit in tests/test_train_engine.py; trl×grpo is killed through the CLI in test_kill_resume.py. Here the
-torch engine's staging and publishing meet real kills on PPO (the most state: a value head) and DPO
-(rollouts regrouped into pairs); grpo and sft share that code path, and each CLI pair costs ~45 s of the
-suite's 10 minutes (two runs and a resume, each importing the training stack)."""
+trl×grpo, the default, is killed at timed points in test_kill_resume.py. The killed run is a real process that
+dies by SIGKILL; the preflight rounds, the uninterrupted run and the resume go through `rc1.cli.main` in this
+process, and both trainings start from one gated workspace, which keeps a pair to ~20 s of the suite's
+10 minutes."""
 
 from __future__ import annotations
 
 import os
-import random
+import shutil
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 import torch
 
-from conftest import events, make_workspace, rc1
+from conftest import events, make_workspace, rc1_here
+from rc1.config import ENGINE_STRATEGIES, RL_STRATEGIES
 
 pytestmark = pytest.mark.e2e
 
 COMPARED = ("loss", "kl", "ratio", "lr", "reward", "reward_std", "tokens", "epochs", "kl_coef")
-STEPS = 6
+STEPS = 6  # checkpoints at 2, 4, 6
+
+# Where each pair's run dies, counted from the start of the killed process (rc1/failpoints.py).
+KILL_AT = {
+    ("torch", "grpo"): "step@3",  # step 3 computed, not logged: resume redoes it from step 2's checkpoint
+    ("torch", "rloo"): "append:train_step@4",  # step 4's line written, nothing after it
+    ("torch", "ppo"): "publish@2",  # step 4's checkpoint staged, not in place: resume from step 2
+    ("torch", "dpo"): "checkpoint@1",  # step 2's checkpoint in place, no event: an orphan to move aside
+    ("torch", "sft"): "append:checkpoint_saved@2",  # step 4's checkpoint logged, `latest` not yet moved
+    ("trl", "rloo"): "publish@1",
+    ("trl", "dpo"): "append:train_step@5",
+    ("trl", "sft"): "step@2",
+}
 
 
-def pair_workspace(root, strategy: str):
-    rl = {"train.update_epochs": 2} if strategy in ("grpo", "ppo") else {"train.target_kl": None}
-    return make_workspace(root, **{"engine.name": "torch", "engine.strategy": strategy, "train.max_steps": STEPS,
-                                   "train.save_steps": 2, "train.eval_steps": 2, **rl})
+def test_every_pair_but_the_default_has_a_kill_point():
+    assert set(KILL_AT) | {("trl", "grpo")} == ENGINE_STRATEGIES
+
+
+def pair_workspace(root, engine: str, strategy: str):
+    train = {"train.max_steps": STEPS, "train.save_steps": 2, "train.eval_steps": STEPS}  # evaluated at 0 and 6
+    if strategy not in RL_STRATEGIES:
+        train["train.target_kl"] = None
+    if engine == "torch" and strategy in ("grpo", "ppo"):
+        train["train.update_epochs"] = 2
+    if (engine, strategy) == ("trl", "dpo"):
+        train["train.num_generations"] = 2
+    return make_workspace(root, **{"engine.name": engine, "engine.strategy": strategy, **train})
 
 
 def step_metrics(root) -> dict[int, tuple]:
+    """Per step, the metrics of the segment that last ran it (a resumed segment re-runs steps)."""
     return {e["step"]: tuple(float(e[k]) for k in COMPARED) for e in events(root) if e["type"] == "train_step"}
 
 
-@pytest.mark.parametrize("strategy", ["ppo", "dpo"])
-def test_torch_pair_killed_at_a_random_point_resumes_exactly(strategy, tmp_path):
-    whole = pair_workspace(tmp_path / "whole", strategy)
-    result = rc1(whole, "advance", "--all")
+def advance_here(root, *until: str) -> int:
+    result = rc1_here(root, "advance", *(until or ("--all",)))
     assert result.returncode == 0, result.stdout + result.stderr
+    return result.returncode
+
+
+@pytest.mark.parametrize("engine, strategy", sorted(KILL_AT))
+def test_pair_killed_at_a_named_point_resumes_exactly(engine, strategy, tmp_path):
+    whole = pair_workspace(tmp_path / "whole", engine, strategy)
+    assert advance_here(whole, "--until", "R2_PASSED") == 0
+    killed = tmp_path / "killed"
+    shutil.copytree(whole, killed, symlinks=True)  # the same gated run, to be trained twice
+    assert advance_here(whole) == 0
     expected = step_metrics(whole)
     assert sorted(expected) == list(range(1, STEPS + 1))
-    assert any(values[COMPARED.index("ratio")] not in (0.0, 1.0) for values in expected.values())
+    assert all(values[COMPARED.index("ratio")] > 0 for values in expected.values())
 
-    rng = random.Random(f"kill-{strategy}")
-    kill_step, extra_delay = rng.randint(1, STEPS - 1), rng.uniform(0.0, 0.4)
-    root = pair_workspace(tmp_path / "killed", strategy)
-    proc = subprocess.Popen([sys.executable, "-m", "rc1", "advance", "--all", "--config", "configs/short.yaml"],
-                            cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        deadline = time.monotonic() + 300
-        while not any(e["type"] == "train_step" and e["step"] >= kill_step for e in events(root)):
-            assert proc.poll() is None, f"rc1 exited early with {proc.returncode}: {proc.stderr.read()}"
-            assert time.monotonic() < deadline, "timed out waiting for training progress"
-            time.sleep(0.02)
-        time.sleep(extra_delay)  # somewhere in the next step, its checkpoint, or an append
-    finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+    proc = subprocess.run([sys.executable, "-m", "rc1", "advance", "--all", "--config", "configs/short.yaml"],
+                          cwd=killed, env={**os.environ, "RC1_KILL_AT": KILL_AT[engine, strategy]},
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=300)
+    assert proc.returncode == -signal.SIGKILL, f"the kill point was never reached ({proc.returncode}): {proc.stderr}"
+    killed_at = max(step_metrics(killed), default=0)
+    assert killed_at < STEPS
 
-    resumed = rc1(root, "advance", "--all")
-    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
-    assert rc1(root, "audit").returncode == 0
-    got = step_metrics(root)
+    assert advance_here(killed) == 0
+    assert rc1_here(killed, "audit").returncode == 0
+    log = events(killed)
+    assert log[-1]["type"] == "run_completed"
+    resumed_from = [e for e in log if e["type"] == "training_started"][-1]["resume_from_step"]
+    assert resumed_from <= killed_at
+    got = step_metrics(killed)
     assert sorted(got) == sorted(expected)
     torch.testing.assert_close(torch.tensor([got[s] for s in sorted(got)], dtype=torch.float64),
                                torch.tensor([expected[s] for s in sorted(expected)], dtype=torch.float64), rtol=0, atol=0)

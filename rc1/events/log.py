@@ -17,6 +17,7 @@ from pathlib import Path
 
 import msgspec
 
+from rc1 import failpoints
 from rc1.errors import BadInput, CorruptLog, LogBusy
 from rc1.events.schema import GENESIS_HASH, SCHEMA_VERSION, AnyEvent, Event, upcast
 from rc1.fsutil import fsync_dir
@@ -165,7 +166,7 @@ class EventLog:
     def append(self, event: Event) -> Event:
         stamped = msgspec.structs.replace(event, seq=self._next_seq, ts=now_iso(), run=self.run, v=SCHEMA_VERSION, prev=self._head)
         line = _ENCODER.encode(stamped)
-        self._write_durably(line + b"\n")
+        self._write_durably(line + b"\n", f"append:{type(stamped).__struct_config__.tag}")
         self._next_seq += 1
         self._head = line_hash(line)
         for listener in self._listeners:
@@ -181,7 +182,7 @@ class EventLog:
         finally:
             os.close(fd)
 
-    def _write_durably(self, data: bytes) -> None:
+    def _write_durably(self, data: bytes, kill_point: str) -> None:
         if self._fd is None:
             created = not self.path.exists()
             self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -193,6 +194,7 @@ class EventLog:
             if written <= 0:
                 raise OSError(errno.EIO, f"{self.path}: write returned {written}")
             view = view[written:]
+        failpoints.reached(kill_point)
         # A failed fsync is fatal and never retried: the kernel may already have marked the page clean.
         os.fsync(self._fd)
 

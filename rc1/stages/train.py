@@ -15,7 +15,7 @@ from rc1.errors import GateClosed, TrainingError
 from rc1.events import schema as ev
 from rc1.events.replay import CheckpointRef
 from rc1.failure import write_error_report
-from rc1.fsutil import sha256_file
+from rc1.fsutil import held_lock, sha256_file
 from rc1.scoring.pipeline import make_reward_fn
 from rc1.scoring.rules import gold_reply
 from rc1.session import Session
@@ -139,13 +139,16 @@ def _builtin_model(session: Session, pool: list[TaskItem]) -> Path:
 
     config = session.config
     texts = [f"{item.prompt}\nAnswer: {item.answer}" for item in pool]
-    base = build_tiny_qwen3(texts, builtin_model_dir(session.ws, config.run.seed), config.run.seed)
-    steps = config.model.warm_start_steps
-    if not steps:
-        return base
-    tokenizer = AutoTokenizer.from_pretrained(base)
-    pairs = [(fit_prompt(tokenizer, item, config.train.max_prompt_tokens)[0], gold_reply(item)) for item in pool]
-    out, trained = warm_start(base, base.with_name(f"{base.name}-sft{steps}"), pairs, steps=steps, seed=config.run.seed)
+    # Runs of other configs may share the cache (data/models): one builds, the others wait, then reuse it.
+    with held_lock(session.ws.model_cache_dir / ".build.lock"):
+        base = build_tiny_qwen3(texts, builtin_model_dir(session.ws, config.run.seed), config.run.seed)
+        steps = config.model.warm_start_steps
+        if not steps:
+            return base
+        tokenizer = AutoTokenizer.from_pretrained(base)
+        pairs = [(fit_prompt(tokenizer, item, config.train.max_prompt_tokens)[0], gold_reply(item)) for item in pool]
+        out, trained = warm_start(base, base.with_name(f"{base.name}-sft{steps}"), pairs, steps=steps,
+                                  seed=config.run.seed)
     if trained:
         losses = warm_start_losses(out)
         print(f"  warm start: {steps} SFT steps on {len(pairs)} gold replies of the training pool, "

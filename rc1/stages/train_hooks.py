@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from rc1 import failpoints
 from rc1.data.task import TaskItem
 from rc1.events import schema as ev
 from rc1.scoring.evaluation import evaluate_buckets, hard_success, metric_value
@@ -34,6 +35,7 @@ class EventHooks:
         return self.scoring.judge.ledger.drain() if self.scoring.judge is not None else ev.ScoringSummary()
 
     def on_step(self, m: StepMetrics) -> None:
+        failpoints.reached("step")
         self.session.append(ev.TrainStep(
             step=m.step, loss=m.loss, kl=m.kl, ratio=m.ratio, lr=m.lr, reward=m.reward, reward_std=m.reward_std,
             mem_used_mb=m.mem_used_mb, sec_per_step=m.sec_per_step, tokens=m.tokens, scoring=self._judge_calls(),
@@ -54,6 +56,7 @@ class EventHooks:
             "log_seq": seq, "log_hash": digest,
         }
         files = checkpoints.publish(staged_dir, final, meta)
+        failpoints.reached("checkpoint")
         rel = str(final.relative_to(ws.root))
         self.session.append(ev.CheckpointSaved(step=step, dir=rel, files=files))
         checkpoints.update_latest(ws.checkpoints_dir, final)

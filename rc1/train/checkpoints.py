@@ -12,6 +12,7 @@ import os
 import shutil
 from pathlib import Path
 
+from rc1 import failpoints
 from rc1.fsutil import fsync_dir, fsync_tree, hash_tree, sha256_file
 
 META_NAME = "rc1_meta.json"
@@ -26,6 +27,7 @@ def publish(staged: Path, final: Path, meta: dict) -> dict[str, str]:
     final.parent.mkdir(parents=True, exist_ok=True)
     if final.exists():
         _remove_aside(final)
+    failpoints.reached("publish")
     os.rename(staged, final)
     fsync_dir(final.parent)
     if staged.parent != final.parent:
