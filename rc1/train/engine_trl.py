@@ -194,74 +194,38 @@ def trl_args(config: Config, staging_dir: Path, device: str, dtype: torch.dtype
              ) -> GRPOConfig | RLOOConfig | OnlineDPOConfig | SFTConfig:
     """The trainer arguments for `engine.strategy`, from rc1's config."""
     train: TrainConfig = config.train
-    if config.engine.strategy == "sft":
-        return _sft_args(config, staging_dir, device, dtype)
-    if config.engine.strategy == "dpo":
-        return _dpo_args(config, staging_dir, device, dtype)
-    config_class = RLOOConfig if config.engine.strategy == "rloo" else GRPOConfig
-    return config_class(
-        output_dir=str(staging_dir),
-        max_steps=train.max_steps,
-        save_strategy="steps",
-        save_steps=train.save_steps,
-        save_total_limit=None,
-        logging_strategy="steps",
-        logging_steps=1,
+    shared = dict(
+        output_dir=str(staging_dir), max_steps=train.max_steps, save_strategy="steps", save_steps=train.save_steps,
+        save_total_limit=None, logging_strategy="steps", logging_steps=1,
         logging_nan_inf_filter=False,  # a non-finite loss must reach our callback, not be papered over
-        learning_rate=train.learning_rate,
-        warmup_steps=train.warmup_steps,
-        per_device_train_batch_size=train.per_device_batch_size,
-        gradient_accumulation_steps=train.gradient_accumulation_steps,
-        num_generations=train.num_generations,
-        max_completion_length=train.max_completion_tokens,
-        temperature=train.temperature,
-        beta=train.beta,
-        max_grad_norm=train.max_grad_norm,
-        seed=config.run.seed,
-        shuffle_dataset=False,  # the dataset is already the seeded schedule (see `schedule`)
-        remove_unused_columns=False,  # keep `item_index` for the reward function
-        report_to="none",
-        dataloader_num_workers=0,
-        disable_tqdm=not sys.stderr.isatty(),
-        bf16=dtype == torch.bfloat16,
-        fp16=dtype == torch.float16,
-        use_cpu=device == "cpu",
-        activation_checkpointing=device != "cpu",  # memory for 4B models; only slows the tiny one down
-    )
-
-
-def _sft_args(config: Config, staging_dir: Path, device: str, dtype: torch.dtype) -> SFTConfig:
-    train: TrainConfig = config.train
-    return SFTConfig(
-        output_dir=str(staging_dir), max_steps=train.max_steps, save_strategy="steps", save_steps=train.save_steps,
-        save_total_limit=None, logging_strategy="steps", logging_steps=1, logging_nan_inf_filter=False,
         learning_rate=train.learning_rate, warmup_steps=train.warmup_steps,
         per_device_train_batch_size=train.per_device_batch_size,
         gradient_accumulation_steps=train.gradient_accumulation_steps, max_grad_norm=train.max_grad_norm,
-        seed=config.run.seed, data_seed=config.run.seed,
-        train_sampling_strategy="sequential",  # the dataset is already the seeded schedule
-        completion_only_loss=True, max_length=None, report_to="none", dataloader_num_workers=0,
-        disable_tqdm=not sys.stderr.isatty(), bf16=dtype == torch.bfloat16, fp16=dtype == torch.float16,
-        use_cpu=device == "cpu", activation_checkpointing=device != "cpu",
+        seed=config.run.seed, report_to="none", dataloader_num_workers=0, disable_tqdm=not sys.stderr.isatty(),
+        bf16=dtype == torch.bfloat16, fp16=dtype == torch.float16, use_cpu=device == "cpu",
     )
-
-
-def _dpo_args(config: Config, staging_dir: Path, device: str, dtype: torch.dtype) -> OnlineDPOConfig:
-    train: TrainConfig = config.train
-    return OnlineDPOConfig(
-        output_dir=str(staging_dir), max_steps=train.max_steps, save_strategy="steps", save_steps=train.save_steps,
-        save_total_limit=None, logging_strategy="steps", logging_steps=1, logging_nan_inf_filter=False,
-        learning_rate=train.learning_rate, warmup_steps=train.warmup_steps,
+    # The dataset is already the seeded schedule (see `schedule`): the trainers must not reorder it.
+    in_order = dict(data_seed=config.run.seed, train_sampling_strategy="sequential")
+    checkpointing = device != "cpu"  # memory for 4B models; only slows the tiny one down
+    strategy = config.engine.strategy
+    if strategy == "sft":
+        return SFTConfig(**shared, **in_order, completion_only_loss=True, max_length=None,
+                         activation_checkpointing=checkpointing)
+    if strategy == "dpo":
         # rc1's batch counts replies, as for GRPO; OnlineDPOTrainer's counts prompts, each sampled twice
-        per_device_train_batch_size=train.per_device_batch_size // REPLIES_PER_PROMPT,
-        gradient_accumulation_steps=train.gradient_accumulation_steps, max_grad_norm=train.max_grad_norm,
-        max_new_tokens=train.max_completion_tokens, max_length=train.max_prompt_tokens + train.max_completion_tokens,
-        temperature=train.temperature, top_k=0, top_p=1.0, beta=[train.beta], loss_type="sigmoid",
-        seed=config.run.seed, data_seed=config.run.seed,
-        train_sampling_strategy="sequential",  # the dataset is already the seeded schedule
-        remove_unused_columns=False, report_to="none", dataloader_num_workers=0,
-        disable_tqdm=not sys.stderr.isatty(), bf16=dtype == torch.bfloat16, fp16=dtype == torch.float16,
-        use_cpu=device == "cpu", gradient_checkpointing=device != "cpu",
+        return OnlineDPOConfig(
+            **{**shared, "per_device_train_batch_size": train.per_device_batch_size // REPLIES_PER_PROMPT}, **in_order,
+            max_new_tokens=train.max_completion_tokens, max_length=train.max_prompt_tokens + train.max_completion_tokens,
+            temperature=train.temperature, top_k=0, top_p=1.0, beta=[train.beta], loss_type="sigmoid",
+            remove_unused_columns=False,  # keep `item_index` for the reward function
+            gradient_checkpointing=checkpointing,
+        )
+    config_class = RLOOConfig if strategy == "rloo" else GRPOConfig
+    return config_class(
+        **shared, num_generations=train.num_generations, max_completion_length=train.max_completion_tokens,
+        temperature=train.temperature, beta=train.beta, shuffle_dataset=False,
+        remove_unused_columns=False,  # keep `item_index` for the reward function
+        activation_checkpointing=checkpointing,
     )
 
 
