@@ -1,0 +1,31 @@
+"""Swapping generated items for records of an official-format file: the pool's slots keep their difficulty."""
+
+from collections import Counter
+
+import pytest
+
+from rc1.data.loaders import load_strategyqa
+from rc1.data.pool import build_pool
+from rc1.data.sources import replace_from_sources
+from rc1.errors import BadInput
+from test_loaders import SHARED, needs_shared
+
+
+@needs_shared
+def test_pool_slots_take_records_of_their_label_then_the_nearest_and_keep_their_difficulty():
+    items = build_pool(400, {"strategyqa": 1.0}, 7, {"strategyqa": {"easy": 0.2, "medium": 0.3, "hard": 0.5}})
+    slots = Counter(item.difficulty for item in items)
+    path = SHARED / "strategyqa" / "dev.json"
+    labels = {record.id: record.difficulty for record in load_strategyqa(path)}  # 41 hard, 123 medium, 65 easy
+    swapped = replace_from_sources(items[:200], {"strategyqa": path}, 7, by_difficulty=False)
+    assert Counter(i.difficulty for i in swapped) == Counter(i.difficulty for i in items[:200])  # dressed as the slot asks
+    assert len({i.id for i in swapped}) == 200 and all(i.source == str(path) for i in swapped)
+    hard_slots = Counter(labels[i.id] for i in swapped if i.difficulty == "hard")
+    assert sum(hard_slots.values()) > 41  # more hard slots than hard records: the nearest label fills in
+    assert hard_slots == {"hard": 41, "medium": sum(hard_slots.values()) - 41}
+    assert slots["hard"] == 200
+
+    with pytest.raises(BadInput, match=r"dev\.json: has 229 strategyqa records; 400 are needed \(171 missing"):
+        replace_from_sources(items, {"strategyqa": path}, 7, by_difficulty=False)
+    with pytest.raises(BadInput, match=r"dev\.json: has 41 strategyqa/hard records; \d+ are needed \(\d+ missing\)"):
+        replace_from_sources(items[:200], {"strategyqa": path}, 7, by_difficulty=True)
