@@ -1,8 +1,8 @@
 """Typed run configuration: YAML file + `--set` overrides -> validated `Config`.
 
 Every error names the file and the dotted key, and says how to fix it. Type errors
-come from msgspec (first one found); cross-field rules are collected and reported
-together.
+come from msgspec (first one found); cross-field rules (rc1/config_rules.py) are
+collected and reported together.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Annotated, Literal
 import msgspec
 import yaml
 
+from rc1.config_rules import cross_field_problems
 from rc1.errors import BadInput
 
 TaskName = Literal["gsm8k", "hotpotqa", "strategyqa"]
@@ -215,14 +216,6 @@ class Config(_Section):
     shadow: ShadowConfig = msgspec.field(default_factory=ShadowConfig)
 
 
-# The (engine, strategy) pairs rc1.train.pairs implements; config refuses the others before loading anything.
-ENGINE_STRATEGIES: frozenset[tuple[str, str]] = frozenset(
-    {("trl", "grpo"), ("trl", "rloo"), ("trl", "dpo"), ("trl", "sft"), ("torch", "grpo"), ("torch", "rloo"), ("torch", "ppo"), ("torch", "dpo"),
-     ("torch", "sft")}
-)
-RL_STRATEGIES: frozenset[str] = frozenset({"grpo", "rloo", "ppo"})  # the ones train.target_kl acts on
-
-
 class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
     """A validated config plus where it came from; `sha256` fingerprints the effective values."""
 
@@ -270,63 +263,6 @@ def effective_yaml(loaded: LoadedConfig) -> str:
         header += " with --set " + " --set ".join(loaded.overrides)
     header += f"\n# sha256 {loaded.sha256}\n"
     return header + yaml.safe_dump(msgspec.to_builtins(loaded.config), sort_keys=False)
-
-
-def cross_field_problems(config: Config) -> list[str]:
-    """Rules that span fields; each message is `dotted.key: what is wrong; how to fix it`."""
-    problems: list[str] = []
-    mix_total = sum(config.data.mix.values())
-    if abs(mix_total - 1.0) > 1e-6:
-        problems.append(f"data.mix: shares sum to {mix_total:.6f}; they must sum to 1")
-    if config.data.shadow_size >= config.data.pool_size:
-        problems.append("data.shadow_size: must be smaller than data.pool_size")
-    target_total = sum(config.data.difficulty_target.values())
-    if set(config.data.difficulty_target) != {"easy", "medium", "hard"} or abs(target_total - 1.0) > 1e-6:
-        problems.append("data.difficulty_target: give easy, medium and hard shares that sum to 1")
-    if config.preflight.min_len_tokens > config.preflight.max_len_tokens:
-        problems.append("preflight.min_len_tokens: larger than preflight.max_len_tokens")
-    problems += _training_problems(config)
-    if config.train.save_steps > config.train.max_steps:
-        problems.append("train.save_steps: larger than train.max_steps, so no checkpoint would ever be written")
-    eval_steps = config.train.eval_steps
-    if eval_steps is not None and eval_steps % config.train.save_steps:
-        problems.append(f"train.eval_steps: {eval_steps} must be a multiple of train.save_steps "
-                        f"({config.train.save_steps}): evaluations run at checkpoints")
-    batch = config.train.per_device_batch_size * config.train.gradient_accumulation_steps
-    if batch % config.train.num_generations:
-        problems.append(
-            f"train.num_generations: {config.train.num_generations} must divide the batch "
-            f"(per_device_batch_size × gradient_accumulation_steps = {batch})"
-        )
-    if config.model.name.startswith("builtin:") and config.model.name != "builtin:tiny-qwen3":
-        problems.append(f"model.name: unknown built-in {config.model.name!r}; the only one is builtin:tiny-qwen3")
-    if config.model.warm_start_steps and not config.model.name.startswith("builtin:"):
-        problems.append("model.warm_start_steps: only the built-in model is warm-started; set it to 0")
-    if config.finetune.method == "qlora" and config.model.name.startswith("builtin:"):
-        problems.append("finetune.method: qlora needs a CUDA model from the hub; use lora with builtin models")
-    return problems + scorer_problems(config.scorer)
-
-
-API_PROVIDERS = ("openai_compat", "openai", "gemini", "deepseek_r1")
-
-
-def scorer_problems(scorer: ScorerConfig) -> list[str]:
-    """Keys that would not act for the chosen provider are refused, so no setting is silently ignored."""
-    problems = []
-    provider = scorer.provider
-    if provider == "openai_compat" and not scorer.base_url:
-        problems.append("scorer.base_url: openai_compat needs the server's URL, e.g. http://127.0.0.1:8000/v1")
-    if scorer.base_url and provider not in API_PROVIDERS:
-        problems.append(f"scorer.base_url: only API judges use it, and scorer.provider is {provider}")
-    if scorer.base_url and not re.match(r"^https?://[^\s/]+", scorer.base_url):
-        problems.append(f"scorer.base_url: {scorer.base_url!r} is not an http(s) URL")
-    if provider == "hf_judge" and not scorer.model:
-        problems.append(f"scorer.model: {provider} needs the judge model's name")
-    if provider == "none" and scorer.model:
-        problems.append("scorer.model: no judge is configured (scorer.provider: none)")
-    if provider == "none" and scorer.cache:
-        problems.append("scorer.cache: only judges are cached, and scorer.provider is none")
-    return problems
 
 
 def _read_yaml(path: Path) -> dict:
@@ -399,25 +335,3 @@ def _dotted_message(message: str) -> str:
         dotted = f"{dotted}.{unknown.group(1)}" if dotted else unknown.group(1)
         detail = "unknown key (check the spelling; unknown keys are refused)"
     return f"{dotted or '<top level>'}: {detail}"
-
-
-def _training_problems(config: Config) -> list[str]:
-    engine, strategy, train = config.engine.name, config.engine.strategy, config.train
-    if (engine, strategy) not in ENGINE_STRATEGIES:
-        supported = ", ".join(f"{e}×{s}" for e, s in sorted(ENGINE_STRATEGIES))
-        return [f"engine: {engine}×{strategy} is not supported; supported: {supported}"]
-    problems = []
-    if train.target_kl is not None and strategy not in RL_STRATEGIES:
-        problems.append(f"train.target_kl: acts on the RL strategies ({', '.join(sorted(RL_STRATEGIES))}), not on "
-                        f"{strategy}; remove it")
-    if train.target_kl is not None and strategy in ("grpo", "rloo") and train.beta == 0:
-        problems.append(f"train.target_kl: {strategy.upper()} adapts β to it, so train.beta must start above 0")
-    if strategy == "dpo" and train.beta == 0:
-        problems.append("train.beta: DPO's β must be above 0")
-    if (engine, strategy) == ("trl", "dpo") and (train.num_generations != 2 or train.per_device_batch_size % 2):
-        problems.append("train.num_generations: TRL's OnlineDPOTrainer samples 2 replies per prompt, so trl×dpo needs "
-                        "num_generations 2 and an even per_device_batch_size (or engine.name torch, any group)")
-    if engine == "trl" and train.update_epochs != 1:
-        problems.append("train.update_epochs: the trl engine makes one update per generation; "
-                        "use engine.name torch for more passes")
-    return problems

@@ -62,7 +62,7 @@ def test_a_missing_file_is_bad_input(tmp_path):
 
 
 def test_the_pair_table_is_the_one_config_accepts():
-    from rc1.config import ENGINE_STRATEGIES
+    from rc1.config_rules import ENGINE_STRATEGIES
     from rc1.train.pairs import PAIRS
 
     assert set(PAIRS) == ENGINE_STRATEGIES

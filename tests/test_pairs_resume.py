@@ -19,7 +19,7 @@ import pytest
 import torch
 
 from conftest import events, make_workspace, rc1_here
-from rc1.config import ENGINE_STRATEGIES, RL_STRATEGIES
+from rc1.config_rules import ENGINE_STRATEGIES, RL_STRATEGIES
 
 pytestmark = pytest.mark.e2e
 

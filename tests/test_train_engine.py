@@ -12,7 +12,8 @@ import pytest
 import torch
 from transformers import TrainerControl, TrainerState
 
-from rc1.config import ENGINE_STRATEGIES, RL_STRATEGIES, Config
+from rc1.config import Config
+from rc1.config_rules import ENGINE_STRATEGIES, RL_STRATEGIES
 from rc1.data.task import TaskItem
 from rc1.errors import BadInput, TrainingError
 from rc1.fsutil import hash_tree

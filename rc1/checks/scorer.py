@@ -16,7 +16,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from rc1.checks.result import CheckResult
-from rc1.config import API_PROVIDERS, Config
+from rc1.config import Config
+from rc1.config_rules import API_PROVIDERS
 from rc1.data.task import TaskItem
 from rc1.scoring.judge import Judge
 from rc1.scoring.ledger import read_tail, summarize

@@ -6,7 +6,8 @@ from __future__ import annotations
 import msgspec
 
 from rc1.checks.weights import load_weights
-from rc1.config import API_PROVIDERS, LoadedConfig
+from rc1.config import LoadedConfig
+from rc1.config_rules import API_PROVIDERS
 from rc1.errors import BadInput
 from rc1.scoring.judge import Judge
 from rc1.scoring.openai_judge import api_key

@@ -5,7 +5,7 @@
 | trl    | TRL GRPOTrainer | TRL RLOOTrainer | — (TRL 1.x has no PPOTrainer) | TRL OnlineDPOTrainer | TRL SFTTrainer |
 | torch  | rc1's loop | rc1's loop | rc1's loop, value head, GAE | online DPO | SFT on gold replies |
 
-`rc1.config.ENGINE_STRATEGIES` names the same pairs, so a config asking for another is refused (exit 2)
+`rc1.config_rules.ENGINE_STRATEGIES` names the same pairs, so a config asking for another is refused (exit 2)
 before anything is loaded; a test keeps the two equal.
 """
 
