@@ -22,8 +22,8 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase, get_linear_sc
 from rc1.config import Config
 from rc1.data.task import TaskItem
 from rc1.errors import BadInput, TrainingError
-from rc1.train import layout
-from rc1.train.generation import evaluate_policy
+from rc1.train import divergence, layout
+from rc1.train.generation import eos_token_ids, evaluate_policy
 from rc1.train.metrics import EvalResult, StepMetrics
 from rc1.train.model_loading import lora_config
 from rc1.train.policy_math import Rollout
@@ -31,8 +31,6 @@ from rc1.train.prompts import fit_prompt
 from rc1.train.protocols import RewardFn, Strategy, TrainingHooks
 from rc1.train.runtime import capture_rng, memory_mb, restore_rng
 from rc1.train.schedule import schedule
-
-_DIVERGED_ADVICE = "Lower train.learning_rate, check the rewards, or resume from an earlier checkpoint"
 
 
 class TorchEngine:
@@ -54,8 +52,7 @@ class TorchEngine:
         self._staging_dir.mkdir(parents=True, exist_ok=True)
         set_seed(config.run.seed)  # the adapter's initial weights, and the first step's samples, follow the seed
         self._model = peft.get_peft_model(model, lora_config(config.model))
-        eos = model.generation_config.eos_token_id
-        self.eos_ids = [eos] if isinstance(eos, int) else list(eos or [tokenizer.eos_token_id])
+        self.eos_ids = eos_token_ids(model, tokenizer)
         fitted = [fit_prompt(tokenizer, item, config.train.max_prompt_tokens) for item in items]
         self._prompts = {item.id: text for item, (text, _) in zip(items, fitted)}
         self.truncated_prompts = sum(truncated for _, truncated in fitted)
@@ -108,16 +105,11 @@ class TorchEngine:
         first = (step - 1) * self.prompts_per_step
         items = [self.items[i] for i in self._order[first : first + self.prompts_per_step]]
         lr = self.scheduler.get_last_lr()[0]
-        metrics = self.strategy.on_batch(items)
+        metrics = msgspec.structs.replace(self.strategy.on_batch(items), step=step, lr=lr)
         self.scheduler.step()
-        for name in ("loss", "kl"):
-            if not math.isfinite(getattr(metrics, name)):
-                raise TrainingError(f"step {step}: {name} is {getattr(metrics, name)}; training diverged. {_DIVERGED_ADVICE}")
-        for name, param in self._model.named_parameters():
-            if param.requires_grad and not torch.isfinite(param).all():
-                raise TrainingError(f"step {step}: trainable weight {name} is not finite after the optimizer step; "
-                                    f"training diverged. {_DIVERGED_ADVICE}")
-        return msgspec.structs.replace(metrics, step=step, lr=lr, mem_used_mb=memory_mb(self.device),
+        divergence.check_metrics(metrics)
+        divergence.check_weights(self._model, step)
+        return msgspec.structs.replace(metrics, mem_used_mb=memory_mb(self.device),
                                        sec_per_step=time.perf_counter() - started)
 
     def eval_step(self, items: list[TaskItem], max_new_tokens: int) -> EvalResult:

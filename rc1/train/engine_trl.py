@@ -14,7 +14,6 @@ Exact resume is a design goal (DESIGN §5), and it holds because:
 from __future__ import annotations
 
 import contextlib
-import math
 import shutil
 import sys
 import time
@@ -33,8 +32,8 @@ from rc1.data.task import TaskItem
 from rc1.errors import BadInput, TrainingError
 from rc1.train.metrics import EvalResult, StepMetrics
 from rc1.train.model_loading import lora_config
-from rc1.train import layout
-from rc1.train.generation import evaluate_policy
+from rc1.train import divergence, layout
+from rc1.train.generation import eos_token_ids, evaluate_policy
 from rc1.train.prompts import fit_prompt
 from rc1.train.protocols import RewardFn, TrainingHooks
 from rc1.train.runtime import memory_mb
@@ -57,7 +56,6 @@ TRAINER_STATE = "trainer_state.json"  # without it HF would restart at step 0 on
 
 # What torch.multinomial says when generation samples from NaN/inf logits.
 _NON_FINITE_SAMPLING = "probability tensor contains either `inf`, `nan` or element < 0"
-_DIVERGED_ADVICE = "Lower train.learning_rate, check the rewards, or resume from an earlier checkpoint"
 
 
 class TrlEngine:
@@ -84,8 +82,7 @@ class TrlEngine:
         self._device = device
         self._staging_dir.mkdir(parents=True, exist_ok=True)
         strategy = config.engine.strategy
-        eos = model.generation_config.eos_token_id  # as TRL's trainers read it
-        self._eos_ids = [eos] if isinstance(eos, int) else list(eos or [tokenizer.eos_token_id])
+        self._eos_ids = eos_token_ids(model, tokenizer)
         args = trl_args(config, self._staging_dir, device, model.dtype)
         self._prompts = [fit_prompt(tokenizer, item, config.train.max_prompt_tokens) for item in items]
         self.truncated_prompts = sum(truncated for _, truncated in self._prompts)
@@ -155,11 +152,8 @@ class TrlEngine:
         except RuntimeError as e:
             if _NON_FINITE_SAMPLING not in str(e):
                 raise
-            step = self._trainer.state.global_step + 1
-            raise TrainingError(
-                f"step {step}: sampling met non-finite probabilities (the policy's logits overflowed); "
-                f"training diverged. {_DIVERGED_ADVICE}"
-            ) from e
+            raise divergence.diverged(self._trainer.state.global_step + 1, "sampling met non-finite probabilities "
+                                      "(the policy's logits overflowed)") from e
         finally:
             self._bridge.hooks = None
 
@@ -253,12 +247,7 @@ class _HookBridge(TrainerCallback):
             self._probe.before_step(state.global_step + 1, model)
 
     def on_step_end(self, args, state, control, model=None, **kwargs):
-        for name, param in model.named_parameters():
-            if param.requires_grad and not torch.isfinite(param).all():
-                raise TrainingError(
-                    f"step {state.global_step}: trainable weight {name} is not finite after the optimizer step; "
-                    f"training diverged. {_DIVERGED_ADVICE}"
-                )
+        divergence.check_weights(model, state.global_step)
         if state.global_step >= state.max_steps:
             control.should_save = True  # the last step is always checkpointed
 
@@ -285,10 +274,7 @@ class _HookBridge(TrainerCallback):
             tokens=round(float(logs[KEY_COMPLETION_LEN]) * self._completions_per_step),
             kl_coef=self._kl.beta,
         )
-        for name in ("loss", "kl"):
-            value = getattr(metrics, name)
-            if not math.isfinite(value):
-                raise TrainingError(f"step {metrics.step}: {name} is {value}; training diverged. {_DIVERGED_ADVICE}")
+        divergence.check_metrics(metrics)
         self._last_step = state.global_step
         self._kl.update(metrics.kl)
         self._set_beta(self._kl.beta)

@@ -14,6 +14,12 @@ from rc1.train.prompts import fit_prompt
 from rc1.train.runtime import capture_rng, restore_rng
 
 
+def eos_token_ids(model, tokenizer: PreTrainedTokenizerBase) -> list[int]:
+    """The tokens that end a reply, read from the model's generation config as TRL's trainers read them."""
+    eos = model.generation_config.eos_token_id
+    return [eos] if isinstance(eos, int) else list(eos or [tokenizer.eos_token_id])
+
+
 def generate_replies(model, tokenizer: PreTrainedTokenizerBase, items: list[TaskItem], *, max_prompt_tokens: int,
                      generation: GenerationConfig, eos_ids: list[int], batch_size: int, device) -> tuple[list[str], list[int]]:
     """`generation.num_return_sequences` replies per item, item by item; returns (texts, token counts)."""

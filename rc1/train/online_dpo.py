@@ -17,7 +17,7 @@ with warnings.catch_warnings():  # importing trl.experimental says it is experim
     warnings.simplefilter("ignore")
     from trl.experimental.online_dpo import OnlineDPOConfig, OnlineDPOTrainer
 
-from rc1.train.policy_math import joined_mean, kl_to_reference
+from rc1.train.policy_math import reference_drift
 
 REPLIES_PER_PROMPT = 2  # fixed by OnlineDPOTrainer
 
@@ -28,8 +28,7 @@ class MeasuredOnlineDPOTrainer(OnlineDPOTrainer):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._forwards: list[tuple[torch.Tensor, torch.Tensor]] = []
-        self._kl_parts: list[tuple[torch.Tensor, torch.Tensor]] = []
-        self._ratio_parts: list[tuple[torch.Tensor, torch.Tensor]] = []
+        self._drift: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = []
 
     def _forward(self, model, prompt_ids, prompt_mask, completion_ids, completion_mask, vision_inputs=None):
         logprobs = super()._forward(model, prompt_ids, prompt_mask, completion_ids, completion_mask, vision_inputs)
@@ -40,17 +39,14 @@ class MeasuredOnlineDPOTrainer(OnlineDPOTrainer):
         self._forwards = []
         loss = super().training_step(model, inputs, num_items_in_batch)
         (policy, mask), (reference, _) = self._forwards  # the policy's pass, then the reference's
-        mask = mask.float()
-        self._kl_parts.append((kl_to_reference(policy, reference), mask))
-        self._ratio_parts.append((torch.exp(policy - reference), mask))
+        self._drift.append((policy, reference, mask.float()))
         self._forwards = []
         return loss
 
     def take_measured(self) -> tuple[float, float]:
         """(KL to the reference, π_θ/π_ref), token means over the micro-batches since the last call."""
-        kl, ratio = joined_mean(self._kl_parts), joined_mean(self._ratio_parts)
-        self._kl_parts, self._ratio_parts = [], []
-        return kl, ratio
+        drift, self._drift = self._drift, []
+        return reference_drift(drift)
 
 
 class RewardLedger:

@@ -118,6 +118,14 @@ def joined_mean(parts: list[tuple[torch.Tensor, torch.Tensor]]) -> float:
     return float(masked_mean(values, mask))
 
 
+def reference_drift(parts: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]) -> tuple[float, float]:
+    """(KL(π‖π_ref), π_θ/π_ref), token means over (log-probs, reference log-probs, mask) parts gathered
+    from micro-batches: what SFT and DPO report where a policy-gradient step reports π_θ/π_old."""
+    kl = joined_mean([(kl_to_reference(lp, ref), mask) for lp, ref, mask in parts])
+    ratio = joined_mean([(torch.exp(lp - ref), mask) for lp, ref, mask in parts])
+    return kl, ratio
+
+
 def kl_to_reference(logprobs: torch.Tensor, ref_logprobs: torch.Tensor) -> torch.Tensor:
     """Per-token KL(π‖π_ref), the k3 estimator (non-negative, unbiased): e^(ref−lp) − (ref−lp) − 1."""
     delta = ref_logprobs - logprobs

@@ -9,9 +9,9 @@ from collections.abc import Callable
 import torch
 
 from rc1.data.task import TaskItem
-from rc1.scoring.rules import gold_reply
-from rc1.train.policy_math import kl_to_reference, masked_mean, sample_rollout, teacher_rollout, token_logprobs
+from rc1.train.policy_math import reference_drift, sample_rollout, token_logprobs
 from rc1.train.protocols import RewardFn
+from rc1.train.strategies.sft import gold_rollout
 
 
 class SftProbe:
@@ -33,8 +33,7 @@ class SftProbe:
         sampled = sample_rollout(model, self._tokenizer, items, prompts, per_prompt=1, max_new_tokens=t.max_completion_tokens,
                                  temperature=t.temperature, eos_ids=self._eos_ids, device=self._device)
         rewards = torch.tensor(self._reward_fn(sampled.items, sampled.texts, sampled.counts), dtype=torch.float64)
-        gold = teacher_rollout(self._tokenizer, items, prompts, [gold_reply(item) for item in items], self._eos_ids,
-                               self._device)
+        gold = gold_rollout(self._tokenizer, items, prompts, self._eos_ids, self._device)
         was_training = model.training
         model.eval()
         try:
@@ -44,11 +43,11 @@ class SftProbe:
                     ref = token_logprobs(model, gold, t.temperature)
         finally:
             model.train(was_training)
-        mask = gold.completion_mask.float()
+        kl, ratio = reference_drift([(logprobs, ref, gold.completion_mask.float())])
         self.measured = {
             "reward": float(rewards.mean()),
             "reward_std": float(rewards.std()) if rewards.numel() > 1 else 0.0,
             "tokens": float(sum(sampled.counts)),
-            "kl": float(masked_mean(kl_to_reference(logprobs, ref), mask)),
-            "ratio": float(masked_mean(torch.exp(logprobs - ref), mask)),
+            "kl": kl,
+            "ratio": ratio,
         }

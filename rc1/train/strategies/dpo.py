@@ -10,7 +10,7 @@ import torch.nn.functional as F
 
 from rc1.data.task import TaskItem
 from rc1.train.metrics import StepMetrics
-from rc1.train.policy_math import Rollout, joined_mean, kl_to_reference, token_logprobs
+from rc1.train.policy_math import Rollout, reference_drift, token_logprobs
 from rc1.train.strategies.common import StrategyBase, step_metrics
 
 
@@ -32,16 +32,15 @@ class DpoStrategy(StrategyBase):
             pairs = _select(rollout, rows)
             _, ref = self.reference_logprobs(pairs)
             mask = pairs.completion_mask.float()
-            kl_parts, ratio_parts = [], []
+            drift = []
             for part in _pair_slices(e.micro_batches(pairs)):
                 logprobs = token_logprobs(e.model, pairs.rows(part), t.temperature)
                 margin = ((logprobs - ref[part]) * mask[part]).sum(1)
                 loss = -F.logsigmoid(t.beta * (margin[0::2] - margin[1::2])).sum() / len(chosen)
                 loss.backward()
                 loss_value += loss.item()
-                kl_parts.append((kl_to_reference(logprobs.detach(), ref[part]), mask[part]))
-                ratio_parts.append((torch.exp(logprobs.detach() - ref[part]), mask[part]))  # π_θ/π_ref
-            kl, ratio = joined_mean(kl_parts), joined_mean(ratio_parts)
+                drift.append((logprobs.detach(), ref[part], mask[part]))
+            kl, ratio = reference_drift(drift)
         e.optimizer_step()
         return step_metrics(loss=loss_value, kl=kl, ratio=ratio, rewards=rewards, rollout=rollout, epochs=1,
                             kl_coef=t.beta)

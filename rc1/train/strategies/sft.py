@@ -9,7 +9,7 @@ import torch
 from rc1.data.task import TaskItem
 from rc1.scoring.rules import gold_reply
 from rc1.train.metrics import StepMetrics
-from rc1.train.policy_math import kl_to_reference, masked_mean, teacher_rollout, token_logprobs
+from rc1.train.policy_math import Rollout, reference_drift, teacher_rollout, token_logprobs
 from rc1.train.strategies.common import StrategyBase, step_metrics
 
 
@@ -21,7 +21,7 @@ class SftStrategy(StrategyBase):
         e, t = self.engine, self.train
         prompts = e.prompts_for(items)
         sampled, rewards = self.sample(items, 1)
-        gold = teacher_rollout(e.tokenizer, items, prompts, [gold_reply(item) for item in items], e.eos_ids, e.device)
+        gold = gold_rollout(e.tokenizer, items, prompts, e.eos_ids, e.device)
         _, ref = self.reference_logprobs(gold)
         mask = gold.completion_mask.float()
         total = mask.sum().clamp(min=1)
@@ -33,7 +33,10 @@ class SftStrategy(StrategyBase):
             loss_sum += loss.item()
             parts.append(logprobs.detach())
         e.optimizer_step()
-        logprobs = torch.cat(parts)
-        return step_metrics(loss=loss_sum, kl=float(masked_mean(kl_to_reference(logprobs, ref), mask)),
-                            ratio=float(masked_mean(torch.exp(logprobs - ref), mask)), rewards=rewards,
-                            rollout=sampled, epochs=1, kl_coef=0.0)
+        kl, ratio = reference_drift([(torch.cat(parts), ref, mask)])
+        return step_metrics(loss=loss_sum, kl=kl, ratio=ratio, rewards=rewards, rollout=sampled, epochs=1, kl_coef=0.0)
+
+
+def gold_rollout(tokenizer, items: list[TaskItem], prompts: list[str], eos_ids: list[int], device) -> Rollout:
+    """Each prompt followed by its item's gold reply: what SFT trains on (and trl×sft's probe measures)."""
+    return teacher_rollout(tokenizer, items, prompts, [gold_reply(item) for item in items], eos_ids, device)
