@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from conftest import events, make_workspace, rc1, types
+from conftest import events, make_workspace, rc1, rc1_here, types
 
 pytestmark = pytest.mark.e2e
 
@@ -115,37 +115,37 @@ def test_failpack_packs_logs_reports_configs_and_the_event_log(finished_copy):
 
 def test_training_refuses_before_round_two(tmp_path):
     root = make_workspace(tmp_path)
-    result = rc1(root, "train")
+    result = rc1_here(root, "train")
     assert result.returncode == 3 and "not allowed in state INIT" in result.stderr
-    assert rc1(root, "preflight", "--round", "1").returncode == 0
-    result = rc1(root, "train")
+    assert rc1_here(root, "preflight", "--round", "1").returncode == 0
+    result = rc1_here(root, "train")
     assert result.returncode == 3 and "not allowed in state R1_PASSED" in result.stderr
     assert "training_started" not in types(root)
 
 
 def test_hand_written_round2_report_opens_nothing(tmp_path):
     root = make_workspace(tmp_path)
-    assert rc1(root, "advance").returncode == 0  # round 1
+    assert rc1_here(root, "advance").returncode == 0  # round 1
     (root / "reports/preflight/round2_pass.json").write_text('{"passed": true}')
-    assert rc1(root, "train").returncode == 3
+    assert rc1_here(root, "train").returncode == 3
 
 
 def test_changed_inputs_after_round_two_invalidate_the_gate(tmp_path):
     root = make_workspace(tmp_path)
-    assert rc1(root, "advance", "--until", "R2_PASSED").returncode == 0
+    assert rc1_here(root, "advance", "--until", "R2_PASSED").returncode == 0
     with open(root / "data/local/pool.jsonl", "a") as fh:
         fh.write((root / "data/local/pool.jsonl").read_text().splitlines()[0] + "\n")
-    result = rc1(root, "advance")
+    result = rc1_here(root, "advance")
     assert result.returncode == 3 and "pool" in result.stderr
     assert types(root)[-1] == "gate_invalidated" and events(root)[-1]["input"] == "pool"
     assert status_json(root)["state"] == "INIT"
-    assert rc1(root, "audit").returncode == 0  # the log recorded the invalidation: it is consistent
+    assert rc1_here(root, "audit").returncode == 0  # the log recorded the invalidation: it is consistent
 
 
 def test_a_round_whose_check_fails_records_it_and_exits_3(tmp_path):
     root = make_workspace(tmp_path)
     (root / "configs/weights.json").write_text('{"correctness": 0.6, "f1": 0.1, "format": 0.2, "length": 0.1}')
-    result = rc1(root, "advance")
+    result = rc1_here(root, "advance")
     assert result.returncode == 3 and "weights" in result.stderr
     failed = [e for e in events(root) if e["type"] == "check_failed"]
     assert [e["name"] for e in failed] == ["weights"]
@@ -198,7 +198,7 @@ def test_a_pool_drawn_from_the_shadow_sets_own_file_fails_the_leak_check(tmp_pat
     _write_gsm8k(root / "configs/gsm8k_a.jsonl", 0, 60)  # the short pool has 60 gsm8k items: all of them
     _write_gsm8k(root / "configs/gsm8k_b.jsonl", 1000, 60)
     same = ["--set", "data.sources.gsm8k.path=gsm8k_a.jsonl", "--set", "data.sources.gsm8k.shadow_path=gsm8k_a.jsonl"]
-    result = rc1(root, "preflight", "--round", "1", *same)
+    result = rc1_here(root, "preflight", "--round", "1", *same)
     assert result.returncode == 3 and "leak" in result.stderr
     leak = [e for e in events(root) if e.get("name") == "leak"][-1]
     shadow_gsm8k = sum(1 for line in (root / "data/local/shadow.jsonl").read_text().splitlines() if '"task":"gsm8k"' in line)
@@ -207,26 +207,26 @@ def test_a_pool_drawn_from_the_shadow_sets_own_file_fails_the_leak_check(tmp_pat
     assert types(root)[-1] == "gate_failed" and status_json(root)["state"] == "INIT"
 
     held_out = ["--set", "data.sources.gsm8k.path=gsm8k_a.jsonl", "--set", "data.sources.gsm8k.shadow_path=gsm8k_b.jsonl"]
-    rc1(root, "preflight", "--round", "1", *held_out)
+    rc1_here(root, "preflight", "--round", "1", *held_out)
     leak = [e for e in events(root) if e.get("name") == "leak"][-1]
     assert leak["type"] == "check_passed" and leak["measured"]["leaked"] == 0
 
 
 def test_each_data_step_runs_alone_and_writes_its_artifacts_and_events_without_opening_a_gate(tmp_path):
     root = make_workspace(tmp_path)
-    early = rc1(root, "pool", "validate")
+    early = rc1_here(root, "pool", "validate")
     assert early.returncode == 2 and "no pool yet" in early.stderr and "Traceback" not in early.stderr
 
     for step in (("shadow", "materialize"), ("pool", "build"), ("difficulty", "metrics"), ("difficulty", "bucketize")):
-        result = rc1(root, *step)
+        result = rc1_here(root, *step)
         assert result.returncode == 0, (step, result.stderr)
     data = root / "data/local"
     for name in ("shadow.jsonl", "shadow_manifest.json", "pool.jsonl", "difficulty_metrics.jsonl", "pool_balanced.jsonl"):
         assert (data / name).stat().st_size > 0, name
 
-    validated = rc1(root, "pool", "validate")
+    validated = rc1_here(root, "pool", "validate")
     assert validated.returncode == 0, validated.stdout
-    judged = rc1(root, "difficulty", "validate")
+    judged = rc1_here(root, "difficulty", "validate")
     assert judged.returncode == 0 and (root / "reports/rc1/difficulty_report.json").stat().st_size > 0
     names = [e["name"] for e in events(root) if e["type"] == "check_passed"]
     assert names == ["seed_pool", "distinct2", "ngram_kl", "framing_coverage", "duplicates", "length_bounds", "leak",
@@ -236,7 +236,7 @@ def test_each_data_step_runs_alone_and_writes_its_artifacts_and_events_without_o
     pool_file = data / "pool.jsonl"
     lines = pool_file.read_text().splitlines()
     pool_file.write_text("\n".join(lines + lines[:12]) + "\n")  # 12 exact copies: 5% of 240
-    failed = rc1(root, "pool", "validate")
+    failed = rc1_here(root, "pool", "validate")
     assert failed.returncode == 3 and "FAIL  duplicates" in failed.stdout
     duplicates = [e for e in events(root) if e.get("name") == "duplicates"][-1]
     assert duplicates["type"] == "check_failed" and duplicates["measured"]["exact"] == 12
@@ -266,10 +266,10 @@ def test_round_two_runs_the_shadow_run_on_the_base_model(completed_run):
 
 
 def test_a_shadow_run_of_a_checkpoint_writes_its_report_and_event(finished_copy):
-    result = rc1(finished_copy, "shadow", "run", "--tag", "after", "--checkpoint", "step_12", "--samples", "2")
+    result = rc1_here(finished_copy, "shadow", "run", "--tag", "after", "--checkpoint", "step_12", "--samples", "2")
     assert result.returncode == 0, result.stderr
     last = events(finished_copy)[-1]
     assert (last["type"], last["tag"], last["checkpoint"], last["samples"]) == ("shadow_run_completed", "after", "step_12", 2)
     assert (finished_copy / "reports/shadow_run_after.json").exists() and "spearman" in result.stdout
-    bad = rc1(finished_copy, "shadow", "run", "--checkpoint", "step_7")
+    bad = rc1_here(finished_copy, "shadow", "run", "--checkpoint", "step_7")
     assert bad.returncode == 2 and "no checkpoint_saved event for step 7" in bad.stderr
