@@ -25,6 +25,9 @@ def test_real_strategyqa_dev_loads_as_yes_no_with_facts_as_context():
     items = load_strategyqa(SHARED / "strategyqa" / "dev.json")
     assert len(items) == 229 and {item.answer for item in items} == {"yes", "no"}
     assert all(item.context and item.prompt.endswith("`Answer: <answer>`.") for item in items)
+    # The term and its description open the material, then the facts, one per line.
+    assert items[0].context.split("\n") == ["Albany, Georgia: City in Georgia, United States.",
+                                            "Albany, GA has around 75,000 people", "Albany, NY has almost 100,000 people"]
 
 
 def test_hotpotqa_official_format(tmp_path):

@@ -1,12 +1,13 @@
 """Swapping generated items for records of an official-format file: the pool's slots keep their difficulty."""
 
+import json
 from collections import Counter
 
 import pytest
 
 from rc1.data.loaders import load_strategyqa
 from rc1.data.pool import build_pool
-from rc1.data.sources import replace_from_sources
+from rc1.data.sources import SourceShortfall, replace_from_sources
 from rc1.errors import BadInput
 from test_loaders import SHARED, needs_shared
 
@@ -25,7 +26,20 @@ def test_pool_slots_take_records_of_their_label_then_the_nearest_and_keep_their_
     assert hard_slots == {"hard": 41, "medium": sum(hard_slots.values()) - 41}
     assert slots["hard"] == 200
 
-    with pytest.raises(BadInput, match=r"dev\.json: has 229 strategyqa records; 400 are needed \(171 missing"):
+    with pytest.raises(BadInput, match=r"dev\.json: has 229 distinct strategyqa records; 400 are needed \(171 missing"):
         replace_from_sources(items, {"strategyqa": path}, 7, by_difficulty=False)
-    with pytest.raises(BadInput, match=r"dev\.json: has 41 strategyqa/hard records; \d+ are needed \(\d+ missing\)"):
+    with pytest.raises(BadInput, match=r"dev\.json: has 41 distinct strategyqa/hard records; \d+ are needed \(\d+ missing\)"):
         replace_from_sources(items[:200], {"strategyqa": path}, 7, by_difficulty=True)
+
+
+def test_a_question_repeated_in_a_source_fills_one_slot_only(tmp_path):
+    lines = [json.dumps({"question": f"Ann has {i} pens and buys {i} more. How many pens does she have?",
+                         "answer": f"{i} + {i} = <<{i}+{i}={2 * i}>>{2 * i}\n#### {2 * i}"}) for i in range(10)]
+    path = tmp_path / "gsm8k.jsonl"
+    path.write_text("\n".join(lines + lines[:4]) + "\n")  # 14 lines, 10 distinct questions
+    items = build_pool(12, {"gsm8k": 1.0}, 3)
+    with pytest.raises(SourceShortfall) as short:
+        replace_from_sources(items, {"gsm8k": path}, 3, by_difficulty=False)
+    assert [(m.task, m.available, m.needed, m.count) for m in short.value.missing] == [("gsm8k", 10, 12, 2)]
+    swapped = replace_from_sources(items[:10], {"gsm8k": path}, 3, by_difficulty=False)
+    assert len({i.question for i in swapped}) == 10

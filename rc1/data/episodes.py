@@ -98,7 +98,11 @@ def _conversation(item: TaskItem, template: str, pack: TemplatePack, rng: random
         units = _SENTENCE.split(item.question)
     turns: list[Turn] = []
     hops = 0
-    # Tool steps first: each takes one unit out of what the user will paste.
+    # Tool steps first: each takes one unit out of what the user will paste. When units are scarce (a
+    # short real context), they leave one for an earlier user turn: turns are what a hard episode is
+    # most recognizably made of, and a hop without an earlier turn would leave a one-turn "hard" item.
+    if item.context:
+        wanted_hops = min(wanted_hops, len(units) - 1 - min(1, user_turns - 1))
     for _ in range(wanted_hops):
         step = _tool_step(item, units, pack, tools, rng)
         if step is None:

@@ -2,7 +2,8 @@
 
 GSM8K: JSON Lines with `question` and `answer` (worked solution ending `#### <number>`).
 HotpotQA: one JSON array of `_id`, `question`, `answer`, `type`, `level`, `supporting_facts`, `context`.
-StrategyQA: one JSON array of `qid`, `question`, `answer` (bool), `facts`, `decomposition`.
+StrategyQA: one JSON array of `qid`, `question`, `answer` (bool), `facts`, `decomposition`, and
+(dev/train) `term`, `description`.
 
 A bad record is an exit-2 error naming the file and the line (JSONL) or index (JSON array).
 """
@@ -79,7 +80,12 @@ def load_strategyqa(path: Path) -> list[TaskItem]:
         answer = _field(record, "answer", bool, where)
         facts = _field(record, "facts", list, where)
         decomposition = _field(record, "decomposition", list, where)
-        context = "\n".join(str(f) for f in facts)
+        # The term and its description (dev/train files have them, the test file does not) are part of
+        # the material: "Albany, Georgia: City in Georgia, United States."
+        term = _optional(record, "term", str, where)
+        description = _optional(record, "description", str, where)
+        background = [f"{term}: {description.rstrip('.')}."] if term and description else []
+        context = "\n".join([*background, *(str(f) for f in facts)])
         items.append(TaskItem(
             id=f"strategyqa-file-{_field(record, 'qid', str, where)}", task="strategyqa", question=question,
             context=context, answer="yes" if answer else "no",
@@ -109,6 +115,10 @@ def _json_array(path: Path) -> list:
     if not isinstance(data, list):
         raise BadInput(f"{path}: expected one JSON array of records, got {type(data).__name__}")
     return data
+
+
+def _optional(record, name: str, kind: type, where: str):
+    return _field(record, name, kind, where) if isinstance(record, dict) and name in record else None
 
 
 def _field(record, name: str, kind: type, where: str):

@@ -18,26 +18,56 @@ from rc1.data.task import DIFFICULTIES, TaskItem
 from rc1.errors import BadInput
 
 
+class Missing(msgspec.Struct, frozen=True, kw_only=True):
+    """What one source could not supply: `difficulty` "" is the task's whole share."""
+
+    task: str
+    path: str
+    difficulty: str
+    available: int
+    needed: int
+
+    @property
+    def count(self) -> int:
+        return self.needed - self.available
+
+    def text(self) -> str:
+        what = f"{self.task}/{self.difficulty}" if self.difficulty else self.task
+        share = "" if self.difficulty else " for data.pool_size and data.mix"
+        return f"{self.path}: has {self.available} distinct {what} records; {self.needed} are needed ({self.count} missing{share})"
+
+
+class SourceShortfall(BadInput):
+    """Sources too small for their share. Outside a round (`rc1 pool build`) an exit-2 input error; round 1
+    records it as its failing `data_sources` check instead (rc1/stages/preflight.py)."""
+
+    def __init__(self, missing: list[Missing]):
+        self.missing = missing
+        super().__init__("; ".join(m.text() for m in missing))
+
+
 def replace_from_sources(items: list[TaskItem], sources: dict[str, Path], seed: int, *, by_difficulty: bool) -> list[TaskItem]:
     """Items with every task that has a source replaced by records from it (same counts, same positions).
 
-    by_difficulty (the shadow set): each slot takes a record of its own difficulty label, or the build fails.
+    by_difficulty (the shadow set): each slot takes a record of its own difficulty label.
     Otherwise (the seed pool): a slot takes a record of its label while there are any, then of the nearest
     label (hard → medium → easy), and the record is dressed for the slot's difficulty: the episode, not
-    only the source question, carries what the difficulty metrics measure (rc1/data/episodes.py)."""
+    only the source question, carries what the difficulty metrics measure (rc1/data/episodes.py).
+    A record whose question repeats an earlier one's is left out, so no slot is filled with a duplicate.
+    Every source that falls short is named in one SourceShortfall."""
     result = list(items)
+    missing: list[Missing] = []
     for task, path in sorted(sources.items()):
         slots_of: dict[str, list[int]] = defaultdict(list)
         for index, item in enumerate(items):
             if item.task == task:
                 slots_of[item.difficulty].append(index)
-        records = load_source(task, path)
+        records = _distinct(load_source(task, path))
         rng = random.Random(f"{seed}:{task}:{path.name}")
-        if not by_difficulty:
-            needed = sum(len(slots) for slots in slots_of.values())
-            if len(records) < needed:
-                raise BadInput(f"{path}: has {len(records)} {task} records; {needed} are needed "
-                               f"({needed - len(records)} missing for data.pool_size and data.mix)")
+        needed = sum(len(slots) for slots in slots_of.values())
+        if not by_difficulty and len(records) < needed:
+            missing.append(Missing(task=task, path=str(path), difficulty="", available=len(records), needed=needed))
+            continue
         unused = {d: rng.sample(rs, len(rs)) for d, rs in _by_label(records).items()}
         for difficulty in DIFFICULTIES[::-1]:  # hard first: its slots are the scarcest
             slots = slots_of.get(difficulty, [])
@@ -47,9 +77,22 @@ def replace_from_sources(items: list[TaskItem], sources: dict[str, Path], seed: 
                     result[slot] = msgspec.structs.replace(record, difficulty=difficulty)
                 slots = slots[len(take):]
             if slots:
-                raise BadInput(f"{path}: has {len(slots_of[difficulty]) - len(slots)} {task}/{difficulty} records; "
-                               f"{len(slots_of[difficulty])} are needed ({len(slots)} missing)")
+                wanted = len(slots_of[difficulty])
+                missing.append(Missing(task=task, path=str(path), difficulty=difficulty, available=wanted - len(slots), needed=wanted))
+    if missing:
+        raise SourceShortfall(missing)
     return result
+
+
+def _distinct(records: list[TaskItem]) -> list[TaskItem]:
+    seen: set[str] = set()
+    kept = []
+    for record in records:
+        key = " ".join(record.question.lower().split())
+        if key not in seen:
+            seen.add(key)
+            kept.append(record)
+    return kept
 
 
 # Where a slot of each difficulty looks for a record: its own label, then the nearest.

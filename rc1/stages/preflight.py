@@ -17,9 +17,11 @@ from rc1.checks.overclar import overclar_check
 from rc1.checks.result import CheckResult
 from rc1.checks.scorer import scorer_cache, scorer_live, scorer_probe, scorer_selfcheck
 from rc1.checks.seed_pool import seed_pool_check
+from rc1.checks.sources import data_sources_check, shortfall_check
 from rc1.checks.shadow import shadow_stratification
 from rc1.data.balance import Balanced
 from rc1.data.difficulty import ItemMetrics
+from rc1.data.sources import SourceShortfall, pool_sources, shadow_sources
 from rc1.data.task import TaskItem, read_items
 from rc1.errors import BadInput
 from rc1.events import schema as ev
@@ -57,7 +59,9 @@ def data_checks(session: Session, pool: list[TaskItem], shadow: list[TaskItem], 
                 balanced: Balanced, scoring: RunScoring, round_no: int) -> list[CheckResult]:
     config = session.config
     t = config.preflight
+    resolve = session.loaded.resolve
     return [
+        data_sources_check(pool, shadow, pool_sources(config.data.sources, resolve), shadow_sources(config.data.sources, resolve)),
         shadow_stratification(shadow, config.data.shadow_size, config.data.mix),
         *pool_checks(session, pool, shadow),
         datasets.difficulty_check(session, pool, metrics, balanced),
@@ -100,10 +104,11 @@ def spread(items: list[TaskItem], n: int) -> list[TaskItem]:
 
 
 def materialize(session: Session) -> tuple[list[TaskItem], list[TaskItem], list[ItemMetrics], Balanced]:
+    # Both built before either is written: a source that falls short leaves the files on disk as they were.
     shadow = datasets.build_shadow(session)
+    pool = datasets.build_seed_pool(session)
     write_artifact(session, session.ws.shadow_path, shadow, "shadow")
     datasets.write_shadow_manifest(session, shadow)
-    pool = datasets.build_seed_pool(session)
     write_artifact(session, session.ws.pool_path, pool, "pool")
     metrics = datasets.measure_all(pool)
     datasets.write_metrics(session, metrics)
@@ -116,8 +121,12 @@ def run_round1(session: Session) -> None:
     require_allowed(session, "round1_passed", "round 1")
     scoring = round_scoring(session, 1)
     with cyclic_gc_paused():
-        pool, shadow, metrics, balanced = materialize(session)
-        results = data_checks(session, pool, shadow, metrics, balanced, scoring, 1)
+        try:
+            pool, shadow, metrics, balanced = materialize(session)
+        except SourceShortfall as short:  # nothing to check the data with: the round fails on this alone
+            results = [shortfall_check(short.missing)]
+        else:
+            results = data_checks(session, pool, shadow, metrics, balanced, scoring, 1)
     record_checks(session, 1, results, current_fingerprints(session.ws, session.loaded), _drain(scoring))
 
 
