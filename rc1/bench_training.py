@@ -52,7 +52,8 @@ def bench_training(steps: int = 40, repeat: int = 2) -> None:
     from rc1.events import schema as ev
     from rc1.scoring.pipeline import ScoringPipeline, components_for, make_reward_fn, rule_scorer
     from rc1.stages.train import builtin_model_dir
-    from rc1.train.engine_trl import TrlEngine, _quiet_renamed_property, trl_args
+    from rc1.train.engine_trl import _quiet_renamed_property, trl_args
+    from rc1.train.pairs import build_engine
     from rc1.train.model_loading import load_policy, lora_config
     from rc1.train.prompts import fit_prompt
     from rc1.train.schedule import schedule
@@ -101,7 +102,7 @@ def bench_training(steps: int = 40, repeat: int = 2) -> None:
 
         def loop() -> float:
             model, tokenizer = load_policy(config.model, "lora", "cpu", torch.float32, model_dir)
-            engine = TrlEngine(config, pool, reward_fn, model, tokenizer, root / "staging", "cpu")
+            engine = build_engine(config, pool, reward_fn, model, tokenizer, root / "staging", "cpu")
             start = time.perf_counter()
             engine.train(_NoHooks(), resume_from=None)  # the engine quiets the same warning itself
             seconds = time.perf_counter() - start

@@ -201,6 +201,23 @@ class ReleaseConfig(_Section):
     metric: Literal["hard_success", "success", "mean_reward"] = "hard_success"  # what best/ is promoted on
 
 
+class PrioritySamplingConfig(_Section):
+    """Which items each optimizer step trains on (rc1/train/sampler.py); absent: seeded passes over the
+    balanced pool, every item once per pass."""
+
+    # Weights of the balanced pool's difficulty buckets when a batch slot is drawn.
+    by_difficulty: dict[Literal["easy", "medium", "hard"], NonNegativeFloat] = msgspec.field(
+        default_factory=lambda: {"easy": 0.25, "medium": 0.45, "hard": 0.30}
+    )
+    # Items the policy currently fails (no reply reached half the reward when last seen) get priority,
+    # up to this share of a batch.
+    low_perf_cap: Probability = 0.0
+    # [[from_step, seed_share], ...]: from that step on, this share of a batch comes from the seed pool
+    # (the balanced pool) and the rest are fresh items from the task sources, leak-checked against the
+    # shadow set. Steps ascending from 0.
+    seed_ratio_schedule: list[tuple[NonNegativeInt, Probability]] = msgspec.field(default_factory=lambda: [(0, 1.0)])
+
+
 class Config(_Section):
     profile: Literal["local", "production"]
     run: RunConfig
@@ -214,6 +231,7 @@ class Config(_Section):
     scorer: ScorerConfig = msgspec.field(default_factory=ScorerConfig)
     release: ReleaseConfig = msgspec.field(default_factory=ReleaseConfig)
     shadow: ShadowConfig = msgspec.field(default_factory=ShadowConfig)
+    priority_sampling: PrioritySamplingConfig | None = None
 
 
 class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):

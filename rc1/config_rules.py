@@ -33,6 +33,7 @@ def cross_field_problems(config: Config) -> list[str]:
     if config.preflight.min_len_tokens > config.preflight.max_len_tokens:
         problems.append("preflight.min_len_tokens: larger than preflight.max_len_tokens")
     problems += _training_problems(config)
+    problems += _sampling_problems(config)
     if config.train.save_steps > config.train.max_steps:
         problems.append("train.save_steps: larger than train.max_steps, so no checkpoint would ever be written")
     eval_steps = config.train.eval_steps
@@ -95,4 +96,21 @@ def _training_problems(config: Config) -> list[str]:
     if engine == "trl" and train.update_epochs != 1:
         problems.append("train.update_epochs: the trl engine makes one update per generation; "
                         "use engine.name torch for more passes")
+    return problems
+
+
+def _sampling_problems(config: Config) -> list[str]:
+    sampling = config.priority_sampling
+    if sampling is None:
+        return []
+    problems = []
+    if config.engine.strategy == "sft":
+        problems.append("priority_sampling: SFT trains on gold replies and sees no reward, so no item can be "
+                        "found failing; remove the section or use an RL strategy")
+    if sum(sampling.by_difficulty.values()) <= 0:
+        problems.append("priority_sampling.by_difficulty: give at least one bucket a weight above 0")
+    steps = [step for step, _ in sampling.seed_ratio_schedule]
+    if not steps or steps[0] != 0 or any(b <= a for a, b in zip(steps, steps[1:])):
+        problems.append("priority_sampling.seed_ratio_schedule: [[from_step, seed_share], ...] with steps "
+                        "strictly ascending from 0")
     return problems

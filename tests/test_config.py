@@ -84,3 +84,16 @@ def test_trl_dpo_samples_two_replies_per_prompt_so_asks_for_a_group_of_two():
     with pytest.raises(BadInput, match=r"train\.num_generations: TRL's OnlineDPOTrainer samples 2 replies per prompt"):
         load_config(CONFIGS / "local.yaml", dpo)
     assert load_config(CONFIGS / "local.yaml", [*dpo, "train.num_generations=2"]).config.engine.strategy == "dpo"
+
+
+def test_priority_sampling_is_validated_and_refused_where_no_reward_is_seen():
+    assert load_config(CONFIGS / "local.yaml").config.priority_sampling is None  # the embedded default: passes
+    loaded = load_config(CONFIGS / "local.yaml", ["priority_sampling.low_perf_cap=0.25"])
+    assert loaded.config.priority_sampling.low_perf_cap == 0.25
+    assert loaded.config.priority_sampling.seed_ratio_schedule == [(0, 1.0)]
+    with pytest.raises(BadInput, match=r"priority_sampling: SFT trains on gold replies"):
+        load_config(CONFIGS / "local.yaml", ["priority_sampling.low_perf_cap=0", "engine.strategy=sft", "train.target_kl=null"])
+    with pytest.raises(BadInput, match=r"priority_sampling\.seed_ratio_schedule: .* strictly ascending from 0"):
+        load_config(CONFIGS / "local.yaml", ["priority_sampling.seed_ratio_schedule=[[5, 1.0], [2, 0.5]]"])
+    with pytest.raises(BadInput, match=r"priority_sampling\.by_difficulty: give at least one bucket"):
+        load_config(CONFIGS / "local.yaml", ["priority_sampling.by_difficulty={easy: 0, medium: 0, hard: 0}"])

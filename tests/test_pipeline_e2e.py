@@ -273,3 +273,19 @@ def test_a_shadow_run_of_a_checkpoint_writes_its_report_and_event(finished_copy)
     assert (finished_copy / "reports/shadow_run_after.json").exists() and "spearman" in result.stdout
     bad = rc1_here(finished_copy, "shadow", "run", "--checkpoint", "step_7")
     assert bad.returncode == 2 and "no checkpoint_saved event for step 7" in bad.stderr
+
+
+def test_priority_sampling_runs_through_the_pipeline_and_each_step_records_its_batch(tmp_path):
+    root = make_workspace(tmp_path, **{"train.max_steps": 6, "train.save_steps": 3, "train.eval_steps": 3})
+    sampling = ["--set", "priority_sampling.low_perf_cap=0.5", "--set", "priority_sampling.seed_ratio_schedule=[[0, 1.0], [4, 0.5]]",
+                "--set", "priority_sampling.by_difficulty={easy: 0.2, medium: 0.4, hard: 0.4}"]
+    result = rc1_here(root, "advance", "--all", *sampling)
+    assert result.returncode == 0, result.stderr
+    steps = [e for e in events(root) if e["type"] == "train_step"]
+    prompts_per_step = 8 // 4  # per_device_batch_size / num_generations
+    assert [e["seed_share"] for e in steps] == [1.0, 1.0, 1.0, 0.5, 0.5, 0.5]
+    assert all(sum(e["batch_difficulty"].values()) == prompts_per_step for e in steps)
+    assert all(e["low_perf"] <= 1 for e in steps)  # floor(0.5 · 2)
+    sampler = json.loads((root / "checkpoints/local/step_00006/sampler.json").read_text())
+    assert sampler["kind"] == "priority" and sampler["next_step"] == 7
+    assert rc1_here(root, "audit", *sampling).returncode == 0

@@ -20,6 +20,7 @@ from rc1.fsutil import hash_tree
 from rc1.train import checkpoints, layout
 from rc1.train.device import select_device, select_dtype
 from rc1.train.engine_trl import TrlEngine, _HookBridge
+from rc1.train.pairs import build_engine
 from rc1.train.schedule import schedule
 from rc1.train.strategies.adaptive_kl import AdaptiveKL
 from rc1.train.metrics import StepMetrics
@@ -116,7 +117,7 @@ def model_dir(tmp_path_factory) -> Path:
 
 def make_engine(config: Config, model_dir: Path, root: Path) -> TrlEngine:
     model, tokenizer = load_policy(config.model, "lora", "cpu", torch.float32, model_dir)
-    return TrlEngine(config, make_items(), digit_reward, model, tokenizer, root / "staging", "cpu")
+    return build_engine(config, make_items(), digit_reward, model, tokenizer, root / "staging", "cpu")
 
 
 @pytest.fixture(scope="module")
@@ -339,8 +340,6 @@ def torch_config(strategy: str, max_steps: int, save_steps: int, engine: str = "
 
 
 def make_torch_engine(config: Config, model_dir: Path, root: Path):
-    from rc1.train.pairs import build_engine
-
     model, tokenizer = load_policy(config.model, "lora", "cpu", torch.float32, model_dir)
     return build_engine(config, make_items(), digit_reward, model, tokenizer, root / "staging", "cpu")
 
@@ -426,3 +425,62 @@ def test_micro_batches_bound_memory_and_leave_the_step_unchanged(strategy, model
         return torch.tensor([[m.loss, m.kl, m.ratio, m.reward, m.tokens] for m in hooks.steps], dtype=torch.float64)
 
     torch.testing.assert_close(run(4, 2), run(8, 1), rtol=1e-4, atol=1e-5)
+
+
+# --- priority sampling: the sampler's state resumes the same batches ---------------------------------------
+
+@pytest.mark.parametrize("engine_name", ["trl", "torch"])
+def test_priority_sampling_resumes_the_same_batches_from_the_sampler_state_in_the_checkpoint(engine_name, model_dir, tmp_path):
+    import json
+
+    from rc1.config import PrioritySamplingConfig
+    from rc1.train.sampler import PrioritySampler
+
+    config = torch_config("grpo", max_steps=6, save_steps=3, engine=engine_name)
+    policy = PrioritySamplingConfig(by_difficulty={"easy": 0.2, "medium": 0.3, "hard": 0.5}, low_perf_cap=0.5,
+                                    seed_ratio_schedule=[(0, 1.0), (4, 0.5)])
+    items = [msgspec.structs.replace(item, difficulty=DIFFICULTY_CYCLE[i % 3]) for i, item in enumerate(make_items())]
+
+    def fresh(step, count, difficulties):
+        return [TaskItem(id=f"fresh-{step}-{k}", task="gsm8k", question=f"What is {step} + {k}?", answer=str(step + k),
+                         difficulty=d, prompt=f"Question: Ann has {step} pens and finds {k} more. How many pens? Answer:")
+                for k, d in enumerate(difficulties)]
+
+    def run(root, hooks, resume_from=None):
+        made = []
+
+        def make_sampler(per_step):
+            made.append(PrioritySampler(items, per_step, config.run.seed, policy, fresh))
+            return made[-1]
+
+        model, tokenizer = load_policy(config.model, "lora", "cpu", torch.float32, model_dir)
+        engine = build_engine(config, items, digit_reward, model, tokenizer, root / "staging", "cpu", make_sampler)
+        try:
+            engine.train(hooks, resume_from=resume_from)
+        finally:
+            hooks.batches = {m.step: [i.id for i in made[0].batch(m.step)] for m in hooks.steps}
+            hooks.mixes = {m.step: made[0].mix(m.step) for m in hooks.steps}
+
+    whole = Recorder(tmp_path / "whole", [])
+    run(tmp_path / "a", whole)
+
+    class StopAtFirstCheckpoint(Recorder):
+        def on_checkpoint(self, step, staged_dir):
+            super().on_checkpoint(step, staged_dir)
+            raise Interrupted
+
+    first = StopAtFirstCheckpoint(tmp_path / "part", [])
+    with pytest.raises(Interrupted):
+        run(tmp_path / "b", first)
+    second = Recorder(tmp_path / "part", [])
+    run(tmp_path / "c", second, resume_from=first.published[3][0])
+
+    assert [step_record(m) for m in first.steps + second.steps] == [step_record(m) for m in whole.steps]
+    assert {**first.batches, **second.batches} == whole.batches  # the same prompts, step by step
+    assert [whole.mixes[s].seed_share for s in range(1, 7)] == [1.0, 1.0, 1.0, 0.5, 0.5, 0.5]
+    assert any(whole.mixes[s].low_perf for s in range(3, 7))  # digit_reward fails most items: they come back
+    state = json.loads((first.published[3][0] / layout.SAMPLER).read_text())
+    assert state["kind"] == "priority" and state["next_step"] == 4 and state["seen"]
+
+
+DIFFICULTY_CYCLE = ("easy", "medium", "hard")

@@ -26,6 +26,25 @@ from rc1.data.task import TaskItem
 
 
 def leak_check(pool: list[TaskItem], shadow: list[TaskItem], ngram: int, similarity: float) -> CheckResult:
+    leaks = find_leaks(pool, shadow, ngram, similarity)
+    task_of = {item.id: item.task for item in pool}
+    leaked_by_task = {task: 0 for task in sorted({item.task for item in pool})}
+    for pool_id, _, _ in leaks:
+        leaked_by_task[task_of[pool_id]] += 1
+    shown = "; ".join(f"{p} ~ {s} ({why})" for p, s, why in leaks[:5])
+    detail = f"{len(leaks)} of {len(pool)} pool items leak from the {len(shadow)}-item shadow set"
+    return CheckResult(
+        name="leak",
+        passed=not leaks,
+        measured={"leaked": float(len(leaks)), "checked": float(len(pool)),
+                  **{f"{task}.leaked": float(count) for task, count in leaked_by_task.items()}},
+        thresholds={"max_leaked": 0.0, "ngram": float(ngram), "similarity": similarity},
+        detail=detail + (f": {shown}" if shown else ""),
+    )
+
+
+def find_leaks(pool: list[TaskItem], shadow: list[TaskItem], ngram: int, similarity: float) -> list[tuple[str, str, str]]:
+    """(pool item id, shadow item id, why) for every pool item that leaks, in pool order."""
     texts = [normalize(f"{item.question} {item.context}").split() for item in pool + shadow]
     keys, owner = ngram_keys(texts, ngram)
     starts = np.searchsorted(owner, np.arange(len(texts) + 1))
@@ -44,29 +63,16 @@ def leak_check(pool: list[TaskItem], shadow: list[TaskItem], ngram: int, similar
     shadow_questions = {normalize(item.question): s for s, item in enumerate(shadow)}
 
     leaks: list[tuple[str, str, str]] = []
-    leaked_by_task = {task: 0 for task in sorted({item.task for item in pool})}
     for p, item in enumerate(pool):
         s = shadow_questions.get(normalize(item.question))
         if s is not None:
             leaks.append((item.id, shadow[s].id, "same question"))
-            leaked_by_task[item.task] += 1
             continue
         found = _most_contained(pool_grams[p], shadow_grams, index, prefix_index, rarity, similarity)
         if found is not None:
             s, value = found
             leaks.append((item.id, shadow[s].id, f"{ngram}-gram containment {value:.2f}"))
-            leaked_by_task[item.task] += 1
-
-    shown = "; ".join(f"{p} ~ {s} ({why})" for p, s, why in leaks[:5])
-    detail = f"{len(leaks)} of {len(pool)} pool items leak from the {len(shadow)}-item shadow set"
-    return CheckResult(
-        name="leak",
-        passed=not leaks,
-        measured={"leaked": float(len(leaks)), "checked": float(len(pool)),
-                  **{f"{task}.leaked": float(count) for task, count in leaked_by_task.items()}},
-        thresholds={"max_leaked": 0.0, "ngram": float(ngram), "similarity": similarity},
-        detail=detail + (f": {shown}" if shown else ""),
-    )
+    return leaks
 
 
 def _prefix(size: int, similarity: float) -> int:

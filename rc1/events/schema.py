@@ -129,6 +129,11 @@ class TrainStep(Event, frozen=True, kw_only=True, tag="train_step"):
     scoring: ScoringSummary = msgspec.field(default_factory=ScoringSummary)
     epochs: int = 1  # update passes over the batch (PPO stops early at target_kl)
     kl_coef: float = 0.0  # the KL coefficient β in force (GRPO adapts it to target_kl)
+    # The batch (rc1/train/sampler.py): prompts per measured difficulty, the share from the seed pool (the
+    # rest fresh items), and how many were drawn because the policy was failing them.
+    batch_difficulty: dict[str, int] = msgspec.field(default_factory=dict)
+    seed_share: float = 1.0
+    low_perf: int = 0
 
 
 class CheckpointSaved(Event, frozen=True, kw_only=True, tag="checkpoint_saved"):

@@ -56,7 +56,7 @@ def template_pack(session: Session) -> TemplatePack:
     return load_pack(session.loaded.templates_path)
 
 
-def _dress(session: Session, items: list[TaskItem], seed: int, stream: str) -> list[TaskItem]:
+def dress_items(session: Session, items: list[TaskItem], seed: int, stream: str) -> list[TaskItem]:
     data = session.config.data
     return dress(items, template_pack(session), seed=seed, stream=stream, max_turns=data.max_turns,
                  max_tool_hops=data.max_tool_hops, clarify_rate=data.clarify_rate, tools=list(data.tools))
@@ -66,7 +66,7 @@ def build_shadow(session: Session) -> list[TaskItem]:
     data = session.config.data
     shadow = pool_builder.build_shadow(data.shadow_size, data.mix, data.shadow_seed)
     shadow = replace_from_sources(shadow, shadow_sources(data.sources, session.loaded.resolve), data.shadow_seed, by_difficulty=True)
-    return _dress(session, shadow, data.shadow_seed, "shadow")
+    return dress_items(session, shadow, data.shadow_seed, "shadow")
 
 
 def build_seed_pool(session: Session) -> list[TaskItem]:
@@ -75,7 +75,7 @@ def build_seed_pool(session: Session) -> list[TaskItem]:
     slot_mix = {**GENERATOR_DIFFICULTY_MIX, **{t: m for t, m in SOURCE_DIFFICULTY_MIX.items() if t in sources}}
     pool = pool_builder.build_pool(data.pool_size, data.mix, seed, slot_mix)
     pool = replace_from_sources(pool, sources, seed, by_difficulty=False)
-    return _dress(session, pool, seed, "pool")
+    return dress_items(session, pool, seed, "pool")
 
 
 def measure_all(items: list[TaskItem]) -> list[ItemMetrics]:

@@ -22,8 +22,10 @@ from rc1.session import Session
 from rc1.stages.gate import ensure_inputs_unchanged, require_allowed
 from rc1.stages.release import evaluate_release
 from rc1.stages.scoring import open_scoring, policy_thinking
+from rc1.stages.fresh import FreshItems
 from rc1.stages.train_hooks import EventHooks
 from rc1.train import checkpoints
+from rc1.train.sampler import PassSampler, PrioritySampler, Sampler
 from rc1.workspace import Workspace
 
 
@@ -64,7 +66,8 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
     scoring = open_scoring(session.loaded, session.ws, thinking)
     reward_fn = make_reward_fn(config.reward, scoring.weights, scoring.pipeline)
     shutil.rmtree(session.ws.staging_dir, ignore_errors=True)  # leftovers of a killed save are never resumed from
-    engine = build_engine(config, pool, reward_fn, model, tokenizer, session.ws.staging_dir, device)
+    sampling = _Sampling(session, pool, shadow)
+    engine = build_engine(config, pool, reward_fn, model, tokenizer, session.ws.staging_dir, device, sampling.make)
     if engine.truncated_prompts:
         print(f"note: {engine.truncated_prompts} of {len(pool)} prompts were cut to fit train.max_prompt_tokens "
               f"({config.train.max_prompt_tokens}); their earliest turns are left out", file=sys.stderr)
@@ -78,7 +81,7 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
         device=device,
         dtype=str(dtype).removeprefix("torch."),
     ))
-    hooks = EventHooks(session, engine, shadow, scoring)
+    hooks = EventHooks(session, engine, shadow, scoring, lambda step: sampling.sampler.mix(step))
     try:
         if resume is None and not any(e.step == 0 for e in session.projection.evals):
             hooks.evaluate(0)  # the untrained policy: what the release gate measures the gain from
@@ -100,6 +103,24 @@ def _quiet_library_progress_bars() -> None:
 
     hf_logging.disable_progress_bar()
     datasets.disable_progress_bars()
+
+
+class _Sampling:
+    """Builds the sampler the engine draws its batches from, for the engine's prompts per step, and keeps
+    it for the train_step events (the batch mix)."""
+
+    def __init__(self, session: Session, pool: list[TaskItem], shadow: list[TaskItem]):
+        self._session, self._pool, self._shadow = session, pool, shadow
+        self.sampler: Sampler | None = None
+
+    def make(self, prompts_per_step: int) -> Sampler:
+        config = self._session.config
+        if config.priority_sampling is None:
+            self.sampler = PassSampler(self._pool, prompts_per_step, config.train.max_steps, config.run.seed)
+        else:
+            fresh = FreshItems(self._session, self._pool, self._shadow)
+            self.sampler = PrioritySampler(self._pool, prompts_per_step, config.run.seed, config.priority_sampling, fresh)
+        return self.sampler
 
 
 def _complete(session: Session, final: CheckpointRef) -> None:

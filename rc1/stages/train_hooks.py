@@ -4,6 +4,7 @@ the publish, the event, `latest`, the shadow-set evaluation and the promotion to
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from rc1 import failpoints
@@ -15,13 +16,16 @@ from rc1.session import Session
 from rc1.stages.scoring import RunScoring
 from rc1.train import checkpoints
 from rc1.train.metrics import StepMetrics
+from rc1.train.sampler import BatchMix
 
 
 class EventHooks:
     """Turns engine callbacks into events, published checkpoints, evaluations and best promotions."""
 
-    def __init__(self, session: Session, engine, shadow: list[TaskItem], scoring: RunScoring):
+    def __init__(self, session: Session, engine, shadow: list[TaskItem], scoring: RunScoring,
+                 batch_mix: Callable[[int], BatchMix]):
         self.session = session
+        self.batch_mix = batch_mix
         self.engine = engine
         self.shadow = shadow
         self.scoring = scoring
@@ -36,10 +40,12 @@ class EventHooks:
 
     def on_step(self, m: StepMetrics) -> None:
         failpoints.reached("step")
+        mix = self.batch_mix(m.step)
         self.session.append(ev.TrainStep(
             step=m.step, loss=m.loss, kl=m.kl, ratio=m.ratio, lr=m.lr, reward=m.reward, reward_std=m.reward_std,
             mem_used_mb=m.mem_used_mb, sec_per_step=m.sec_per_step, tokens=m.tokens, scoring=self._judge_calls(),
-            epochs=m.epochs, kl_coef=m.kl_coef,
+            epochs=m.epochs, kl_coef=m.kl_coef, batch_difficulty=mix.difficulty, seed_share=mix.seed_share,
+            low_perf=mix.low_perf,
         ))
         self._scope(f"step {m.step + 1}")
         max_steps = self.session.config.train.max_steps

@@ -11,6 +11,7 @@ import json
 import math
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
@@ -30,12 +31,13 @@ from rc1.train.policy_math import Rollout
 from rc1.train.prompts import fit_prompt
 from rc1.train.protocols import RewardFn, Strategy, TrainingHooks
 from rc1.train.runtime import capture_rng, memory_mb, restore_rng
-from rc1.train.schedule import schedule
+from rc1.train.sampler import Sampler
 
 
 class TorchEngine:
     def __init__(self, config: Config, items: list[TaskItem], reward_fn: RewardFn, model: PreTrainedModel,
-                 tokenizer: PreTrainedTokenizerBase, staging_dir: Path, device: str, strategy: Strategy):
+                 tokenizer: PreTrainedTokenizerBase, staging_dir: Path, device: str, strategy: Strategy,
+                 make_sampler: Callable[[int], Sampler]):
         if not items:
             raise BadInput("data: no task items to train on")
         if model.dtype == torch.float16:
@@ -58,7 +60,8 @@ class TorchEngine:
         self.truncated_prompts = sum(truncated for _, truncated in fitted)
         batch = config.train.per_device_batch_size * config.train.gradient_accumulation_steps
         self.prompts_per_step = batch // strategy.completions_per_prompt
-        self._order = schedule(len(items), config.train.max_steps * self.prompts_per_step, config.run.seed)
+        self.sampler = make_sampler(self.prompts_per_step)
+        self._step = 0  # the step being trained: the sampler's observations are filed under it
         strategy.attach_engine(self)
         self.setup()
 
@@ -69,10 +72,14 @@ class TorchEngine:
     # -- what strategies use ---------------------------------------------------------------------------
 
     def prompts_for(self, items: list[TaskItem]) -> list[str]:
+        for item in items:
+            if item.id not in self._prompts:  # a fresh item (priority sampling), fitted when first drawn
+                self._prompts[item.id] = fit_prompt(self.tokenizer, item, self.train_cfg.max_prompt_tokens)[0]
         return [self._prompts[item.id] for item in items]
 
     def rewards(self, rollout: Rollout) -> torch.Tensor:
         values = self.reward_fn(rollout.items, rollout.texts, rollout.counts)
+        self.sampler.observe(self._step, rollout.items, values)
         return torch.tensor([float(v) for v in values], dtype=torch.float32, device=self.device)
 
     def micro_batches(self, rollout: Rollout) -> list[slice]:
@@ -102,8 +109,8 @@ class TorchEngine:
         started = time.perf_counter()
         if self.device == "cuda":
             torch.cuda.reset_peak_memory_stats()
-        first = (step - 1) * self.prompts_per_step
-        items = [self.items[i] for i in self._order[first : first + self.prompts_per_step]]
+        self._step = step
+        items = self.sampler.batch(step)
         lr = self.scheduler.get_last_lr()[0]
         metrics = msgspec.structs.replace(self.strategy.on_batch(items), step=step, lr=lr)
         self.scheduler.step()
@@ -126,8 +133,7 @@ class TorchEngine:
             "scheduler": self.scheduler.state_dict(),
             "rng": capture_rng(),
             "strategy": self.strategy.state_dict(),
-            "sampler": layout.sampler_state(self.scheduler.last_epoch * self.prompts_per_step, self.prompts_per_step,
-                                            self.config.run.seed, len(self.items)),
+            "sampler": self.sampler.state_dict(next_step=self.scheduler.last_epoch + 1),
         }
 
     def load_state_dict(self, state: dict) -> None:
@@ -145,12 +151,13 @@ class TorchEngine:
         start = 0
         if resume_from is not None:
             state = read_checkpoint(Path(resume_from))
-            sampler = layout.check_sampler(Path(resume_from), self.state_dict()["sampler"])
+            sampler = layout.read_sampler(Path(resume_from))
+            self.sampler.load_state_dict(sampler, str(Path(resume_from) / layout.SAMPLER))
             self.load_state_dict(state)
             start = self.scheduler.last_epoch
-            if sampler["next_prompt"] != start * self.prompts_per_step:
-                raise TrainingError(f"{resume_from}: sampler at prompt {sampler['next_prompt']} but the schedule at "
-                                    f"step {start} ({start * self.prompts_per_step}); the checkpoint is inconsistent")
+            if sampler["next_step"] != start + 1:
+                raise TrainingError(f"{resume_from}: sampler at step {sampler['next_step']} but the scheduler after "
+                                    f"step {start}; the checkpoint is inconsistent")
         t = self.train_cfg
         for step in range(start + 1, t.max_steps + 1):
             hooks.on_step(self.train_step(step))

@@ -2,9 +2,10 @@
 LoRA adapter, bridged to rc1's hooks. GRPO is the production default.
 
 Exact resume is a design goal (DESIGN §5), and it holds because:
-- the data order is ours: the dataset is the whole schedule (one seeded permutation of the items per
-  pass, as many passes as `max_steps` needs), fed unshuffled, so the run is one trainer "epoch" and a
-  resume only skips batches (TRL's sampler would restart its permutation in a later epoch);
+- the data order is ours: the dataset is the whole schedule, one row per prompt of every step, fed
+  unshuffled, so the run is one trainer "epoch" and a resume only skips batches (TRL's sampler would
+  restart its permutation in a later epoch); each row's item comes from rc1's sampler
+  (rc1/train/sampler.py) when the trainer fetches it, and the sampler's state is in every checkpoint;
 - `steps_per_generation == gradient_accumulation_steps`, so every optimizer step generates afresh and a
   checkpoint at any step boundary holds everything the next step needs;
 - the trainer saves and restores the python/numpy/torch RNG with each checkpoint, and `evaluate` puts
@@ -37,7 +38,7 @@ from rc1.train.generation import eos_token_ids, evaluate_policy
 from rc1.train.prompts import fit_prompt
 from rc1.train.protocols import RewardFn, TrainingHooks
 from rc1.train.runtime import memory_mb
-from rc1.train.schedule import schedule
+from rc1.train.sampler import Sampler
 from rc1.train.online_dpo import (REPLIES_PER_PROMPT, MeasuredOnlineDPOTrainer, OnlineDPOConfig, OnlineDpoProbe,
                                   RewardLedger)
 from rc1.train.sft_probe import SftProbe
@@ -71,6 +72,7 @@ class TrlEngine:
         tokenizer: PreTrainedTokenizerBase,
         staging_dir: Path,
         device: str,
+        make_sampler: Callable[[int], Sampler],
     ):
         if not items:
             raise BadInput("data: no task items to train on")
@@ -84,32 +86,33 @@ class TrlEngine:
         strategy = config.engine.strategy
         self._eos_ids = eos_token_ids(model, tokenizer)
         args = trl_args(config, self._staging_dir, device, model.dtype)
-        self._prompts = [fit_prompt(tokenizer, item, config.train.max_prompt_tokens) for item in items]
-        self.truncated_prompts = sum(truncated for _, truncated in self._prompts)
+        fitted = [fit_prompt(tokenizer, item, config.train.max_prompt_tokens) for item in items]
+        self._prompts = {item.id: text for item, (text, _) in zip(items, fitted)}
+        self.truncated_prompts = sum(truncated for _, truncated in fitted)
         batch = config.train.per_device_batch_size * config.train.gradient_accumulation_steps  # replies per step
         replies_per_prompt = {"sft": 1, "dpo": REPLIES_PER_PROMPT}.get(strategy, config.train.num_generations)
-        prompts_per_step = batch // replies_per_prompt
-        order = schedule(len(items), config.train.max_steps * prompts_per_step, config.run.seed)
+        self._per_step = batch // replies_per_prompt
+        self._sampler = make_sampler(self._per_step)
+        positions = config.train.max_steps * self._per_step
         self._kl = AdaptiveKL(config.train.beta if strategy != "sft" else 0.0, config.train.target_kl)
-        self._sampler = lambda step: layout.sampler_state(step * prompts_per_step, prompts_per_step, config.run.seed, len(items))
         probe = None
-        if strategy == "sft":
-            prompt_of = {item.id: prompt for item, (prompt, _) in zip(items, self._prompts)}
-            dataset = Dataset.from_dict({"prompt": [self._prompts[i][0] for i in order],
-                                         "completion": [gold_reply(items[i]) for i in order]})
-            probe = SftProbe(lambda step: [items[i] for i in order[(step - 1) * prompts_per_step : step * prompts_per_step]],
-                             lambda batch: [prompt_of[item.id] for item in batch], tokenizer, reward_fn,
-                             self._eos_ids, config.train, device)
+        if strategy == "sft":  # SFTTrainer tokenizes its dataset up front: the schedule is fixed (passes)
+            scheduled = [self._at(position) for position in range(positions)]
+            dataset = Dataset.from_dict({"prompt": [self._prompt(item) for item in scheduled],
+                                         "completion": [gold_reply(item) for item in scheduled]})
+            probe = SftProbe(self._sampler.batch, lambda batch: [self._prompt(item) for item in batch], tokenizer,
+                             reward_fn, self._eos_ids, config.train, device)
             trainer_kwargs = {}
         else:
-            dataset = Dataset.from_dict(
-                {"prompt": [self._prompts[i][0] for i in order], "item_index": [int(i) for i in order]}
-            )
+            # Row k is prompt k % P of step k // P + 1, drawn from the sampler only when the trainer fetches it,
+            # so a priority sampler can draw from what the policy failed in the steps before.
+            dataset = Dataset.from_dict({"position": list(range(positions))}).with_transform(self._rows)
             ledger = RewardLedger() if strategy == "dpo" else None
             if ledger is not None:
                 probe = OnlineDpoProbe(lambda: self._trainer, ledger)
             trainer_kwargs = {"reward_funcs": [self._make_trl_reward(ledger)]}
-        self._bridge = _HookBridge(self._staging_dir, device, batch, self._kl, self._set_beta, self._sampler, probe)
+        sampler_state = lambda step: self._sampler.state_dict(next_step=step + 1)  # noqa: E731
+        self._bridge = _HookBridge(self._staging_dir, device, batch, self._kl, self._set_beta, sampler_state, probe)
         trainer_class = {"grpo": GRPOTrainer, "rloo": RLOOTrainer, "dpo": MeasuredOnlineDPOTrainer,
                          "sft": SFTTrainer}[strategy]
         with _quiet_renamed_property():
@@ -141,7 +144,7 @@ class TrlEngine:
             absent = layout.missing(resume_from) + [n for n in (TRAINER_STATE,) if not (resume_from / n).is_file()]
             if absent:
                 raise TrainingError(f"{resume_from}: not an rc1 checkpoint (missing {', '.join(absent)})")
-            layout.check_sampler(resume_from, self._sampler(0))
+            self._sampler.load_state_dict(layout.read_sampler(resume_from), str(resume_from / layout.SAMPLER))
             self._kl.load_state_dict(torch.load(resume_from / layout.STRATEGY, weights_only=True)["kl"])
             self._set_beta(self._kl.beta)
             resume_from = layout.trainer_view(resume_from, self._staging_dir / "resume-view")
@@ -164,12 +167,25 @@ class TrlEngine:
                                max_new_tokens=max_new_tokens, eos_ids=self._eos_ids, batch_size=batch_size,
                                device=self._trainer.args.device)
 
+    def _at(self, position: int) -> TaskItem:
+        return self._sampler.batch(position // self._per_step + 1)[position % self._per_step]
+
+    def _prompt(self, item: TaskItem) -> str:
+        if item.id not in self._prompts:  # a fresh item (priority sampling), fitted when first drawn
+            self._prompts[item.id] = fit_prompt(self._tokenizer, item, self._config.train.max_prompt_tokens)[0]
+        return self._prompts[item.id]
+
+    def _rows(self, rows: dict) -> dict:
+        return {"prompt": [self._prompt(self._at(p)) for p in rows["position"]], "item_index": list(rows["position"])}
+
     def _make_trl_reward(self, ledger: RewardLedger | None):
-        items, reward_fn = self._items, self._reward_fn
+        reward_fn, sampler, per_step = self._reward_fn, self._sampler, self._per_step
 
         def rc1_reward(prompts, completions, item_index, completion_ids, **_context) -> list[float]:
             lengths = [len(ids) for ids in completion_ids]
-            rewards = [float(r) for r in reward_fn([items[i] for i in item_index], list(completions), lengths)]
+            items = [self._at(position) for position in item_index]
+            rewards = [float(r) for r in reward_fn(items, list(completions), lengths)]
+            sampler.observe(item_index[0] // per_step + 1, items, rewards)  # one call scores one step's replies
             if ledger is not None:
                 ledger.record(rewards, lengths)
             return rewards

@@ -31,22 +31,17 @@ _TRAINER_NAMES = {RNG: "rng_state.pth"}  # HF Trainer's name for rc1's file
 _TRAINER_ONLY = ("training_args.bin",)  # pickled arguments: the run's config says the same, and a resume never reads it
 
 
-def sampler_state(next_prompt: int, prompts_per_step: int, seed: int, items: int) -> dict:
-    return {"next_prompt": next_prompt, "prompts_per_step": prompts_per_step, "seed": seed, "items": items}
-
-
 def write_state(directory: Path, sampler: dict, strategy: dict) -> None:
     (directory / SAMPLER).write_text(json.dumps(sampler, sort_keys=True) + "\n", encoding="utf-8")
     torch.save(strategy, directory / STRATEGY)
 
 
-def check_sampler(directory: Path, expected: dict) -> dict:
-    """The checkpoint's sampler state, refused when it belongs to another data schedule."""
-    sampler = json.loads((directory / SAMPLER).read_text(encoding="utf-8"))
-    wanted = {k: v for k, v in expected.items() if k != "next_prompt"}
-    if {k: sampler.get(k) for k in wanted} != wanted:
-        raise TrainingError(f"{directory / SAMPLER}: data schedule {sampler} does not match this run's {wanted}")
-    return sampler
+def read_sampler(directory: Path) -> dict:
+    """The checkpoint's sampler state (rc1.train.sampler), as the sampler's `load_state_dict` takes it."""
+    state = json.loads((directory / SAMPLER).read_text(encoding="utf-8"))
+    if "next_step" not in state:  # written before samplers had kinds: passes, counted in prompts
+        state["next_step"] = state["next_prompt"] // state["prompts_per_step"] + 1
+    return state
 
 
 def missing(directory: Path) -> list[str]:

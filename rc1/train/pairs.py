@@ -11,21 +11,23 @@ before anything is loaded; a test keeps the two equal.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from rc1.config import Config
 from rc1.data.task import TaskItem
 from rc1.train.protocols import RewardFn, TrainingEngine
+from rc1.train.sampler import PassSampler, Sampler
 
 
-def _trl(config, items, reward_fn, model, tokenizer, staging_dir, device):
+def _trl(config, items, reward_fn, model, tokenizer, staging_dir, device, make_sampler):
     from rc1.train.engine_trl import TrlEngine
 
-    return TrlEngine(config, items, reward_fn, model, tokenizer, staging_dir, device)
+    return TrlEngine(config, items, reward_fn, model, tokenizer, staging_dir, device, make_sampler)
 
 
 def _torch(strategy_name: str):
-    def build(config, items, reward_fn, model, tokenizer, staging_dir, device):
+    def build(config, items, reward_fn, model, tokenizer, staging_dir, device, make_sampler):
         from rc1.train.engine_torch import TorchEngine
         from rc1.train.strategies.dpo import DpoStrategy
         from rc1.train.strategies.grpo import GrpoStrategy
@@ -34,7 +36,8 @@ def _torch(strategy_name: str):
         from rc1.train.strategies.sft import SftStrategy
 
         strategy = {"grpo": GrpoStrategy, "rloo": RlooStrategy, "ppo": PpoStrategy, "dpo": DpoStrategy, "sft": SftStrategy}[strategy_name]
-        return TorchEngine(config, items, reward_fn, model, tokenizer, staging_dir, device, strategy(config.train))
+        return TorchEngine(config, items, reward_fn, model, tokenizer, staging_dir, device, strategy(config.train),
+                           make_sampler)
 
     return build
 
@@ -53,6 +56,10 @@ PAIRS = {
 
 
 def build_engine(config: Config, items: list[TaskItem], reward_fn: RewardFn, model, tokenizer, staging_dir: Path,
-                 device: str) -> TrainingEngine:
-    """The engine for `config.engine` (validated against the table when the config was loaded)."""
-    return PAIRS[(config.engine.name, config.engine.strategy)](config, items, reward_fn, model, tokenizer, staging_dir, device)
+                 device: str, make_sampler: Callable[[int], Sampler] | None = None) -> TrainingEngine:
+    """The engine for `config.engine` (validated against the table when the config was loaded); batches come
+    from `make_sampler(prompts per step)`, by default seeded passes over `items`."""
+    if make_sampler is None:
+        make_sampler = lambda per_step: PassSampler(items, per_step, config.train.max_steps, config.run.seed)  # noqa: E731
+    return PAIRS[(config.engine.name, config.engine.strategy)](config, items, reward_fn, model, tokenizer, staging_dir,
+                                                               device, make_sampler)

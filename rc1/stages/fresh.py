@@ -1,0 +1,60 @@
+"""Fresh items for priority sampling: what a step takes beyond the seed pool's share
+(`priority_sampling.seed_ratio_schedule`), from the same task sources as the pool.
+
+Slot k of step s gets a task drawn by `data.mix` and the difficulty the sampler asked for; a task with a
+`data.sources` file gives one of its records the seed pool does not hold, any other task a new item of
+its generator (ids `fresh-<step>-<k>-<task>-…`, a stream no pool or shadow item shares). Each is dressed
+as an episode like the pool's, measured (its bucket becomes its difficulty), and leak-checked against
+the shadow set exactly as the pool is (`preflight.leak_ngram`, `preflight.leak_similarity`): a leaking
+item is replaced by the next candidate. Deterministic in (run seed, step, slot).
+"""
+
+from __future__ import annotations
+
+import random
+
+import msgspec
+
+from rc1.checks.leak import find_leaks
+from rc1.data.difficulty import bucket, measure
+from rc1.data.generators import generate
+from rc1.data.loaders import load_source
+from rc1.data.sources import pool_sources
+from rc1.data.task import Difficulty, TaskItem
+from rc1.errors import TrainingError
+from rc1.session import Session
+from rc1.stages.datasets import dress_items
+
+ATTEMPTS = 20  # candidates per slot before giving up: generated items leak essentially never
+
+
+class FreshItems:
+    def __init__(self, session: Session, pool: list[TaskItem], shadow: list[TaskItem]):
+        self._session = session
+        self._seed = session.config.run.seed
+        self._mix = {task: share for task, share in sorted(session.config.data.mix.items()) if share > 0}
+        self._shadow = shadow
+        held = {item.id for item in pool} | {item.id for item in shadow}
+        sources = pool_sources(session.config.data.sources, session.loaded.resolve)
+        self._records = {task: [r for r in load_source(task, path) if r.id not in held] for task, path in sources.items()}
+        self.leaks_replaced = 0
+
+    def __call__(self, step: int, count: int, difficulties: list[str]) -> list[TaskItem]:
+        rng = random.Random(f"fresh|{self._seed}|{step}")
+        tasks = rng.choices(list(self._mix), weights=list(self._mix.values()), k=count)
+        return [self._slot(step, k, task, difficulty) for k, (task, difficulty) in enumerate(zip(tasks, difficulties))]
+
+    def _slot(self, step: int, k: int, task: str, difficulty: Difficulty) -> TaskItem:
+        rng = random.Random(f"fresh|{self._seed}|{step}|{k}")
+        for attempt in range(ATTEMPTS):
+            if task in self._records:
+                candidate = msgspec.structs.replace(rng.choice(self._records[task]), difficulty=difficulty)
+                candidate = msgspec.structs.replace(candidate, id=f"{candidate.id}-fresh-{step}-{k}")
+            else:
+                (candidate,) = generate(task, 1, self._seed, f"fresh-{step}-{k}-{attempt}-{task}", difficulties=[difficulty])
+            (dressed,) = dress_items(self._session, [candidate], self._seed, f"fresh-{step}-{k}")
+            preflight = self._session.config.preflight
+            if not find_leaks([dressed], self._shadow, preflight.leak_ngram, preflight.leak_similarity):
+                return msgspec.structs.replace(dressed, difficulty=bucket(measure(dressed)))
+            self.leaks_replaced += 1
+        raise TrainingError(f"priority sampling: {ATTEMPTS} fresh {task} items for step {step} all leak from the shadow set")
