@@ -39,10 +39,15 @@ class RunConfig(_Section):
 
 
 class SourceConfig(_Section):
-    """An official-format file for one task (paths relative to the config file's folder)."""
+    """One task's records: an official-format file (paths relative to the config file's folder), or a
+    dataset of the HF hub (or a local dataset folder) loaded through `datasets`. Give `path` or `hub`."""
 
-    path: str  # the pool's records
+    path: str | None = None  # the pool's records
     shadow_path: str | None = None  # held-out records for the shadow set; built-in generator when absent
+    hub: str | None = None  # e.g. openai/gsm8k, hotpotqa/hotpot_qa
+    subset: str | None = None  # the hub dataset's config, e.g. main, distractor
+    split: str = "train"  # the hub split of the pool's records
+    shadow_split: str | None = None  # the hub split of the shadow set's records, e.g. test, validation
 
 
 class DataConfig(_Section):

@@ -33,6 +33,7 @@ def cross_field_problems(config: Config) -> list[str]:
     if config.preflight.min_len_tokens > config.preflight.max_len_tokens:
         problems.append("preflight.min_len_tokens: larger than preflight.max_len_tokens")
     problems += _training_problems(config)
+    problems += _source_problems(config)
     problems += _sampling_problems(config)
     if config.train.save_steps > config.train.max_steps:
         problems.append("train.save_steps: larger than train.max_steps, so no checkpoint would ever be written")
@@ -113,4 +114,17 @@ def _sampling_problems(config: Config) -> list[str]:
     if not steps or steps[0] != 0 or any(b <= a for a, b in zip(steps, steps[1:])):
         problems.append("priority_sampling.seed_ratio_schedule: [[from_step, seed_share], ...] with steps "
                         "strictly ascending from 0")
+    return problems
+
+
+def _source_problems(config: Config) -> list[str]:
+    problems = []
+    for task, src in sorted(config.data.sources.items()):
+        where = f"data.sources.{task}"
+        if (src.path is None) == (src.hub is None):
+            problems.append(f"{where}: give `path` (an official-format file) or `hub` (a dataset id), one of them")
+        elif src.hub is None and (src.subset is not None or src.shadow_split is not None or src.split != "train"):
+            problems.append(f"{where}: `subset`, `split` and `shadow_split` choose within a hub dataset; this source is a file")
+        elif src.hub is not None and src.shadow_path is not None:
+            problems.append(f"{where}: a hub source names its held-out records with `shadow_split`, not `shadow_path`")
     return problems

@@ -97,3 +97,17 @@ def test_priority_sampling_is_validated_and_refused_where_no_reward_is_seen():
         load_config(CONFIGS / "local.yaml", ["priority_sampling.seed_ratio_schedule=[[5, 1.0], [2, 0.5]]"])
     with pytest.raises(BadInput, match=r"priority_sampling\.by_difficulty: give at least one bucket"):
         load_config(CONFIGS / "local.yaml", ["priority_sampling.by_difficulty={easy: 0, medium: 0, hard: 0}"])
+
+
+def test_a_source_is_a_file_or_a_hub_dataset_never_both_nor_neither():
+    hub = ["data.sources.gsm8k.hub=openai/gsm8k", "data.sources.gsm8k.subset=main", "data.sources.gsm8k.shadow_split=test"]
+    source = load_config(CONFIGS / "local.yaml", hub).config.data.sources["gsm8k"]
+    assert (source.hub, source.subset, source.split, source.shadow_split) == ("openai/gsm8k", "main", "train", "test")
+    with pytest.raises(BadInput, match=r"data\.sources\.gsm8k: give `path` .* or `hub` .*, one of them"):
+        load_config(CONFIGS / "local.yaml", [*hub, "data.sources.gsm8k.path=train.jsonl"])
+    with pytest.raises(BadInput, match=r"data\.sources\.gsm8k: give `path`"):
+        load_config(CONFIGS / "local.yaml", ["data.sources.gsm8k.split=test"])
+    with pytest.raises(BadInput, match=r"data\.sources\.gsm8k: `subset`, `split` and `shadow_split` choose within a hub"):
+        load_config(CONFIGS / "local.yaml", ["data.sources.gsm8k.path=train.jsonl", "data.sources.gsm8k.shadow_split=test"])
+    with pytest.raises(BadInput, match=r"data\.sources\.gsm8k: a hub source names its held-out records with `shadow_split`"):
+        load_config(CONFIGS / "local.yaml", [*hub, "data.sources.gsm8k.shadow_path=test.jsonl"])

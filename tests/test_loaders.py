@@ -65,3 +65,25 @@ def test_a_bad_strategyqa_record_names_its_index(tmp_path):
 def test_a_missing_source_file_is_bad_input(tmp_path):
     with pytest.raises(BadInput, match="data source not found"):
         load_gsm8k(tmp_path / "absent.jsonl")
+
+
+def test_a_hub_dataset_loads_through_datasets_in_the_hubs_own_shape(tmp_path):
+    """The hub's HotpotQA (hotpotqa/hotpot_qa, distractor) stores context and supporting facts as columns of
+    lists; a local dataset folder goes through the same `datasets.load_dataset` call as a hub id."""
+    import datasets
+
+    from rc1.data.loaders import load_source
+    from rc1.data.source_ref import SourceRef
+
+    row = {"id": "5a8b", "question": "Which river flows through the birthplace of Ana Vell?", "answer": "the Oru",
+           "type": "bridge", "level": "hard", "supporting_facts": {"title": ["Ana Vell", "Tamsk"], "sent_id": [0, 1]},
+           "context": {"title": ["Ana Vell", "Tamsk"], "sentences": [["Ana Vell was born in Tamsk."], ["Tamsk is a town.", " It lies on the Oru."]]}}
+    folder = tmp_path / "hotpot_qa"
+    (folder / "data").mkdir(parents=True)
+    datasets.Dataset.from_list([row]).to_parquet(str(folder / "data" / "validation-00000-of-00001.parquet"))
+    ref = SourceRef(hub=str(folder), split="validation")
+    (item,) = load_source("hotpotqa", ref)
+    assert (item.id, item.answer, item.difficulty, item.source) == ("hotpotqa-file-5a8b", "the Oru", "hard", f"hf:{folder}:validation")
+    assert item.context == "Ana Vell: Ana Vell was born in Tamsk.\nTamsk: Tamsk is a town. It lies on the Oru."
+    with pytest.raises(BadInput, match=rf"hf:{folder}:test: cannot load through datasets"):
+        load_source("hotpotqa", SourceRef(hub=str(folder), split="test"))

@@ -7,6 +7,7 @@ import pytest
 
 from rc1.data.loaders import load_strategyqa
 from rc1.data.pool import build_pool
+from rc1.data.source_ref import SourceRef
 from rc1.data.sources import SourceShortfall, replace_from_sources
 from rc1.errors import BadInput
 from test_loaders import SHARED, needs_shared
@@ -18,7 +19,7 @@ def test_pool_slots_take_records_of_their_label_then_the_nearest_and_keep_their_
     slots = Counter(item.difficulty for item in items)
     path = SHARED / "strategyqa" / "dev.json"
     labels = {record.id: record.difficulty for record in load_strategyqa(path)}  # 41 hard, 123 medium, 65 easy
-    swapped = replace_from_sources(items[:200], {"strategyqa": path}, 7, by_difficulty=False)
+    swapped = replace_from_sources(items[:200], {"strategyqa": SourceRef(path=path)}, 7, by_difficulty=False)
     assert Counter(i.difficulty for i in swapped) == Counter(i.difficulty for i in items[:200])  # dressed as the slot asks
     assert len({i.id for i in swapped}) == 200 and all(i.source == str(path) for i in swapped)
     hard_slots = Counter(labels[i.id] for i in swapped if i.difficulty == "hard")
@@ -27,9 +28,9 @@ def test_pool_slots_take_records_of_their_label_then_the_nearest_and_keep_their_
     assert slots["hard"] == 200
 
     with pytest.raises(BadInput, match=r"dev\.json: has 229 distinct strategyqa records; 400 are needed \(171 missing"):
-        replace_from_sources(items, {"strategyqa": path}, 7, by_difficulty=False)
+        replace_from_sources(items, {"strategyqa": SourceRef(path=path)}, 7, by_difficulty=False)
     with pytest.raises(BadInput, match=r"dev\.json: has 41 distinct strategyqa/hard records; \d+ are needed \(\d+ missing\)"):
-        replace_from_sources(items[:200], {"strategyqa": path}, 7, by_difficulty=True)
+        replace_from_sources(items[:200], {"strategyqa": SourceRef(path=path)}, 7, by_difficulty=True)
 
 
 def test_a_question_repeated_in_a_source_fills_one_slot_only(tmp_path):
@@ -39,7 +40,7 @@ def test_a_question_repeated_in_a_source_fills_one_slot_only(tmp_path):
     path.write_text("\n".join(lines + lines[:4]) + "\n")  # 14 lines, 10 distinct questions
     items = build_pool(12, {"gsm8k": 1.0}, 3)
     with pytest.raises(SourceShortfall) as short:
-        replace_from_sources(items, {"gsm8k": path}, 3, by_difficulty=False)
+        replace_from_sources(items, {"gsm8k": SourceRef(path=path)}, 3, by_difficulty=False)
     assert [(m.task, m.available, m.needed, m.count) for m in short.value.missing] == [("gsm8k", 10, 12, 2)]
-    swapped = replace_from_sources(items[:10], {"gsm8k": path}, 3, by_difficulty=False)
+    swapped = replace_from_sources(items[:10], {"gsm8k": SourceRef(path=path)}, 3, by_difficulty=False)
     assert len({i.question for i in swapped}) == 10

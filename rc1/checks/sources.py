@@ -4,29 +4,28 @@ share fails round 1 here, naming how many records are missing, instead of stoppi
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from rc1.checks.result import CheckResult
+from rc1.data.source_ref import SourceRef
 from rc1.data.sources import Missing
 from rc1.data.task import TaskItem
 
 NAME = "data_sources"
 
 
-def data_sources_check(pool: list[TaskItem], shadow: list[TaskItem], pool_paths: dict[str, Path],
-                       shadow_paths: dict[str, Path]) -> CheckResult:
+def data_sources_check(pool: list[TaskItem], shadow: list[TaskItem], pool_refs: dict[str, SourceRef],
+                       shadow_refs: dict[str, SourceRef]) -> CheckResult:
     measured: dict[str, float] = {}
     problems, found = [], []
-    for stream, items, paths in (("pool", pool, pool_paths), ("shadow", shadow, shadow_paths)):
-        for task, path in sorted(paths.items()):
+    for stream, items, refs in (("pool", pool, pool_refs), ("shadow", shadow, shadow_refs)):
+        for task, ref in sorted(refs.items()):
             mine = [item for item in items if item.task == task]
-            drawn = [item for item in mine if item.source == str(path)]
+            drawn = [item for item in mine if item.source == ref.label]
             distinct = len({item.id for item in drawn})
             measured[f"{stream}.{task}.from_source"] = float(distinct)
             measured[f"{stream}.{task}.slots"] = float(len(mine))
-            found.append(f"{stream} {task}: {distinct} of {len(mine)} from {path.name}")
+            found.append(f"{stream} {task}: {distinct} of {len(mine)} from {ref.name}")
             if distinct != len(mine):
-                problems.append(f"{stream} {task}: {len(mine) - distinct} of {len(mine)} items are not distinct records of {path}")
+                problems.append(f"{stream} {task}: {len(mine) - distinct} of {len(mine)} items are not distinct records of {ref.label}")
     if not found:
         return CheckResult(name=NAME, passed=True, measured={}, thresholds={},
                            detail="no data.sources: every task from its built-in generator")

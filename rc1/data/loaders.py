@@ -1,38 +1,61 @@
-"""Loaders for the official dataset formats, from local files, into TaskItems.
+"""Loaders for the official dataset formats, from local files or the HF hub (`datasets`), into TaskItems.
 
 GSM8K: JSON Lines with `question` and `answer` (worked solution ending `#### <number>`).
 HotpotQA: one JSON array of `_id`, `question`, `answer`, `type`, `level`, `supporting_facts`, `context`.
 StrategyQA: one JSON array of `qid`, `question`, `answer` (bool), `facts`, `decomposition`, and
 (dev/train) `term`, `description`.
 
-A bad record is an exit-2 error naming the file and the line (JSONL) or index (JSON array).
+A hub dataset's rows are read in the same shape (the hub's HotpotQA is turned back into the official one).
+A bad record is an exit-2 error naming the file and the line (JSONL) or index (JSON array), or the
+dataset and row.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from rc1.data.generators import render_prompt
 from rc1.data.task import Difficulty, TaskItem
+from rc1.data.source_ref import SourceRef
 from rc1.errors import BadInput
 from rc1.fsutil import read_input_text
 
 _GSM8K_FINAL = re.compile(r"####\s*(-?[\d,]*\.?\d+)\s*$")
 
 
-def load_source(task: str, path: Path) -> list[TaskItem]:
-    return {"gsm8k": load_gsm8k, "hotpotqa": load_hotpotqa, "strategyqa": load_strategyqa}[task](path)
+def load_source(task: str, ref: SourceRef) -> list[TaskItem]:
+    """The records of a `data.sources` entry: an official-format file, or a hub dataset through `datasets`."""
+    if ref.path is not None:
+        return load_file(task, ref.path)
+    return _PARSERS[task](_hub_records(task, ref), ref.label)
+
+
+def load_file(task: str, path: Path) -> list[TaskItem]:
+    records = _jsonl_records(path) if task == "gsm8k" else _array_records(path)
+    return _PARSERS[task](records, str(path))
 
 
 def load_gsm8k(path: Path) -> list[TaskItem]:
+    return load_file("gsm8k", path)
+
+
+def load_hotpotqa(path: Path) -> list[TaskItem]:
+    return load_file("hotpotqa", path)
+
+
+def load_strategyqa(path: Path) -> list[TaskItem]:
+    return load_file("strategyqa", path)
+
+
+Records = Iterable[tuple[str, str, object]]  # (where, id suffix, record)
+
+
+def _gsm8k(records: Records, source: str) -> list[TaskItem]:
     items = []
-    for lineno, line in enumerate(_read_text(path).splitlines(), 1):
-        if not line.strip():
-            continue
-        where = f"{path}:{lineno}"
-        record = _json(line, where)
+    for where, key, record in records:
         question = _field(record, "question", str, where)
         solution = _field(record, "answer", str, where)
         match = _GSM8K_FINAL.search(solution)
@@ -41,16 +64,15 @@ def load_gsm8k(path: Path) -> list[TaskItem]:
         # Worked steps are the <<a op b=c>> annotations; more steps make a harder problem.
         steps = solution.count("<<") or len([s for s in solution.splitlines()[:-1] if s.strip()])
         items.append(TaskItem(
-            id=f"gsm8k-file-{lineno:06d}", task="gsm8k", question=question, answer=match.group(1).replace(",", ""),
-            difficulty=_by_count(steps, easy_max=2, medium_max=4), prompt=render_prompt(question), source=str(path),
+            id=f"gsm8k-file-{key}", task="gsm8k", question=question, answer=match.group(1).replace(",", ""),
+            difficulty=_by_count(steps, easy_max=2, medium_max=4), prompt=render_prompt(question), source=source,
         ))
     return items
 
 
-def load_hotpotqa(path: Path) -> list[TaskItem]:
+def _hotpotqa(records: Records, source: str) -> list[TaskItem]:
     items = []
-    for index, record in enumerate(_json_array(path)):
-        where = f"{path}[{index}]"
+    for where, _, record in records:
         question = _field(record, "question", str, where)
         answer = _field(record, "answer", str, where)
         level = _field(record, "level", str, where)
@@ -67,15 +89,14 @@ def load_hotpotqa(path: Path) -> list[TaskItem]:
         text = "\n".join(paragraphs)
         items.append(TaskItem(
             id=f"hotpotqa-file-{_field(record, '_id', str, where)}", task="hotpotqa", question=question, context=text,
-            answer=answer, difficulty=level, prompt=render_prompt(question, text), source=str(path),
+            answer=answer, difficulty=level, prompt=render_prompt(question, text), source=source,
         ))
     return items
 
 
-def load_strategyqa(path: Path) -> list[TaskItem]:
+def _strategyqa(records: Records, source: str) -> list[TaskItem]:
     items = []
-    for index, record in enumerate(_json_array(path)):
-        where = f"{path}[{index}]"
+    for where, _, record in records:
         question = _field(record, "question", str, where)
         answer = _field(record, "answer", bool, where)
         facts = _field(record, "facts", list, where)
@@ -90,9 +111,43 @@ def load_strategyqa(path: Path) -> list[TaskItem]:
             id=f"strategyqa-file-{_field(record, 'qid', str, where)}", task="strategyqa", question=question,
             context=context, answer="yes" if answer else "no",
             difficulty=_by_count(len(decomposition), easy_max=2, medium_max=3),
-            prompt=render_prompt(question, context), source=str(path),
+            prompt=render_prompt(question, context), source=source,
         ))
     return items
+
+
+_PARSERS: dict[str, Callable[[Records, str], list[TaskItem]]] = {
+    "gsm8k": _gsm8k, "hotpotqa": _hotpotqa, "strategyqa": _strategyqa,
+}
+
+
+def _jsonl_records(path: Path) -> Records:
+    for lineno, line in enumerate(_read_text(path).splitlines(), 1):
+        if line.strip():
+            yield f"{path}:{lineno}", f"{lineno:06d}", _json(line, f"{path}:{lineno}")
+
+
+def _array_records(path: Path) -> Records:
+    for index, record in enumerate(_json_array(path)):
+        yield f"{path}[{index}]", f"{index:06d}", record
+
+
+def _hub_records(task: str, ref: SourceRef) -> Records:
+    """Rows of a hub dataset (or a local dataset folder) through `datasets.load_dataset`, in the official
+    record shape: the hub's HotpotQA stores `context` and `supporting_facts` as columns of lists."""
+    import datasets
+
+    try:
+        rows = datasets.load_dataset(ref.hub, ref.subset, split=ref.split)
+    except Exception as e:  # the hub unreachable, an unknown id, subset or split: the library says which
+        raise BadInput(f"{ref.label}: cannot load through datasets: {type(e).__name__}: {e}") from None
+    for index, row in enumerate(rows):
+        if task == "hotpotqa" and isinstance(row.get("context"), dict):
+            row = {**row, "_id": row.get("id", row.get("_id")),
+                   "context": [[t, s] for t, s in zip(row["context"]["title"], row["context"]["sentences"])],
+                   "supporting_facts": [[t, i] for t, i in zip(row["supporting_facts"]["title"],
+                                                               row["supporting_facts"]["sent_id"])]}
+        yield f"{ref.label}[{index}]", f"{index:06d}", row
 
 
 def _by_count(n: int, *, easy_max: int, medium_max: int) -> Difficulty:

@@ -1,4 +1,4 @@
-"""Swapping built-in items for records from official-format files, task by task.
+"""Swapping built-in items for records from official-format files or hub datasets, task by task.
 
 The built-in generator fixes how many items of each task and difficulty there are; a
 configured source supplies that many records, drawn with a seeded sample so the choice is
@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from pathlib import Path
 
 import msgspec
 
 from rc1.data.loaders import load_source
+from rc1.data.source_ref import SourceRef
 from rc1.data.task import DIFFICULTIES, TaskItem
 from rc1.errors import BadInput
 
@@ -46,7 +46,7 @@ class SourceShortfall(BadInput):
         super().__init__("; ".join(m.text() for m in missing))
 
 
-def replace_from_sources(items: list[TaskItem], sources: dict[str, Path], seed: int, *, by_difficulty: bool) -> list[TaskItem]:
+def replace_from_sources(items: list[TaskItem], sources: dict[str, SourceRef], seed: int, *, by_difficulty: bool) -> list[TaskItem]:
     """Items with every task that has a source replaced by records from it (same counts, same positions).
 
     by_difficulty (the shadow set): each slot takes a record of its own difficulty label.
@@ -57,16 +57,16 @@ def replace_from_sources(items: list[TaskItem], sources: dict[str, Path], seed: 
     Every source that falls short is named in one SourceShortfall."""
     result = list(items)
     missing: list[Missing] = []
-    for task, path in sorted(sources.items()):
+    for task, ref in sorted(sources.items()):
         slots_of: dict[str, list[int]] = defaultdict(list)
         for index, item in enumerate(items):
             if item.task == task:
                 slots_of[item.difficulty].append(index)
-        records = _distinct(load_source(task, path))
-        rng = random.Random(f"{seed}:{task}:{path.name}")
+        records = _distinct(load_source(task, ref))
+        rng = random.Random(f"{seed}:{task}:{ref.name}")
         needed = sum(len(slots) for slots in slots_of.values())
         if not by_difficulty and len(records) < needed:
-            missing.append(Missing(task=task, path=str(path), difficulty="", available=len(records), needed=needed))
+            missing.append(Missing(task=task, path=ref.label, difficulty="", available=len(records), needed=needed))
             continue
         unused = {d: rng.sample(rs, len(rs)) for d, rs in _by_label(records).items()}
         for difficulty in DIFFICULTIES[::-1]:  # hard first: its slots are the scarcest
@@ -78,7 +78,7 @@ def replace_from_sources(items: list[TaskItem], sources: dict[str, Path], seed: 
                 slots = slots[len(take):]
             if slots:
                 wanted = len(slots_of[difficulty])
-                missing.append(Missing(task=task, path=str(path), difficulty=difficulty, available=wanted - len(slots), needed=wanted))
+                missing.append(Missing(task=task, path=ref.label, difficulty=difficulty, available=wanted - len(slots), needed=wanted))
     if missing:
         raise SourceShortfall(missing)
     return result
@@ -106,9 +106,17 @@ def _by_label(records: list[TaskItem]) -> dict[str, list[TaskItem]]:
     return grouped
 
 
-def pool_sources(data_sources: dict, resolve) -> dict[str, Path]:
-    return {task: resolve(src.path) for task, src in data_sources.items()}
+def pool_sources(data_sources: dict, resolve) -> dict[str, SourceRef]:
+    return {task: _ref(src, src.path, src.split, resolve) for task, src in data_sources.items()}
 
 
-def shadow_sources(data_sources: dict, resolve) -> dict[str, Path]:
-    return {task: resolve(src.shadow_path) for task, src in data_sources.items() if src.shadow_path}
+def shadow_sources(data_sources: dict, resolve) -> dict[str, SourceRef]:
+    """The held-out records of every task that names them (`shadow_path`, or `shadow_split` of its hub dataset)."""
+    return {task: _ref(src, src.shadow_path, src.shadow_split, resolve) for task, src in data_sources.items()
+            if src.shadow_path or src.shadow_split}
+
+
+def _ref(src, path: str | None, split: str | None, resolve) -> SourceRef:
+    if src.hub is not None:
+        return SourceRef(hub=src.hub, subset=src.subset, split=split or src.split)
+    return SourceRef(path=resolve(path))

@@ -36,7 +36,7 @@ class FreshItems:
         self._shadow = shadow
         held = {item.id for item in pool} | {item.id for item in shadow}
         sources = pool_sources(session.config.data.sources, session.loaded.resolve)
-        self._records = {task: [r for r in load_source(task, path) if r.id not in held] for task, path in sources.items()}
+        self._records = {task: [r for r in load_source(task, ref) if r.id not in held] for task, ref in sources.items()}
         self.leaks_replaced = 0
 
     def __call__(self, step: int, count: int, difficulties: list[str]) -> list[TaskItem]:
