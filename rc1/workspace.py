@@ -10,6 +10,7 @@ import msgspec
 class Workspace(msgspec.Struct, frozen=True, kw_only=True):
     root: Path
     run: str
+    line: str = ""  # a run training several seeds keeps each seed's checkpoints apart: "seed_<s>"
 
     @classmethod
     def here(cls, run: str) -> "Workspace":
@@ -72,7 +73,7 @@ class Workspace(msgspec.Struct, frozen=True, kw_only=True):
 
     @property
     def checkpoints_dir(self) -> Path:
-        return self.root / "checkpoints" / self.run
+        return self.root / "checkpoints" / self.run / self.line if self.line else self.root / "checkpoints" / self.run
 
     @property
     def staging_dir(self) -> Path:

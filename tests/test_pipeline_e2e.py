@@ -275,17 +275,43 @@ def test_a_shadow_run_of_a_checkpoint_writes_its_report_and_event(finished_copy)
     assert bad.returncode == 2 and "no checkpoint_saved event for step 7" in bad.stderr
 
 
-def test_priority_sampling_runs_through_the_pipeline_and_each_step_records_its_batch(tmp_path):
-    root = make_workspace(tmp_path, **{"train.max_steps": 6, "train.save_steps": 3, "train.eval_steps": 3})
-    sampling = ["--set", "priority_sampling.low_perf_cap=0.5", "--set", "priority_sampling.seed_ratio_schedule=[[0, 1.0], [4, 0.5]]",
+def test_each_seed_of_run_seeds_trains_its_own_line_and_the_release_verdict_spans_them(tmp_path):
+    """Two seeds, each with priority sampling (one pipeline run for both: a line of training costs a warm start)."""
+    root = make_workspace(tmp_path, **{"train.max_steps": 4, "train.save_steps": 2, "train.eval_steps": 2,
+                                       "run.seeds": [1234, 99]})
+    sampling = ["--set", "priority_sampling.low_perf_cap=0.5", "--set", "priority_sampling.seed_ratio_schedule=[[0, 1.0], [3, 0.5]]",
                 "--set", "priority_sampling.by_difficulty={easy: 0.2, medium: 0.4, hard: 0.4}"]
     result = rc1_here(root, "advance", "--all", *sampling)
     assert result.returncode == 0, result.stderr
-    steps = [e for e in events(root) if e["type"] == "train_step"]
+    log = events(root)
+
+    steps = [e for e in log if e["type"] == "train_step"]
     prompts_per_step = 8 // 4  # per_device_batch_size / num_generations
-    assert [e["seed_share"] for e in steps] == [1.0, 1.0, 1.0, 0.5, 0.5, 0.5]
-    assert all(sum(e["batch_difficulty"].values()) == prompts_per_step for e in steps)
-    assert all(e["low_perf"] <= 1 for e in steps)  # floor(0.5 · 2)
-    sampler = json.loads((root / "checkpoints/local/step_00006/sampler.json").read_text())
-    assert sampler["kind"] == "priority" and sampler["next_step"] == 7
+    assert [e["seed_share"] for e in steps] == [1.0, 1.0, 0.5, 0.5] * 2  # from step 3, one prompt of two is fresh
+    assert all(sum(e["batch_difficulty"].values()) == prompts_per_step and e["low_perf"] <= 1 for e in steps)
+    for seed in (1234, 99):
+        sampler = json.loads((root / f"checkpoints/local/seed_{seed}/step_00004/sampler.json").read_text())
+        assert sampler["kind"] == "priority" and sampler["next_step"] == 5 and sampler["seed"] == seed
+
+    started = [e for e in log if e["type"] == "training_started"]
+    assert [(e["seed"], e["seeds"], e["resume_from_step"]) for e in started] == [(1234, [1234, 99], 0), (99, [1234, 99], 0)]
+    completed = [e for e in log if e["type"] == "run_completed"]
+    assert [(e["seed"], e["step"]) for e in completed] == [(1234, 4), (99, 4)]
+    for seed in (1234, 99):  # each line keeps its own checkpoints, step 0 evaluation and release
+        assert (root / f"checkpoints/local/seed_{seed}/step_00004/adapter_model.safetensors").is_file()
+    releases = [e for e in log if e["type"] == "release_evaluated"]
+    assert [e["seed"] for e in releases] == [1234, 99]
+    assert sum(1 for e in log if e["type"] == "eval_completed" and e["step"] == 0) == 2
+    (across,) = [e for e in log if e["type"] == "release_across_seeds"]
+    gains = [e["hard_gain_pp"] for e in releases]
+    assert across["gains_pp"] == {"1234": gains[0], "99": gains[1]}
+    assert across["mean_pp"] == pytest.approx(sum(gains) / 2)
+    assert across["spread_pp"] == pytest.approx(abs(gains[0] - gains[1]) / 2 ** 0.5)
+    assert across["passed"] == (across["mean_pp"] - across["spread_pp"] >= 1.0 and all(e["passed"] for e in releases))
+    status = json.loads(rc1_here(root, "status", "--json", *sampling).stdout)
+    assert status["complete"] and [line["seed"] for line in status["finished"]] == [1234, 99]
+    assert status["across_seeds"]["mean_pp"] == across["mean_pp"]
+    text = rc1_here(root, "status", *sampling).stdout
+    assert "seed 1234" in text and "seed 99" in text and "release across seeds" in text
     assert rc1_here(root, "audit", *sampling).returncode == 0
+    assert rc1_here(root, "advance", *sampling).stdout.startswith("run local is complete")

@@ -348,6 +348,14 @@ class Interrupted(Exception):
     pass
 
 
+class StopAtFirstCheckpoint(Recorder):
+    """Publishes the first checkpoint, then stops the run as a crash would."""
+
+    def on_checkpoint(self, step, staged_dir):
+        super().on_checkpoint(step, staged_dir)
+        raise Interrupted
+
+
 def step_record(m: StepMetrics) -> tuple:
     return (m.step, m.loss, m.kl, m.ratio, m.lr, m.reward, m.reward_std, m.tokens, m.epochs, m.kl_coef)
 
@@ -360,11 +368,6 @@ def test_every_pair_resumes_exactly(engine_name, strategy, model_dir, tmp_path):
     whole._engine_ref.append(engine)
     whole._evaluate = True  # evaluating at checkpoints must not change the run
     engine.train(whole, resume_from=None)
-
-    class StopAtFirstCheckpoint(Recorder):
-        def on_checkpoint(self, step, staged_dir):
-            super().on_checkpoint(step, staged_dir)
-            raise Interrupted
 
     first = StopAtFirstCheckpoint(tmp_path / "part", [])
     with pytest.raises(Interrupted):
@@ -463,11 +466,6 @@ def test_priority_sampling_resumes_the_same_batches_from_the_sampler_state_in_th
 
     whole = Recorder(tmp_path / "whole", [])
     run(tmp_path / "a", whole)
-
-    class StopAtFirstCheckpoint(Recorder):
-        def on_checkpoint(self, step, staged_dir):
-            super().on_checkpoint(step, staged_dir)
-            raise Interrupted
 
     first = StopAtFirstCheckpoint(tmp_path / "part", [])
     with pytest.raises(Interrupted):

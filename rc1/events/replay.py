@@ -53,6 +53,24 @@ class ReleaseView(msgspec.Struct, frozen=True, kw_only=True):
     step: int | None
 
 
+class LineResult(msgspec.Struct, frozen=True, kw_only=True):
+    """A finished line of training (one seed of `run.seeds`)."""
+
+    seed: int
+    step: int
+    best_step: int | None
+    final_checkpoint: str
+    release: ReleaseView | None
+
+
+class AcrossSeedsView(msgspec.Struct, frozen=True, kw_only=True):
+    gains_pp: dict[str, float]
+    mean_pp: float
+    spread_pp: float
+    threshold_pp: float
+    passed: bool
+
+
 class Violation(msgspec.Struct, frozen=True, kw_only=True):
     seq: int
     message: str
@@ -81,6 +99,12 @@ class Projection(msgspec.Struct, kw_only=True):
     last_error: str | None = None
     checks: dict[str, bool] = msgspec.field(default_factory=dict)  # "r1.distinct2" -> passed, latest
     violations: list[Violation] = msgspec.field(default_factory=list)
+    # `run.seeds`: the line of training the fields above describe, every seed the run trains, the lines
+    # finished so far, and the verdict across them (when the run trains more than one seed).
+    seed: int | None = None
+    seeds: list[int] = msgspec.field(default_factory=list)
+    finished: list[LineResult] = msgspec.field(default_factory=list)
+    across_seeds: AcrossSeedsView | None = None
 
     @property
     def latest_checkpoint(self) -> CheckpointRef | None:
@@ -165,11 +189,15 @@ def _(event: ev.GateFailed, p: Projection) -> None:
 def _(event: ev.GateInvalidated, p: Projection) -> None:
     p.gates = {"round1": GateView(), "round2": GateView()}
     p.complete = False
+    p.seed, p.finished, p.across_seeds = None, [], None  # lines trained on the old inputs count for nothing
     p.last_error = f"gate invalidated: {event.input} changed ({event.old_sha256[:12]} -> {event.new_sha256[:12]})"
 
 
 @_mutate.register
 def _(event: ev.TrainingStarted, p: Projection) -> None:
+    if event.seed != p.seed:  # a new line of training (another seed): nothing of the last line carries over
+        p.checkpoints, p.evals, p.release, p.best_step, p.best_value = [], [], None, None, None
+    p.seed, p.seeds = event.seed, list(event.seeds)
     p.training_segments += 1
     p.segment_first_step = event.resume_from_step
     p.step = event.resume_from_step
@@ -219,6 +247,26 @@ def _(event: ev.TrainingFailed, p: Projection) -> None:
 
 
 @_mutate.register
+def _(event: ev.ReleaseAcrossSeeds, p: Projection) -> None:
+    p.across_seeds = AcrossSeedsView(gains_pp=dict(event.gains_pp), mean_pp=event.mean_pp, spread_pp=event.spread_pp,
+                                     threshold_pp=event.threshold_pp, passed=event.passed)
+
+
+@_mutate.register
 def _(event: ev.RunCompleted, p: Projection) -> None:
-    p.complete = True
+    if event.seed is not None:
+        p.finished = [f for f in p.finished if f.seed != event.seed]
+        p.finished.append(LineResult(seed=event.seed, step=event.step, best_step=event.best_step,
+                                     final_checkpoint=event.final_checkpoint, release=p.release))
+    done = {f.seed for f in p.finished}
+    p.complete = all(seed in done for seed in p.seeds)  # a log from before seeds: complete at once
     p.last_error = None
+
+
+def pending_seed(p: Projection, seeds: list[int]) -> int:
+    """The seed whose line of training comes next: the current one while unfinished, else the first not yet
+    finished (the caller has checked that one is left)."""
+    done = {f.seed for f in p.finished}
+    if p.seed is not None and p.seed in seeds and p.seed not in done:
+        return p.seed
+    return next(seed for seed in seeds if seed not in done)

@@ -113,6 +113,10 @@ class TrainingStarted(Event, frozen=True, kw_only=True, tag="training_started"):
     model: str
     device: str
     dtype: str
+    # `run.seeds`: the seed of this line of training and every seed the run trains, one line after another
+    # (None and [] in logs written before seeds were lines of their own).
+    seed: int | None = None
+    seeds: list[int] = msgspec.field(default_factory=list)
 
 
 class TrainStep(Event, frozen=True, kw_only=True, tag="train_step"):
@@ -201,6 +205,18 @@ class ReleaseEvaluated(Event, frozen=True, kw_only=True, tag="release_evaluated"
     threshold_pp: float
     passed: bool
     metric: str
+    seed: int | None = None  # the line of training it judges
+
+
+class ReleaseAcrossSeeds(Event, frozen=True, kw_only=True, tag="release_across_seeds"):
+    """The RC1 release verdict of a run that trains several seeds: their hard gains' mean and spread
+    (sample standard deviation). Passed when mean − spread ≥ the threshold and every seed's own gate passed."""
+
+    gains_pp: dict[str, float]  # seed -> hard_gain_pp
+    mean_pp: float
+    spread_pp: float
+    threshold_pp: float
+    passed: bool
 
 
 class TrainingFailed(Event, frozen=True, kw_only=True, tag="training_failed"):
@@ -210,9 +226,12 @@ class TrainingFailed(Event, frozen=True, kw_only=True, tag="training_failed"):
 
 
 class RunCompleted(Event, frozen=True, kw_only=True, tag="run_completed"):
+    """A line of training finished (`seed`); the run is complete when every seed of `run.seeds` has one."""
+
     step: int
     best_step: int | None
     final_checkpoint: str
+    seed: int | None = None
 
 
 class LogRepaired(Event, frozen=True, kw_only=True, tag="log_repaired"):
@@ -240,6 +259,7 @@ AnyEvent = Union[
     RunCompleted,
     LogRepaired,
     ReleaseEvaluated,
+    ReleaseAcrossSeeds,
     ShadowRunCompleted,
 ]
 

@@ -4,9 +4,14 @@ hard_gain_pp = 100 · (hard success at the best checkpoint − hard success at s
 is the share of hard HotpotQA + StrategyQA shadow items answered correctly and the best checkpoint is
 the last one promoted to best/ (by `release.metric`). With no checkpoint better than step 0 the gain is
 the final checkpoint's, and the gate is closed. Passed when hard_gain_pp ≥ `release.min_hard_gain_pp`.
+
+With several seeds (`run.seeds`) each line of training gets that verdict, and the run gets one across them
+(`release_across_seeds`): the mean gain minus its spread must reach the threshold, every seed having passed.
 """
 
 from __future__ import annotations
+
+import statistics
 
 from rc1.events import schema as ev
 from rc1.events.replay import EvalPoint, Projection
@@ -25,7 +30,7 @@ def release_event(p: Projection, threshold_pp: float, metric: str) -> ev.Release
     return ev.ReleaseEvaluated(
         step=best.step if best else None, baseline_hard_success=base.hard_success,
         hard_success=measured.hard_success or 0.0, hard_gain_pp=gain, threshold_pp=threshold_pp,
-        passed=best is not None and gain >= threshold_pp, metric=metric,
+        passed=best is not None and gain >= threshold_pp, metric=metric, seed=p.seed,
     )
 
 
@@ -56,3 +61,29 @@ def release_table(evals: list[EvalPoint]) -> str:
                      f"  {100 * (b.success - a.success):>+6.1f}pp  {a.mean_reward:>6.3f} -> {b.mean_reward:<6.3f}"
                      f"  {a.overclar_rate:>4.2f} -> {b.overclar_rate:<4.2f}")
     return "\n".join(lines)
+
+
+def across_seeds_event(p: Projection, threshold_pp: float) -> ev.ReleaseAcrossSeeds | None:
+    """The verdict over every finished line of training: mean hard gain minus its spread (sample standard
+    deviation over seeds) must reach the threshold, and every line must have passed its own gate. None
+    when a line has no release of its own (a run begun before the step-0 evaluation existed)."""
+    releases = {str(line.seed): line.release for line in p.finished}
+    if not releases or any(r is None for r in releases.values()):
+        return None
+    gains = {seed: r.hard_gain_pp for seed, r in releases.items()}
+    mean = statistics.fmean(gains.values())
+    spread = statistics.stdev(gains.values()) if len(gains) > 1 else 0.0
+    passed = mean - spread >= threshold_pp and all(r.passed for r in releases.values())
+    return ev.ReleaseAcrossSeeds(gains_pp=gains, mean_pp=mean, spread_pp=spread, threshold_pp=threshold_pp, passed=passed)
+
+
+def evaluate_release_across_seeds(session: Session) -> None:
+    event = across_seeds_event(session.projection, session.config.release.min_hard_gain_pp)
+    if event is None:
+        print("release across seeds: not evaluated (a line of training has no release of its own)", flush=True)
+        return
+    session.append(event)
+    gains = ", ".join(f"seed {seed} {gain:+.1f}" for seed, gain in event.gains_pp.items())
+    print(f"release across {len(event.gains_pp)} seeds (RC1 gate): {'PASSED' if event.passed else 'NOT PASSED'}: "
+          f"hard gain mean {event.mean_pp:+.1f} pp, spread {event.spread_pp:.1f} pp ({gains}); "
+          f"needs mean − spread ≥ {event.threshold_pp:g} pp and every seed passed", flush=True)

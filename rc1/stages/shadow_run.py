@@ -29,9 +29,11 @@ def run_shadow(session: Session, tag: str, checkpoint: str = "base", samples: in
     import torch
     from transformers import GenerationConfig
 
-    from rc1.stages.train import load_run_policy
+    from rc1.stages.train import line_session, load_run_policy
     from rc1.train.generation import generate_replies
 
+    if session.projection.seed is not None:  # the base model of the line of training the checkpoints belong to
+        session = line_session(session, session.projection.seed, list(session.config.run.seeds))
     config = session.config
     k = samples or config.shadow.samples
     shadow = read_items(session.ws.shadow_path)
@@ -83,9 +85,10 @@ def _with_adapter(session: Session, model, checkpoint: str):
         directory = session.ws.checkpoints_dir / "best" / f"step_{p.best_step:05d}"
     elif checkpoint.startswith("step_") and checkpoint[5:].isdigit():
         step = int(checkpoint[5:])
-        if not any(c.step == step for c in p.checkpoints):
+        refs = [c for c in p.checkpoints if c.step == step]
+        if not refs:
             raise BadInput(f"--checkpoint {checkpoint}: no checkpoint_saved event for step {step}")
-        directory = session.ws.checkpoint_dir(step)
+        directory = session.ws.root / refs[-1].dir
     else:
         raise BadInput(f"--checkpoint {checkpoint!r}: use base, best or step_N")
     from peft import PeftModel

@@ -6,21 +6,24 @@ atomically, hashed, recorded as checkpoint_saved, and only then linked as `lates
 
 from __future__ import annotations
 
+import copy
 import shutil
 import sys
 from pathlib import Path
 
+import msgspec
+
 from rc1.data.task import TaskItem, read_items
 from rc1.errors import GateClosed, TrainingError
 from rc1.events import schema as ev
-from rc1.events.replay import CheckpointRef
+from rc1.events.replay import CheckpointRef, pending_seed
 from rc1.failure import write_error_report
 from rc1.fsutil import held_lock, sha256_file
 from rc1.scoring.pipeline import make_reward_fn
 from rc1.scoring.rules import gold_reply
 from rc1.session import Session
 from rc1.stages.gate import ensure_inputs_unchanged, require_allowed
-from rc1.stages.release import evaluate_release
+from rc1.stages.release import evaluate_release, evaluate_release_across_seeds
 from rc1.stages.scoring import open_scoring, policy_thinking
 from rc1.stages.fresh import FreshItems
 from rc1.stages.train_hooks import EventHooks
@@ -49,12 +52,21 @@ def pick_resume(session: Session, explicit: Path | None) -> CheckpointRef | None
 
 
 def run_training(session: Session, explicit_resume: Path | None = None) -> None:
+    """Train (or resume) the next unfinished line of training: one per seed of `run.seeds`, in order."""
     require_allowed(session, "training_started", "training")
     ensure_inputs_unchanged(session, session.projection.gates["round2"].fingerprints, "round 2")
+    seeds = list(session.config.run.seeds)
+    p = session.projection
+    current = p.seed if p.seed is not None else (seeds[0] if p.training_segments else None)  # a log from before seeds
+    seed = pending_seed(msgspec.structs.replace(p, seed=current), seeds)
+    new_line = seed != current
+    if new_line and explicit_resume is not None:
+        raise GateClosed(f"{explicit_resume}: seed {seed}'s line of training starts fresh; there is nothing to resume")
+    session = line_session(session, seed, seeds)
     config = session.config
-    resume = pick_resume(session, explicit_resume)
+    resume = None if new_line else pick_resume(session, explicit_resume)
     if resume is not None and resume.step >= config.train.max_steps:
-        _complete(session, resume)  # crashed after the final checkpoint, before run_completed
+        _complete(session, resume, seeds)  # crashed after the final checkpoint, before run_completed
         return
 
     from rc1.train.pairs import build_engine
@@ -80,6 +92,8 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
         model=config.model.name,
         device=device,
         dtype=str(dtype).removeprefix("torch."),
+        seed=seed,
+        seeds=seeds,
     ))
     hooks = EventHooks(session, engine, shadow, scoring, lambda step: sampling.sampler.mix(step))
     try:
@@ -93,7 +107,19 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
     latest = session.projection.latest_checkpoint
     if latest is None or latest.step != config.train.max_steps:
         raise TrainingError(f"training stopped at step {session.projection.step} without a checkpoint at max_steps {config.train.max_steps}")
-    _complete(session, latest)
+    _complete(session, latest, seeds)
+
+
+def line_session(session: Session, seed: int, seeds: list[int]) -> Session:
+    """The session as one line of training sees it: `run.seed` is the line's seed (model initialisation, data
+    order, sampling, generation), and with several seeds its checkpoints live in checkpoints/<run>/seed_<s>/.
+    It appends to the same log."""
+    loaded = session.loaded
+    config = msgspec.structs.replace(loaded.config, run=msgspec.structs.replace(loaded.config.run, seed=seed))
+    line = copy.copy(session)
+    line.loaded = msgspec.structs.replace(loaded, config=config)
+    line.ws = msgspec.structs.replace(session.ws, line=f"seed_{seed}" if len(seeds) > 1 else "")
+    return line
 
 
 def _quiet_library_progress_bars() -> None:
@@ -123,10 +149,13 @@ class _Sampling:
         return self.sampler
 
 
-def _complete(session: Session, final: CheckpointRef) -> None:
-    if session.projection.release is None:
+def _complete(session: Session, final: CheckpointRef, seeds: list[int]) -> None:
+    p = session.projection
+    if p.release is None:
         evaluate_release(session)
-    session.append(ev.RunCompleted(step=final.step, best_step=session.projection.best_step, final_checkpoint=final.dir))
+    session.append(ev.RunCompleted(step=final.step, best_step=p.best_step, final_checkpoint=final.dir, seed=p.seed))
+    if len(seeds) > 1 and p.complete:
+        evaluate_release_across_seeds(session)
 
 
 def load_run_policy(session: Session, pool: list[TaskItem]):

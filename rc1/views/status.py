@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgspec
 
 from rc1.events import schema as ev
-from rc1.events.replay import ReleaseView, Replayer
+from rc1.events.replay import AcrossSeedsView, LineResult, ReleaseView, Replayer
 from rc1.fingerprints import changed_inputs
 
 
@@ -39,6 +39,11 @@ class StatusView(msgspec.Struct, frozen=True, kw_only=True):
     last_eval: dict[str, float] | None
     release: ReleaseView | None = None  # the RC1 gate, once evaluated
     torn_tail_bytes: int = 0
+    # `run.seeds`: the seed of the line of training above, every seed, each finished line, the verdict across
+    seed: int | None = None
+    seeds: list[int] = msgspec.field(default_factory=list)
+    finished: list[LineResult] = msgspec.field(default_factory=list)
+    across_seeds: AcrossSeedsView | None = None
 
 
 def status_view(replayer: Replayer, current: ev.Fingerprints | None, run: str, torn_bytes: int = 0) -> StatusView:
@@ -75,6 +80,10 @@ def status_view(replayer: Replayer, current: ev.Fingerprints | None, run: str, t
         last_eval=p.last_eval,
         release=p.release,
         torn_tail_bytes=torn_bytes,
+        seed=p.seed,
+        seeds=list(p.seeds),
+        finished=list(p.finished),
+        across_seeds=p.across_seeds,
     )
 
 
@@ -99,6 +108,21 @@ def render_text(view: StatusView) -> str:
         at = f"best step {r.step}" if r.step is not None else "no checkpoint beat step 0"
         lines.append(f"release    {'PASSED' if r.passed else 'NOT PASSED'}: hard gain {r.hard_gain_pp:+.1f} pp "
                      f"(needs ≥ {r.threshold:g}; {at})")
+    if len(view.seeds) > 1:
+        lines.append(f"seeds      {', '.join(map(str, view.seeds))}; training seed {view.seed}")
+        done = {line.seed: line for line in view.finished}
+        for seed in view.seeds:
+            line = done.get(seed)
+            if line is None:
+                lines.append(f"  seed {seed:<6} {'in training' if seed == view.seed and not view.complete else 'pending'}")
+                continue
+            r = line.release
+            verdict = f"{'PASSED' if r.passed else 'NOT PASSED'} {r.hard_gain_pp:+.1f} pp" if r else "release not evaluated"
+            lines.append(f"  seed {seed:<6} complete at step {line.step}, best {line.best_step if line.best_step is not None else '-'}; {verdict}")
+        if view.across_seeds:
+            a = view.across_seeds
+            lines.append(f"release across seeds {'PASSED' if a.passed else 'NOT PASSED'}: mean {a.mean_pp:+.1f} pp, "
+                         f"spread {a.spread_pp:.1f} pp (needs mean − spread ≥ {a.threshold_pp:g}, every seed passed)")
     for name, gate in view.gates.items():
         if not gate.passed:
             lines.append(f"{name:<10} not passed")
