@@ -157,6 +157,9 @@ class TrainConfig(_Section):
     # Passes over each batch (the torch engine's grpo and ppo; trl's GRPOTrainer makes one).
     update_epochs: PositiveInt = 1
     max_grad_norm: PositiveFloat = 1.0
+    # Recompute activations in the backward pass (memory for 4B models; only slows a tiny one down). On,
+    # the model's KV cache is switched off for training forwards (`use_cache: false`), as transformers needs.
+    gradient_checkpointing: bool = False
     simulate: bool = False
     live_mode: bool = True
 

@@ -482,3 +482,26 @@ def test_priority_sampling_resumes_the_same_batches_from_the_sampler_state_in_th
 
 
 DIFFICULTY_CYCLE = ("easy", "medium", "hard")
+
+
+@pytest.mark.parametrize("engine_name", ["trl", "torch"])
+def test_gradient_checkpointing_comes_from_config_and_switches_the_kv_cache_off(engine_name, model_dir, tmp_path):
+    config = torch_config("grpo", max_steps=1, save_steps=1, engine=engine_name, gradient_checkpointing=True)
+    engine = make_torch_engine(config, model_dir, tmp_path)
+    hooks = Recorder(tmp_path / "ck", [])
+    engine.train(hooks, resume_from=None)
+    assert engine.model.config.use_cache is False
+    assert engine.model.base_model.model.is_gradient_checkpointing
+    assert [m.step for m in hooks.steps] == [1] and math.isfinite(hooks.steps[0].loss)
+
+
+def test_rollouts_are_sampled_by_vllm_only_for_trl_grpo_and_rloo_on_cuda_with_vllm_installed():
+    from rc1.train.generation import generation_backend
+
+    assert generation_backend("trl", "grpo", "cpu") == "hf"
+    assert generation_backend("torch", "grpo", "cuda") == "hf"
+    assert generation_backend("trl", "dpo", "cuda") == "hf"
+    import importlib.util
+
+    expected = "vllm" if importlib.util.find_spec("vllm") else "hf"
+    assert generation_backend("trl", "rloo", "cuda") == expected

@@ -117,6 +117,7 @@ class TrainingStarted(Event, frozen=True, kw_only=True, tag="training_started"):
     # (None and [] in logs written before seeds were lines of their own).
     seed: int | None = None
     seeds: list[int] = msgspec.field(default_factory=list)
+    generation: str = "hf"  # who sampled the rollouts: hf (transformers generate) or vllm
 
 
 class TrainStep(Event, frozen=True, kw_only=True, tag="train_step"):

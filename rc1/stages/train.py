@@ -69,6 +69,7 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
         _complete(session, resume, seeds)  # crashed after the final checkpoint, before run_completed
         return
 
+    from rc1.train.generation import generation_backend
     from rc1.train.pairs import build_engine
 
     pool = read_items(session.ws.balanced_pool_path)  # training uses the difficulty-balanced pool
@@ -94,6 +95,7 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
         dtype=str(dtype).removeprefix("torch."),
         seed=seed,
         seeds=seeds,
+        generation=generation_backend(config.engine.name, config.engine.strategy, device),
     ))
     hooks = EventHooks(session, engine, shadow, scoring, lambda step: sampling.sampler.mix(step))
     try:

@@ -54,6 +54,10 @@ class TorchEngine:
         self._staging_dir.mkdir(parents=True, exist_ok=True)
         set_seed(config.run.seed)  # the adapter's initial weights, and the first step's samples, follow the seed
         self._model = peft.get_peft_model(model, lora_config(config.model))
+        if config.train.gradient_checkpointing:
+            model.config.use_cache = False
+            self._model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+            self._model.enable_input_require_grads()  # the frozen embeddings' output must carry grad for LoRA
         self.eos_ids = eos_token_ids(model, tokenizer)
         fitted = [fit_prompt(tokenizer, item, config.train.max_prompt_tokens) for item in items]
         self._prompts = {item.id: text for item, (text, _) in zip(items, fitted)}

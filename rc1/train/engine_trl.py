@@ -34,7 +34,7 @@ from rc1.errors import BadInput, TrainingError
 from rc1.train.metrics import EvalResult, StepMetrics
 from rc1.train.model_loading import lora_config
 from rc1.train import divergence, layout
-from rc1.train.generation import eos_token_ids, evaluate_policy
+from rc1.train.generation import eos_token_ids, evaluate_policy, generation_backend
 from rc1.train.prompts import fit_prompt
 from rc1.train.protocols import RewardFn, TrainingHooks
 from rc1.train.runtime import memory_mb
@@ -85,6 +85,8 @@ class TrlEngine:
         self._staging_dir.mkdir(parents=True, exist_ok=True)
         strategy = config.engine.strategy
         self._eos_ids = eos_token_ids(model, tokenizer)
+        if config.train.gradient_checkpointing:
+            model.config.use_cache = False
         args = trl_args(config, self._staging_dir, device, model.dtype)
         fitted = [fit_prompt(tokenizer, item, config.train.max_prompt_tokens) for item in items]
         self._prompts = {item.id: text for item, (text, _) in zip(items, fitted)}
@@ -216,7 +218,8 @@ def trl_args(config: Config, staging_dir: Path, device: str, dtype: torch.dtype
     )
     # The dataset is already the seeded schedule (see `schedule`): the trainers must not reorder it.
     in_order = dict(data_seed=config.run.seed, train_sampling_strategy="sequential")
-    checkpointing = device != "cpu"  # memory for 4B models; only slows the tiny one down
+    checkpointing = train.gradient_checkpointing
+    generation = generation_backend(config.engine.name, config.engine.strategy, device)
     strategy = config.engine.strategy
     if strategy == "sft":
         return SFTConfig(**shared, **in_order, completion_only_loss=True, max_length=None,
@@ -236,6 +239,7 @@ def trl_args(config: Config, staging_dir: Path, device: str, dtype: torch.dtype
         temperature=train.temperature, beta=train.beta, shuffle_dataset=False,
         remove_unused_columns=False,  # keep `item_index` for the reward function
         activation_checkpointing=checkpointing,
+        **({"use_vllm": True, "vllm_mode": "colocate"} if generation == "vllm" else {}),
     )
 
 

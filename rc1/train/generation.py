@@ -3,6 +3,7 @@ template fitted to max_prompt_tokens, left-padded batches, each reply cut after 
 
 from __future__ import annotations
 
+import importlib.util
 import time
 
 import torch
@@ -12,6 +13,14 @@ from rc1.data.task import TaskItem
 from rc1.train.metrics import EvalResult
 from rc1.train.prompts import fit_prompt
 from rc1.train.runtime import capture_rng, restore_rng
+
+
+def generation_backend(engine: str, strategy: str, device: str) -> str:
+    """Who samples the training rollouts: vLLM (TRL's `use_vllm`, colocated) for the trl engine's GRPO and
+    RLOO when vllm is installed and the device is CUDA; HF `generate` otherwise."""
+    if (engine, strategy) in (("trl", "grpo"), ("trl", "rloo")) and device == "cuda" and importlib.util.find_spec("vllm"):
+        return "vllm"
+    return "hf"
 
 
 def eos_token_ids(model, tokenizer: PreTrainedTokenizerBase) -> list[int]:

@@ -6,6 +6,7 @@ CUDA); it is not exercised offline but stays real. Tokenizers are left-padded, a
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import peft
@@ -24,6 +25,9 @@ def load_policy(
     """Return `(model, tokenizer)` on `device` in `dtype`; the model has no adapter yet (see `lora_config`)."""
     if finetune_method == "qlora" and device != "cuda":
         raise BadInput(f"finetune.method: qlora needs a CUDA GPU (this machine trains on {device}); use lora")
+    if finetune_method == "qlora" and importlib.util.find_spec("bitsandbytes") is None:
+        raise BadInput("finetune.method: qlora loads the base model in 4 bits with bitsandbytes, which is not "
+                       "installed: pip install -e '.[qlora]'")
     if model_cfg.name == BUILTIN_TINY:
         if finetune_method == "qlora":
             raise BadInput("finetune.method: qlora needs a CUDA model from the hub; use lora with builtin models")
