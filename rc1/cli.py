@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from rc1 import distributed
 from rc1.errors import ExitCode, Rc1Error, TrainingError
 
 DEFAULT_CONFIG = "configs/local.yaml"
@@ -99,6 +100,8 @@ def main(argv: list[str] | None = None) -> int:
 
     handler = commands.HANDLERS[args.command]
     try:
+        if args.command != "train":
+            distributed.require_single_process(args.command)
         return int(handler(args))
     except TrainingError as e:
         # The train stage already wrote reports/ERROR_<ts>.json and appended training_failed.

@@ -6,7 +6,7 @@ from rc1 import provenance
 from rc1.config import LoadedConfig, effective_yaml
 from rc1.events import schema as ev
 from rc1.events.anchor import write_head
-from rc1.events.log import EventLog
+from rc1.events.log import EventLog, read_log
 from rc1.events.replay import Projection, Replayer
 from rc1.fsutil import atomic_write_text
 from rc1.views.mirrors import Mirrors
@@ -74,3 +74,39 @@ class Session:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class FollowerSession:
+    """A non-zero rank's view of the run under a multi-process launch (rc1/distributed.py): the log read and
+    replayed once, without the lock; its appends go nowhere, because rank 0 makes them."""
+
+    def __init__(self, loaded: LoadedConfig, ws: Workspace):
+        self.loaded = loaded
+        self.ws = ws
+        self.replayer = Replayer()
+        for event in read_log(ws.log_path).events:  # a line rank 0 is writing right now is left out
+            self.replayer.apply(event)
+
+    @classmethod
+    def open(cls, loaded: LoadedConfig) -> "FollowerSession":
+        return cls(loaded, Workspace.here(loaded.config.run.name))
+
+    @property
+    def projection(self) -> Projection:
+        return self.replayer.projection
+
+    @property
+    def config(self):
+        return self.loaded.config
+
+    def append(self, event: ev.Event) -> ev.Event:
+        return event
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self) -> "FollowerSession":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass

@@ -277,9 +277,9 @@ def test_a_shadow_run_of_a_checkpoint_writes_its_report_and_event(finished_copy)
 
 def test_each_seed_of_run_seeds_trains_its_own_line_and_the_release_verdict_spans_them(tmp_path):
     """Two seeds, each with priority sampling (one pipeline run for both: a line of training costs a warm start)."""
-    root = make_workspace(tmp_path, **{"train.max_steps": 4, "train.save_steps": 2, "train.eval_steps": 2,
+    root = make_workspace(tmp_path, **{"train.max_steps": 2, "train.save_steps": 2, "train.eval_steps": 2,
                                        "run.seeds": [1234, 99]})
-    sampling = ["--set", "priority_sampling.low_perf_cap=0.5", "--set", "priority_sampling.seed_ratio_schedule=[[0, 1.0], [3, 0.5]]",
+    sampling = ["--set", "priority_sampling.low_perf_cap=0.5", "--set", "priority_sampling.seed_ratio_schedule=[[0, 1.0], [2, 0.5]]",
                 "--set", "priority_sampling.by_difficulty={easy: 0.2, medium: 0.4, hard: 0.4}"]
     result = rc1_here(root, "advance", "--all", *sampling)
     assert result.returncode == 0, result.stderr
@@ -287,18 +287,18 @@ def test_each_seed_of_run_seeds_trains_its_own_line_and_the_release_verdict_span
 
     steps = [e for e in log if e["type"] == "train_step"]
     prompts_per_step = 8 // 4  # per_device_batch_size / num_generations
-    assert [e["seed_share"] for e in steps] == [1.0, 1.0, 0.5, 0.5] * 2  # from step 3, one prompt of two is fresh
+    assert [e["seed_share"] for e in steps] == [1.0, 0.5] * 2  # from step 2, one prompt of two is fresh
     assert all(sum(e["batch_difficulty"].values()) == prompts_per_step and e["low_perf"] <= 1 for e in steps)
     for seed in (1234, 99):
-        sampler = json.loads((root / f"checkpoints/local/seed_{seed}/step_00004/sampler.json").read_text())
-        assert sampler["kind"] == "priority" and sampler["next_step"] == 5 and sampler["seed"] == seed
+        sampler = json.loads((root / f"checkpoints/local/seed_{seed}/step_00002/sampler.json").read_text())
+        assert sampler["kind"] == "priority" and sampler["next_step"] == 3 and sampler["seed"] == seed
 
     started = [e for e in log if e["type"] == "training_started"]
     assert [(e["seed"], e["seeds"], e["resume_from_step"]) for e in started] == [(1234, [1234, 99], 0), (99, [1234, 99], 0)]
     completed = [e for e in log if e["type"] == "run_completed"]
-    assert [(e["seed"], e["step"]) for e in completed] == [(1234, 4), (99, 4)]
+    assert [(e["seed"], e["step"]) for e in completed] == [(1234, 2), (99, 2)]
     for seed in (1234, 99):  # each line keeps its own checkpoints, step 0 evaluation and release
-        assert (root / f"checkpoints/local/seed_{seed}/step_00004/adapter_model.safetensors").is_file()
+        assert (root / f"checkpoints/local/seed_{seed}/step_00002/adapter_model.safetensors").is_file()
     releases = [e for e in log if e["type"] == "release_evaluated"]
     assert [e["seed"] for e in releases] == [1234, 99]
     assert sum(1 for e in log if e["type"] == "eval_completed" and e["step"] == 0) == 2

@@ -12,7 +12,8 @@ from rc1.config import load_config
 from rc1.data.difficulty import bucket
 from rc1.data.task import read_items
 from rc1.errors import BadInput, ExitCode
-from rc1.session import Session
+from rc1 import distributed
+from rc1.session import FollowerSession, Session
 from rc1.stages import datasets
 from rc1.stages.artifacts import write_artifact
 from rc1.stages.gate import record_checks_adhoc
@@ -128,6 +129,9 @@ def scorer(args) -> int:
 
 
 def train(args) -> int:
-    with _open(args) as session:
+    """Under a multi-process launch every rank runs this; rank 0 is the writer, the others follow."""
+    loaded = load_config(args.config, args.overrides)
+    opened = Session.open(loaded) if distributed.is_writer() else FollowerSession.open(loaded)
+    with opened as session:
         run_training(session, Path(args.resume) if args.resume else None)
     return 0

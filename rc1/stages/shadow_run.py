@@ -32,13 +32,14 @@ def run_shadow(session: Session, tag: str, checkpoint: str = "base", samples: in
     from rc1.stages.train import line_session, load_run_policy
     from rc1.train.generation import generate_replies
 
-    if session.projection.seed is not None:  # the base model of the line of training the checkpoints belong to
+    base_seed = session.config.run.seed
+    if session.projection.seed is not None:  # the line of training the checkpoints belong to
         session = line_session(session, session.projection.seed, list(session.config.run.seeds))
     config = session.config
     k = samples or config.shadow.samples
     shadow = read_items(session.ws.shadow_path)
     pool = read_items(session.ws.balanced_pool_path)
-    model, tokenizer, device, _ = load_run_policy(session, pool)
+    model, tokenizer, device, _ = load_run_policy(session, pool, base_seed)
     model = _with_adapter(session, model, checkpoint)
     thinking = policy_thinking(session.loaded, tokenizer.chat_template, template_known=True)
     scoring = open_scoring(session.loaded, session.ws, thinking)

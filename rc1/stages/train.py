@@ -14,7 +14,8 @@ from pathlib import Path
 import msgspec
 
 from rc1.data.task import TaskItem, read_items
-from rc1.errors import GateClosed, TrainingError
+from rc1 import distributed
+from rc1.errors import BadInput, GateClosed, TrainingError
 from rc1.events import schema as ev
 from rc1.events.replay import CheckpointRef, pending_seed
 from rc1.failure import write_error_report
@@ -62,8 +63,16 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
     new_line = seed != current
     if new_line and explicit_resume is not None:
         raise GateClosed(f"{explicit_resume}: seed {seed}'s line of training starts fresh; there is nothing to resume")
+    base_seed = session.config.run.seed  # the data's seed builds the built-in base model, shared by every line
     session = line_session(session, seed, seeds)
     config = session.config
+    distributed.require_supported_sharding()
+    if distributed.world_size() > 1 and config.engine.name != "trl":
+        raise BadInput(f"engine.name: {config.engine.name} trains in one process; a multi-process launch needs the "
+                       "trl engine (its trainers run on accelerate)")
+    if distributed.world_size() > 1 and config.priority_sampling is not None:
+        raise BadInput("priority_sampling: each rank sees only its own replies' rewards, so the ranks would draw "
+                       "different batches; train it in one process")
     resume = None if new_line else pick_resume(session, explicit_resume)
     if resume is not None and resume.step >= config.train.max_steps:
         _complete(session, resume, seeds)  # crashed after the final checkpoint, before run_completed
@@ -74,11 +83,12 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
 
     pool = read_items(session.ws.balanced_pool_path)  # training uses the difficulty-balanced pool
     shadow = read_items(session.ws.shadow_path)
-    model, tokenizer, device, dtype = load_run_policy(session, pool)
+    model, tokenizer, device, dtype = load_run_policy(session, pool, base_seed)
     thinking = policy_thinking(session.loaded, tokenizer.chat_template, template_known=True)
     scoring = open_scoring(session.loaded, session.ws, thinking)
     reward_fn = make_reward_fn(config.reward, scoring.weights, scoring.pipeline)
-    shutil.rmtree(session.ws.staging_dir, ignore_errors=True)  # leftovers of a killed save are never resumed from
+    if distributed.is_writer():  # leftovers of a killed save are never resumed from
+        shutil.rmtree(session.ws.staging_dir, ignore_errors=True)
     sampling = _Sampling(session, pool, shadow)
     engine = build_engine(config, pool, reward_fn, model, tokenizer, session.ws.staging_dir, device, sampling.make)
     if engine.truncated_prompts:
@@ -97,23 +107,38 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
         seeds=seeds,
         generation=generation_backend(config.engine.name, config.engine.strategy, device),
     ))
-    hooks = EventHooks(session, engine, shadow, scoring, lambda step: sampling.sampler.mix(step))
+    writer = distributed.is_writer()
+    hooks = EventHooks(session, engine, shadow, scoring, lambda step: sampling.sampler.mix(step)) if writer else _FollowerHooks()
     try:
-        if resume is None and not any(e.step == 0 for e in session.projection.evals):
+        if writer and resume is None and not any(e.step == 0 for e in session.projection.evals):
             hooks.evaluate(0)  # the untrained policy: what the release gate measures the gain from
         engine.train(hooks, session.ws.root / resume.dir if resume else None)
     except Exception as error:
+        if not writer:
+            raise
         report = write_error_report(error, session.ws.root, step=session.projection.step)
         session.append(ev.TrainingFailed(error=f"{type(error).__name__}: {error}", report=str(report), step=session.projection.step))
         raise TrainingError(f"training failed at step {session.projection.step}: {error} (details in {report})") from error
+    if not writer:
+        return  # rank 0 publishes, evaluates and completes
     latest = session.projection.latest_checkpoint
     if latest is None or latest.step != config.train.max_steps:
         raise TrainingError(f"training stopped at step {session.projection.step} without a checkpoint at max_steps {config.train.max_steps}")
     _complete(session, latest, seeds)
 
 
+class _FollowerHooks:
+    """A non-zero rank's hooks: rank 0 logs the steps and publishes the checkpoints."""
+
+    def on_step(self, metrics) -> None:
+        pass
+
+    def on_checkpoint(self, step: int, staged_dir: Path) -> None:
+        pass
+
+
 def line_session(session: Session, seed: int, seeds: list[int]) -> Session:
-    """The session as one line of training sees it: `run.seed` is the line's seed (model initialisation, data
+    """The session as one line of training sees it: `run.seed` is the line's seed (adapter initialisation, data
     order, sampling, generation), and with several seeds its checkpoints live in checkpoints/<run>/seed_<s>/.
     It appends to the same log."""
     loaded = session.loaded
@@ -160,9 +185,10 @@ def _complete(session: Session, final: CheckpointRef, seeds: list[int]) -> None:
         evaluate_release_across_seeds(session)
 
 
-def load_run_policy(session: Session, pool: list[TaskItem]):
+def load_run_policy(session: Session, pool: list[TaskItem], base_seed: int | None = None):
     """The run's base policy (the built-in model built and warm-started on `pool`, or the configured one),
-    its tokenizer, device and dtype; no adapter yet."""
+    its tokenizer, device and dtype; no adapter yet. `base_seed` builds the built-in model (default
+    `run.seed`): every line of training of a run starts from the same base, as it would from a hub model."""
     from rc1.train.device import select_device, select_dtype
     from rc1.train.model_loading import load_policy
 
@@ -171,7 +197,8 @@ def load_run_policy(session: Session, pool: list[TaskItem]):
         _quiet_library_progress_bars()
     device = select_device()
     dtype = select_dtype(device, config.model.dtype)
-    builtin_dir = _builtin_model(session, pool) if config.model.name.startswith("builtin:") else None
+    seed = config.run.seed if base_seed is None else base_seed
+    builtin_dir = _builtin_model(session, pool, seed) if config.model.name.startswith("builtin:") else None
     model, tokenizer = load_policy(config.model, config.finetune.method, device, dtype, builtin_dir)
     return model, tokenizer, device, dtype
 
@@ -181,7 +208,7 @@ def builtin_model_dir(ws: Workspace, seed: int) -> Path:
     return ws.model_cache_dir / f"tiny-qwen3-{sha256_file(ws.balanced_pool_path)[:12]}-seed{seed}"
 
 
-def _builtin_model(session: Session, pool: list[TaskItem]) -> Path:
+def _builtin_model(session: Session, pool: list[TaskItem], seed: int) -> Path:
     """The tiny model built on the training pool, then warm-started on its gold replies (both cached)."""
     from transformers import AutoTokenizer
 
@@ -193,14 +220,13 @@ def _builtin_model(session: Session, pool: list[TaskItem]) -> Path:
     texts = [f"{item.prompt}\nAnswer: {item.answer}" for item in pool]
     # Runs of other configs may share the cache (data/models): one builds, the others wait, then reuse it.
     with held_lock(session.ws.model_cache_dir / ".build.lock"):
-        base = build_tiny_qwen3(texts, builtin_model_dir(session.ws, config.run.seed), config.run.seed)
+        base = build_tiny_qwen3(texts, builtin_model_dir(session.ws, seed), seed)
         steps = config.model.warm_start_steps
         if not steps:
             return base
         tokenizer = AutoTokenizer.from_pretrained(base)
         pairs = [(fit_prompt(tokenizer, item, config.train.max_prompt_tokens)[0], gold_reply(item)) for item in pool]
-        out, trained = warm_start(base, base.with_name(f"{base.name}-sft{steps}"), pairs, steps=steps,
-                                  seed=config.run.seed)
+        out, trained = warm_start(base, base.with_name(f"{base.name}-sft{steps}"), pairs, steps=steps, seed=seed)
     if trained:
         losses = warm_start_losses(out)
         print(f"  warm start: {steps} SFT steps on {len(pairs)} gold replies of the training pool, "

@@ -28,6 +28,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase, TrainerCallba
 from transformers.trainer_callback import PrinterCallback
 from trl import GRPOConfig, GRPOTrainer, RLOOConfig, RLOOTrainer, SFTConfig, SFTTrainer
 
+from rc1 import distributed
 from rc1.config import Config, TrainConfig
 from rc1.data.task import TaskItem
 from rc1.errors import BadInput, TrainingError
@@ -91,7 +92,8 @@ class TrlEngine:
         fitted = [fit_prompt(tokenizer, item, config.train.max_prompt_tokens) for item in items]
         self._prompts = {item.id: text for item, (text, _) in zip(items, fitted)}
         self.truncated_prompts = sum(truncated for _, truncated in fitted)
-        batch = config.train.per_device_batch_size * config.train.gradient_accumulation_steps  # replies per step
+        # Replies per optimizer step over every rank: TRL's sampler hands each step's rows out across processes.
+        batch = config.train.per_device_batch_size * config.train.gradient_accumulation_steps * distributed.world_size()
         replies_per_prompt = {"sft": 1, "dpo": REPLIES_PER_PROMPT}.get(strategy, config.train.num_generations)
         self._per_step = batch // replies_per_prompt
         self._sampler = make_sampler(self._per_step)
@@ -149,7 +151,8 @@ class TrlEngine:
             self._sampler.load_state_dict(layout.read_sampler(resume_from), str(resume_from / layout.SAMPLER))
             self._kl.load_state_dict(torch.load(resume_from / layout.STRATEGY, weights_only=True)["kl"])
             self._set_beta(self._kl.beta)
-            resume_from = layout.trainer_view(resume_from, self._staging_dir / "resume-view")
+            # Outside the staging folder and one per rank: no rank's cleanup can remove another's view.
+            resume_from = layout.trainer_view(resume_from, self._staging_dir.parent / f".resume-view-rank{distributed.rank()}")
         self._bridge.hooks = hooks
         try:
             with _quiet_renamed_property():
@@ -195,7 +198,10 @@ class TrlEngine:
         return rc1_reward
 
     def _clear_stale_staging(self, resume_from: Path | None) -> None:
-        """Staged checkpoints left by a crash were never published: they do not exist, so drop them."""
+        """Staged checkpoints left by a crash were never published: they do not exist, so drop them (rank 0's
+        job: the others' staged files are rank 0's to publish)."""
+        if not distributed.is_writer():
+            return
         keep = Path(resume_from).resolve() if resume_from is not None else None
         for path in self._staging_dir.glob("checkpoint-*"):
             if path.resolve() != keep:
@@ -302,6 +308,10 @@ class _HookBridge(TrainerCallback):
             self.hooks.on_step(metrics)
 
     def on_save(self, args, state, control, **kwargs):
+        # Every rank has written its share (its RNG state) once all are here; then rank 0 alone publishes.
+        distributed.barrier()
+        if not distributed.is_writer():
+            return
         staged = self._staging_dir / f"checkpoint-{state.global_step}"
         layout.from_trainer(staged, self._sampler(state.global_step), {"kl": self._kl.state_dict()})
         if self.hooks is not None:

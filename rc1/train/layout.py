@@ -28,6 +28,7 @@ ADAPTER = "adapter_model.safetensors"
 OPTIMIZER, SCHEDULER, RNG, SAMPLER, STRATEGY = "optimizer.pt", "scheduler.pt", "rng.pt", "sampler.json", "strategy.pt"
 REQUIRED = (ADAPTER, "adapter_config.json", OPTIMIZER, SCHEDULER, RNG, SAMPLER, STRATEGY)
 _TRAINER_NAMES = {RNG: "rng_state.pth"}  # HF Trainer's name for rc1's file
+_RANK0_RNG = "rng_state_0.pth"  # its name in a multi-process run, where every rank saves its own
 _TRAINER_ONLY = ("training_args.bin",)  # pickled arguments: the run's config says the same, and a resume never reads it
 
 
@@ -53,6 +54,8 @@ def from_trainer(staged: Path, sampler: dict, strategy: dict) -> None:
     for ours, theirs in _TRAINER_NAMES.items():
         if (staged / theirs).exists():
             os.replace(staged / theirs, staged / ours)
+    if (staged / _RANK0_RNG).exists():  # a multi-process run: rank r saved rng_state_<r>.pth; rank 0's is rc1's rng.pt
+        os.replace(staged / _RANK0_RNG, staged / RNG)
     for name in _TRAINER_ONLY:
         (staged / name).unlink(missing_ok=True)
     write_state(staged, sampler, strategy)
@@ -67,4 +70,6 @@ def trainer_view(checkpoint: Path, view: Path) -> Path:
     for ours, theirs in _TRAINER_NAMES.items():
         if (checkpoint / ours).exists():
             os.symlink((checkpoint / ours).resolve(), view / theirs)
+    if (checkpoint / RNG).exists():  # what rank 0 of a multi-process resume reads
+        os.symlink((checkpoint / RNG).resolve(), view / _RANK0_RNG)
     return view

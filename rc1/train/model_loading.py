@@ -13,6 +13,7 @@ import peft
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
+from rc1 import distributed
 from rc1.config import ModelConfig
 from rc1.errors import BadInput
 
@@ -49,14 +50,14 @@ def load_policy(
             bnb_4bit_use_double_quant=True,
             bnb_4bit_compute_dtype=dtype,
         )
-        kwargs["device_map"] = {"": torch.cuda.current_device()}
+        kwargs["device_map"] = {"": distributed.placement(device)}  # this rank's GPU under accelerate
     try:
         model = AutoModelForCausalLM.from_pretrained(source, **kwargs)
         tokenizer = AutoTokenizer.from_pretrained(source, padding_side="left", truncation_side="left")
     except OSError as e:
         raise BadInput(f"model.name: cannot load {model_cfg.name!r}: {e}") from e
     if finetune_method != "qlora":
-        model = model.to(device)
+        model = model.to(distributed.placement(device))
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     return model, tokenizer

@@ -1,0 +1,62 @@
+"""Which process of a multi-process launch (`accelerate launch`, torchrun) this is.
+
+Only rank 0 is the run's writer: it takes the log's lock, appends every event, publishes checkpoints and
+evaluates. The other ranks train their share of each batch and never touch the log (DESIGN §3: "under
+torchrun/accelerate only rank 0 writes").
+"""
+
+from __future__ import annotations
+
+import os
+
+from rc1.errors import BadInput
+
+
+def rank() -> int:
+    return int(os.environ.get("RANK", "0"))
+
+
+def world_size() -> int:
+    return int(os.environ.get("WORLD_SIZE", "1"))
+
+
+def local_rank() -> int:
+    return int(os.environ.get("LOCAL_RANK", "0"))
+
+
+def placement(device: str) -> str:
+    """Where this rank keeps its model: its own GPU under a multi-process launch."""
+    return f"cuda:{local_rank()}" if device == "cuda" and world_size() > 1 else device
+
+
+def require_supported_sharding() -> None:
+    """rc1 evaluates the shadow set at checkpoints on rank 0 alone, so the policy's parameters must be whole on
+    every rank: DDP or DeepSpeed ZeRO-1/2, not FSDP or ZeRO-3 (rank 0's generation would wait forever on the
+    other ranks' shards)."""
+    if world_size() <= 1:
+        return
+    if os.environ.get("ACCELERATE_USE_FSDP", "").lower() in ("1", "true"):
+        raise BadInput("accelerate: FSDP shards the policy across ranks, and rc1 evaluates on rank 0 alone; "
+                       "launch with configs/accelerate/ddp.yaml or deepspeed_zero2.yaml")
+    if os.environ.get("ACCELERATE_DEEPSPEED_ZERO_STAGE") == "3":
+        raise BadInput("accelerate: DeepSpeed ZeRO-3 shards the policy across ranks, and rc1 evaluates on rank 0 "
+                       "alone; use ZeRO-2 (configs/accelerate/deepspeed_zero2.yaml) or DDP")
+
+
+def is_writer() -> bool:
+    return rank() == 0
+
+
+def barrier() -> None:
+    """Every rank waits here for the others (a no-op in a single process)."""
+    if world_size() > 1:
+        import torch.distributed as dist
+
+        if dist.is_available() and dist.is_initialized():
+            dist.barrier()
+
+
+def require_single_process(command: str) -> None:
+    if world_size() > 1:
+        raise BadInput(f"rc1 {command}: under a multi-process launch only `rc1 train` runs (rank {rank()} of "
+                       f"{world_size()}); run the rounds first in one process: rc1 advance --until R2_PASSED")
