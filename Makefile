@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.rc1-installed
 CONFIG ?= configs/local.yaml
 
-.PHONY: setup run test bench failpack clean
+.PHONY: setup run test bench preflight round1 round2 train resume failpack clean
 
 setup: $(STAMP)
 
@@ -26,6 +26,22 @@ test: setup
 
 bench: setup
 	$(PY) -m rc1.bench
+
+# One stage at a time (the seed's names), each through the same state machine `make run` goes through.
+preflight: setup
+	bin/rc1 advance --until R2_PASSED --config $(CONFIG)
+
+round1: setup
+	bin/rc1 preflight --round 1 --config $(CONFIG)
+
+round2: setup
+	bin/rc1 preflight --round 2 --config $(CONFIG)
+
+train: setup
+	bin/rc1 train --config $(CONFIG)
+
+resume: setup
+	bin/rc1 advance --all --config $(CONFIG)
 
 failpack: setup
 	bin/rc1 failpack --config $(CONFIG)

@@ -197,6 +197,9 @@ def load_run_policy(session: Session, pool: list[TaskItem], base_seed: int | Non
         _quiet_library_progress_bars()
     device = select_device()
     dtype = select_dtype(device, config.model.dtype)
+    if device == "mps":
+        print("warning: training on MPS in fp16: no flash-attention and no torch.compile there; sdpa attention",
+              file=sys.stderr)
     seed = config.run.seed if base_seed is None else base_seed
     builtin_dir = _builtin_model(session, pool, seed) if config.model.name.startswith("builtin:") else None
     model, tokenizer = load_policy(config.model, config.finetune.method, device, dtype, builtin_dir)
