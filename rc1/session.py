@@ -13,7 +13,23 @@ from rc1.views.mirrors import Mirrors
 from rc1.workspace import Workspace
 
 
-class Session:
+class _RunView:
+    """What every command's handle has: the config, the workspace, and the log replayed into a projection."""
+
+    loaded: LoadedConfig
+    ws: Workspace
+    replayer: Replayer
+
+    @property
+    def projection(self) -> Projection:
+        return self.replayer.projection
+
+    @property
+    def config(self):
+        return self.loaded.config
+
+
+class Session(_RunView):
     """One command's exclusive handle on a run. Appending keeps projection and views current."""
 
     def __init__(self, loaded: LoadedConfig, ws: Workspace, *, allow_torn: bool = False):
@@ -32,14 +48,6 @@ class Session:
     @classmethod
     def open(cls, loaded: LoadedConfig, *, allow_torn: bool = False) -> "Session":
         return cls(loaded, Workspace.here(loaded.config.run.name), allow_torn=allow_torn)
-
-    @property
-    def projection(self) -> Projection:
-        return self.replayer.projection
-
-    @property
-    def config(self):
-        return self.loaded.config
 
     def append(self, event: ev.Event) -> ev.Event:
         """Append an event; the first append of a session is preceded by run_started."""
@@ -76,7 +84,7 @@ class Session:
         self.close()
 
 
-class FollowerSession:
+class FollowerSession(_RunView):
     """A non-zero rank's view of the run under a multi-process launch (rc1/distributed.py): the log read and
     replayed once, without the lock; its appends go nowhere, because rank 0 makes them."""
 
@@ -90,14 +98,6 @@ class FollowerSession:
     @classmethod
     def open(cls, loaded: LoadedConfig) -> "FollowerSession":
         return cls(loaded, Workspace.here(loaded.config.run.name))
-
-    @property
-    def projection(self) -> Projection:
-        return self.replayer.projection
-
-    @property
-    def config(self):
-        return self.loaded.config
 
     def append(self, event: ev.Event) -> ev.Event:
         return event
