@@ -13,7 +13,9 @@ STATES = ["INIT", "R1_PASSED", "R2_PASSED", "TRAINING", "CHECKPOINTED"]
 TRANSITIONS = [
     {"trigger": "round1_passed", "source": "INIT", "dest": "R1_PASSED"},
     {"trigger": "round2_passed", "source": "R1_PASSED", "dest": "R2_PASSED"},
-    {"trigger": "training_started", "source": ["R2_PASSED", "CHECKPOINTED", "TRAINING"], "dest": "TRAINING"},
+    # A complete run (every seed's line finished) trains no more: a new run name, or an invalidated gate.
+    {"trigger": "training_started", "source": ["R2_PASSED", "CHECKPOINTED", "TRAINING"], "dest": "TRAINING",
+     "unless": "complete"},
     {"trigger": "checkpoint_saved", "source": "TRAINING", "dest": "CHECKPOINTED"},
     {"trigger": "train_step", "source": ["TRAINING", "CHECKPOINTED"], "dest": "TRAINING"},
     {"trigger": "gate_invalidated", "source": ["R1_PASSED", "R2_PASSED", "TRAINING", "CHECKPOINTED"], "dest": "INIT"},
@@ -22,12 +24,17 @@ TRANSITIONS = [
 TRIGGERS: frozenset[str] = frozenset(t["trigger"] for t in TRANSITIONS)
 
 
+GUARDED: frozenset[str] = frozenset(t["trigger"] for t in TRANSITIONS if "unless" in t or "conditions" in t)
+
+
 class RunMachine:
-    """The model object pytransitions drives; `state` is the run's state."""
+    """The model object pytransitions drives; `state` is the run's state, `complete` whether every line of
+    training has finished (replay keeps it current; the guard on training_started reads it)."""
 
     state: str
 
     def __init__(self, initial: str = "INIT", *, diagram: bool = False):
+        self.complete = False
         if diagram:
             from transitions.extensions import GraphMachine
 
@@ -55,11 +62,18 @@ class RunMachine:
         return sorted(t for t in self._machine.get_triggers(self.state) if self.may_trigger(t))
 
     def legal(self, trigger: str) -> bool:
-        return self.state in self._table.get(trigger, {})
+        """Whether the machine accepts `trigger` now, its guards included. An unguarded trigger that keeps the
+        state (a train_step in TRAINING: the hot path of a replay) is answered from the transition table."""
+        dest = self._table.get(trigger, {}).get(self.state)
+        if dest is None:
+            return False
+        if dest == self.state and trigger not in GUARDED:
+            return True
+        return self.may_trigger(trigger)
 
     def fire(self, trigger: str) -> None:
         """Apply a trigger that `legal` accepted; skips the machine call for self-loops (hot path)."""
-        if self._table[trigger][self.state] != self.state:
+        if self._table[trigger][self.state] != self.state or trigger in GUARDED:
             self.trigger(trigger)
 
     def mermaid(self) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rc1 import provenance
 from rc1.config import LoadedConfig, effective_yaml
+from rc1.errors import GateClosed
 from rc1.events import schema as ev
 from rc1.events.anchor import write_head
 from rc1.events.log import EventLog, read_log
@@ -50,7 +51,12 @@ class Session(_RunView):
         return cls(loaded, Workspace.here(loaded.config.run.name), allow_torn=allow_torn)
 
     def append(self, event: ev.Event) -> ev.Event:
-        """Append an event; the first append of a session is preceded by run_started."""
+        """Append an event; the first append of a session is preceded by run_started. A log holding events the
+        state machine refused is not appended to: what comes next cannot be decided from it."""
+        violations = self.projection.violations
+        if violations:
+            raise GateClosed(f"{self.ws.log_path}: {len(violations)} event(s) the state machine refused, the first at "
+                             f"seq {violations[0].seq} ({violations[0].message}); nothing more is appended — see `rc1 audit`")
         if not self._announced:
             self._announced = True
             self._announce()

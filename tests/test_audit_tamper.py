@@ -131,3 +131,10 @@ def test_an_illegal_transition_in_the_log_is_an_audit_failure(finished_copy):
     code, report = audit(finished_copy)
     assert code == 3
     assert any(f["check"] == "transition" and "round2_passed is not allowed in state CHECKPOINTED" in f["message"] for f in report["findings"])
+    # What the refused line claims is not folded in, and no writer appends after it.
+    status = json.loads(rc1(finished_copy, "status", "--json").stdout)
+    assert status["state"] == "CHECKPOINTED" and status["complete"]
+    before = (finished_copy / "events/local.jsonl").read_bytes()
+    refused = rc1(finished_copy, "pool", "validate")
+    assert refused.returncode == 3 and "event(s) the state machine refused" in refused.stderr and "rc1 audit" in refused.stderr
+    assert (finished_copy / "events/local.jsonl").read_bytes() == before

@@ -75,6 +75,10 @@ def test_advance_on_a_complete_run_says_so_and_appends_nothing(finished_copy):
     result = rc1(finished_copy, "advance")
     assert result.returncode == 0 and "complete" in result.stdout
     assert (finished_copy / "events/local.jsonl").read_bytes() == before
+    # `train` on it is refused by the machine's guard (a complete run trains no more), not a second completion.
+    trained = rc1_here(finished_copy, "train")
+    assert trained.returncode == 3 and "the run is complete" in trained.stderr
+    assert (finished_copy / "events/local.jsonl").read_bytes() == before
 
 
 @pytest.mark.parametrize("until, state, step", [

@@ -10,18 +10,19 @@ from rc1.stages.preflight import run_round1, run_round2
 from rc1.stages.train import run_training
 
 
+# The stage that produces each trigger the machine may allow; `advance` runs the first one it allows.
+STAGES = (("round1_passed", "round 1", run_round1), ("round2_passed", "round 2", run_round2),
+          ("training_started", "training", run_training))
+
+
 def next_stage(session: Session):
-    """The stage the current state leads to, or None when the run is complete."""
-    p = session.projection
-    if p.complete:
-        return None
-    return {
-        "INIT": ("round 1", run_round1),
-        "R1_PASSED": ("round 2", run_round2),
-        "R2_PASSED": ("training", run_training),
-        "TRAINING": ("resume training", run_training),  # we hold the lock, so no live writer: a crash
-        "CHECKPOINTED": ("resume training", run_training),
-    }[p.state]
+    """The stage whose trigger the machine allows now, or None when it allows none (a complete run)."""
+    allowed = set(session.replayer.machine.allowed())
+    for trigger, name, action in STAGES:
+        if trigger in allowed:
+            resuming = trigger == "training_started" and session.projection.state != "R2_PASSED"
+            return ("resume training" if resuming else name), action
+    return None
 
 
 def run(args) -> int:

@@ -1,8 +1,8 @@
 """Replay: a pure fold of events into a Projection (no I/O, no clock, no randomness).
 
 One small mutator per event type (singledispatch). Events that are machine triggers
-drive the RunMachine; an event the machine refuses is recorded as a violation
-(audit reports it; the writer never produces one).
+drive the RunMachine; an event the machine refuses is recorded as a violation and not
+folded in (audit reports it; a writer refuses to append to such a log).
 """
 
 from __future__ import annotations
@@ -122,17 +122,20 @@ class Replayer:
     def apply(self, event: ev.Event) -> None:
         p = self.projection
         kind = ev.event_type(event)
-        if kind in TRIGGERS:
-            if self.machine.legal(kind):
-                self.machine.fire(kind)
-            else:
-                p.violations.append(Violation(seq=event.seq, message=f"{kind} is not allowed in state {self.machine.state}"))
-        p.state = self.machine.state
         p.events += 1
         p.head_seq = event.seq
         p.last_ts = event.ts
         p.run = event.run
+        if kind in TRIGGERS:
+            if not self.machine.legal(kind):
+                # The line is there (the chain covers it) but what it claims never happened: not folded in.
+                why = " (the run is complete)" if self.machine.complete else ""
+                p.violations.append(Violation(seq=event.seq, message=f"{kind} is not allowed in state {self.machine.state}{why}"))
+                return
+            self.machine.fire(kind)
+        p.state = self.machine.state
         _mutate(event, p)
+        self.machine.complete = p.complete
 
     def allowed(self) -> list[str]:
         return self.machine.allowed()

@@ -13,7 +13,8 @@ def require_allowed(session: Session, trigger: str, action: str) -> None:
     machine = session.replayer.machine
     if not machine.legal(trigger):
         allowed = ", ".join(machine.allowed()) or "nothing"
-        raise GateClosed(f"{action} is not allowed in state {machine.state} (allowed now: {allowed})")
+        why = " and the run is complete: every line of training has finished" if machine.complete else ""
+        raise GateClosed(f"{action} is not allowed in state {machine.state}{why} (allowed now: {allowed})")
 
 
 def ensure_inputs_unchanged(session: Session, recorded: ev.Fingerprints, gate: str) -> ev.Fingerprints:
