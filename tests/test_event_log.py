@@ -144,3 +144,27 @@ def test_old_lines_with_new_optional_fields_missing_still_decode(ws):
     ws.log_path.write_text(json.dumps(step) + "\n")
     (event,) = read_log(ws.log_path).events
     assert event.reward_std == 0.0
+
+
+@pytest.mark.parametrize("newer", [
+    {"type": "quantum_leap", "v": 1},  # an event type this rc1 does not know
+    {"type": "artifact_written", "v": ev.SCHEMA_VERSION + 1, "path": "f", "sha256": "0" * 64, "bytes": 1},
+])
+@pytest.mark.parametrize("where", ["last", "middle"])
+def test_a_line_written_by_a_newer_rc1_says_upgrade_and_is_never_repaired_away(ws, newer, where):
+    from rc1.events.log import WrittenByNewerRc1
+
+    fill(ws, 3)
+    lines = ws.log_path.read_bytes().split(b"\n")[:-1]
+    head = read_log(ws.log_path)
+    line = json.dumps({**newer, "seq": 3, "ts": "2026-11-23T00:00:00+00:00", "run": "t", "prev": head.head_hash},
+                      separators=(",", ":")).encode()
+    lines = lines + [line] if where == "last" else lines[:2] + [line] + lines[2:]
+    ws.log_path.write_bytes(b"".join(x + b"\n" for x in lines))
+    before = ws.log_path.read_bytes()
+    number = 4 if where == "last" else 3
+    with pytest.raises(WrittenByNewerRc1, match=rf"t\.jsonl:{number}: event type .* was written by a newer rc1: upgrade"):
+        read_log(ws.log_path)
+    with pytest.raises(BadInput, match="newer rc1"):  # exit 2; a writer does not treat it as a torn tail
+        open_log(ws, allow_torn=True)
+    assert ws.log_path.read_bytes() == before

@@ -19,7 +19,7 @@ import msgspec
 
 from rc1 import failpoints
 from rc1.errors import BadInput, CorruptLog, LogBusy
-from rc1.events.schema import GENESIS_HASH, SCHEMA_VERSION, AnyEvent, Event, upcast
+from rc1.events.schema import EVENT_TYPES, GENESIS_HASH, SCHEMA_VERSION, AnyEvent, Event, upcast
 from rc1.fsutil import fsync_dir
 
 _DECODER = msgspec.json.Decoder(AnyEvent)
@@ -55,12 +55,24 @@ class LogContents(msgspec.Struct, kw_only=True):
         return self.events[-1].seq + 1 if self.events else 0
 
 
+class WrittenByNewerRc1(BadInput):
+    """A complete line with the event envelope (seq, prev, run) that this rc1 cannot read because a newer one
+    wrote it: an event type or schema version it does not know. Never a torn tail to repair away; exit 2."""
+
+
 def _decode_line(line: bytes) -> Event:
     try:
         return _DECODER.decode(line)
     except msgspec.ValidationError:
         raw = _RAW_DECODER.decode(line)
-        if not isinstance(raw, dict) or raw.get("v", SCHEMA_VERSION) >= SCHEMA_VERSION:
+        if not isinstance(raw, dict):
+            raise
+        version, kind = raw.get("v", SCHEMA_VERSION), raw.get("type")
+        enveloped = isinstance(raw.get("seq"), int) and isinstance(raw.get("prev"), str) and isinstance(raw.get("run"), str)
+        if enveloped and ((isinstance(version, int) and version > SCHEMA_VERSION)
+                          or (isinstance(kind, str) and kind not in EVENT_TYPES)):
+            raise WrittenByNewerRc1(f"event type {kind!r}, schema v{version} (this rc1 reads up to v{SCHEMA_VERSION})") from None
+        if version >= SCHEMA_VERSION:
             raise
         return msgspec.convert(upcast(raw), AnyEvent)
 
@@ -82,6 +94,9 @@ def read_log(path: Path) -> LogContents:
         for index, line in enumerate(lines):
             try:
                 events.append(_decode_line(line))
+            except WrittenByNewerRc1 as e:  # a whole line, newline included: not torn, just not ours to read
+                raise WrittenByNewerRc1(f"{path}:{index + 1}: {e} was written by a newer rc1: upgrade rc1 to read "
+                                        "this log (nothing was changed)") from None
             except (msgspec.DecodeError, msgspec.ValidationError, KeyError) as e:
                 if index != len(lines) - 1:
                     raise CorruptLog(
@@ -93,6 +108,12 @@ def read_log(path: Path) -> LogContents:
                 body = body[:offset]
                 break
             offset += len(line) + 1
+    newer = next((i for i, event in enumerate(events) if event.v > SCHEMA_VERSION), None)
+    if newer is not None:  # a known type that still decoded: its version says a newer rc1 wrote it
+        event = events[newer]
+        raise WrittenByNewerRc1(f"{path}:{newer + 1}: event type {type(event).__struct_config__.tag!r}, schema "
+                                f"v{event.v} (this rc1 reads up to v{SCHEMA_VERSION}) was written by a newer rc1: "
+                                "upgrade rc1 to read this log (nothing was changed)")
     hashes = [line_hash(line) for line in lines]
     return LogContents(
         path=path,
