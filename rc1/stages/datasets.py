@@ -43,7 +43,7 @@ GENERATOR_DIFFICULTY_MIX = {
 # how its record is dressed (rc1/data/sources.py). Real records are short beside generated ones, so a
 # medium slot measures easy 80-85% of the time and a hard slot spreads over all three buckets (StrategyQA
 # dev: ~30% hard, ~35% medium, ~35% easy); no slot is asked for medium. Calibrated on the official files
-# in ../shared/data over seeds 1234, 7, 99: the task keeps 0.67-0.69 (StrategyQA dev), 0.72-0.85 (GSM8K
+# (GSM8K train, StrategyQA dev) over seeds 1234, 7, 99: the task keeps 0.67-0.69 (StrategyQA dev), 0.72-0.85 (GSM8K
 # train) of its items, against 0.22 with the generators' mix. HotpotQA has no file to calibrate on here:
 # its sources keep the generator's mix.
 SOURCE_DIFFICULTY_MIX = {
