@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from rc1 import distributed
 from rc1.errors import ExitCode, Rc1Error, TrainingError
@@ -105,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(handler(args))
     except TrainingError as e:
         # The train stage already wrote reports/ERROR_<ts>.json and appended training_failed.
-        print(f"FATAL: {e}", file=sys.stderr)
+        print(f"FATAL: {e}{_packed(args)}", file=sys.stderr)
         return int(ExitCode.RUNTIME_FAILURE)
     except Rc1Error as e:
         if e.exit_code != ExitCode.RUNTIME_FAILURE:
@@ -113,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
             return int(e.exit_code)
         from rc1.failure import write_error_report
 
-        print(f"FATAL: {e} (details in {write_error_report(e)})", file=sys.stderr)
+        print(f"FATAL: {e} (details in {write_error_report(e)}){_packed(args)}", file=sys.stderr)
         return int(e.exit_code)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
@@ -122,5 +123,14 @@ def main(argv: list[str] | None = None) -> int:
         from rc1.failure import write_error_report
 
         report = write_error_report(e)
-        print(f"FATAL: {type(e).__name__}: {e} (details in {report})", file=sys.stderr)
+        print(f"FATAL: {type(e).__name__}: {e} (details in {report}){_packed(args)}", file=sys.stderr)
         return int(ExitCode.RUNTIME_FAILURE)
+
+
+def _packed(args) -> str:
+    """Write the failpack a FATAL error leaves (reports/FAIL_<ts>.tar.gz) and say where it is."""
+    from rc1.failure import write_fatal_failpack
+
+    config = getattr(args, "config", None)
+    path = write_fatal_failpack(config_path=Path(config) if config else None)
+    return f"; everything packed in {path}" if path else "; the failpack could not be written"

@@ -1,9 +1,11 @@
-"""reports/ERROR_<ts>.json: the trace and the last 200 log lines of a failed command."""
+"""What a failed command leaves: reports/ERROR_<ts>.json (the trace and the last 200 log lines) and, on a FATAL
+error, reports/FAIL_<ts>.tar.gz (the failpack: logs, reports, configs, the event log and the judge ledger)."""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import tarfile
 import traceback
 from collections import deque
 from pathlib import Path
@@ -30,3 +32,33 @@ def write_error_report(error: BaseException, root: Path | None = None, step: int
     }
     atomic_write_text(path, json.dumps(report, indent=2))
     return path.relative_to(root)
+
+
+PACKED = ("logs", "reports", "configs", "events")  # the workspace folders a failpack holds
+
+
+def write_failpack(root: Path, out: Path, config_path: Path | None = None) -> Path:
+    """One .tar.gz of the run's logs, reports, configs and events (log and ledger; not the lock), written to a
+    temporary name and renamed. A config from outside `configs/` is added as configs/used/<name>."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.tmp")
+    with tarfile.open(tmp, "w:gz") as tar:
+        for name in PACKED:
+            if (root / name).exists():
+                tar.add(root / name, arcname=name,
+                        filter=lambda info: None if info.name.endswith(".tar.gz") or info.name.endswith(".lock") else info)
+        if config_path is not None and config_path.is_file() and config_path.resolve().parent != (root / "configs").resolve():
+            tar.add(config_path, arcname=f"configs/used/{config_path.name}")
+    tmp.replace(out)
+    return out
+
+
+def write_fatal_failpack(root: Path | None = None, config_path: Path | None = None) -> Path | None:
+    """The failpack a FATAL error writes by itself (the seed's error trap): reports/FAIL_<ts>.tar.gz. None when
+    it cannot be written (the disk that failed may be this one): the FATAL message must still get out."""
+    root = root or Path.cwd()
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    try:
+        return write_failpack(root, root / "reports" / f"FAIL_{stamp}.tar.gz", config_path).relative_to(root)
+    except OSError:
+        return None

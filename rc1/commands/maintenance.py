@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
-import tarfile
 from pathlib import Path
 
 from rc1.config import load_config
 from rc1.errors import BadInput
 from rc1.events import schema as ev
 from rc1.events.log import read_log
+from rc1.failure import write_failpack
 from rc1.fsutil import atomic_write_bytes, fsync_dir
 from rc1.session import Session
 from rc1.views.mirrors import Mirrors
@@ -53,24 +53,10 @@ def report(args) -> int:
     return 0
 
 
-FAILPACK_PATHS = ("logs", "reports", "configs")
-
-
 def failpack(args) -> int:
     loaded = load_config(args.config, args.overrides)
     ws = Workspace.here(loaded.config.run.name)
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    out = Path(args.out) if args.out else ws.reports_dir / f"failpack_{stamp}.tar.gz"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp")
-    members = [ws.root / name for name in FAILPACK_PATHS] + [ws.events_dir]
-    with tarfile.open(tmp, "w:gz") as tar:
-        for member in members:
-            if member.exists():
-                tar.add(member, arcname=member.relative_to(ws.root),
-                        filter=lambda info: None if info.name.endswith(".tar.gz") or ".lock" in info.name else info)
-        if loaded.path.parent.name != "configs" or loaded.path.parent.parent != ws.root:
-            tar.add(loaded.path, arcname=f"configs/used/{loaded.path.name}")
-    tmp.replace(out)
+    out = write_failpack(ws.root, Path(args.out) if args.out else ws.reports_dir / f"failpack_{stamp}.tar.gz", loaded.path)
     print(f"wrote {out}")
     return 0
