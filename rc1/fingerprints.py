@@ -18,9 +18,6 @@ def _sha_or_missing(path) -> str:
         return MISSING
 
 
-GATED_INPUTS = ("pool", "balanced_pool", "shadow", "config", "weights", "templates")
-
-
 def _templates_or_missing(path) -> str:
     return pack_sha256(path) if path.is_dir() else MISSING
 
@@ -34,12 +31,3 @@ def current_fingerprints(ws: Workspace, loaded: LoadedConfig) -> Fingerprints:
         weights=_sha_or_missing(loaded.weights_path),
         templates=_templates_or_missing(loaded.templates_path),
     )
-
-
-def changed_inputs(recorded: Fingerprints, current: Fingerprints) -> list[tuple[str, str, str]]:
-    """(input, recorded sha, current sha) for every recorded input that differs, in a fixed order."""
-    return [
-        (name, getattr(recorded, name), getattr(current, name))
-        for name in GATED_INPUTS
-        if getattr(recorded, name) and getattr(recorded, name) != getattr(current, name)
-    ]

@@ -9,7 +9,7 @@ import pytest
 from rc1.checks.diversity import distinct2
 from rc1.checks.duplicates import duplicate_rate
 from rc1.checks.leak import leak_check
-from rc1.checks.text import tokens
+from rc1.data.text import tokens
 from rc1.data import generators
 from rc1.data.generators import INSTRUCTION, generate
 from rc1.data.pool import allocate, build_pool, build_shadow

@@ -8,7 +8,7 @@ from collections import Counter
 import numpy as np
 
 from rc1.checks.result import CheckResult
-from rc1.checks.text import count_distinct, ngram_keys, tokens
+from rc1.data.text import count_distinct, ngram_keys, tokens
 from rc1.data.task import TaskItem
 
 
@@ -69,7 +69,7 @@ def task_mix(items: list[TaskItem], mix: dict[str, float], tolerance: float) -> 
 
 
 def length_bounds(items: list[TaskItem], min_tokens: int, max_tokens: int) -> CheckResult:
-    """Prompt lengths in tokens (`rc1.checks.text.tokens`), per task and overall; passes when none is
+    """Prompt lengths in tokens (`rc1.data.text.tokens`), per task and overall; passes when none is
     outside [min, max]. Overall figures keep their plain names (`min`, `p50`, `max`, `out_of_bounds`);
     a task's carry its name (`gsm8k.min`, ...)."""
     lengths = [len(tokens(item.prompt)) for item in items]

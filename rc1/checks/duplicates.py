@@ -12,7 +12,7 @@ prompt shares ("Context:", "Question:", the instruction), which would only add i
 The rate is reported overall and per task (a duplicate counts against the task of the later
 item); the check fails when either is above `max_rate`.
 
-Shingles are keyed by `rc1.checks.text.ngram_keys` and hashed by a fixed multiply-shift family, never
+Shingles are keyed by `rc1.data.text.ngram_keys` and hashed by a fixed multiply-shift family, never
 by Python's `hash` (salted per process), so the rate is the same in every process.
 """
 
@@ -24,7 +24,7 @@ from collections import Counter
 import numpy as np
 
 from rc1.checks.result import CheckResult
-from rc1.checks.text import ngram_keys, normalize
+from rc1.data.text import ngram_keys, normalize
 from rc1.data.task import TaskItem
 
 SHINGLE_WORDS = 5

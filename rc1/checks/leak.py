@@ -21,7 +21,7 @@ from collections import defaultdict
 import numpy as np
 
 from rc1.checks.result import CheckResult
-from rc1.checks.text import ngram_keys, normalize
+from rc1.data.text import ngram_keys, normalize
 from rc1.data.task import TaskItem
 
 

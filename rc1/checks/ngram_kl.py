@@ -41,7 +41,7 @@ import random
 import numpy as np
 
 from rc1.checks.result import CheckResult
-from rc1.checks.text import ngram_keys, tokens
+from rc1.data.text import ngram_keys, tokens
 from rc1.data.task import TaskItem
 
 ALPHA = 0.5

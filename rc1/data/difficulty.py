@@ -7,7 +7,7 @@ The vote's margin (votes for the winner minus the runner-up) ranks how typical a
 bucket; rebalancing keeps the most typical ones.
 
 Definitions (per item):
-- len_tokens: tokens of the whole prompt (`rc1.checks.text.tokens`); turns: user turns of the episode;
+- len_tokens: tokens of the whole prompt (`rc1.data.text.tokens`); turns: user turns of the episode;
   tool_hops: tool calls before the last user turn.
 - entities: distinct capitalized names (not sentence-initial) in context + question.
 - ops_numeric: numbers plus arithmetic words (each, per, times, half, total, …) in the question.
@@ -26,7 +26,7 @@ import re
 
 import msgspec
 
-from rc1.checks.text import SENTENCE_BREAK, ngrams, normalize, tokens
+from rc1.data.text import SENTENCE_BREAK, ngrams, normalize, tokens
 from rc1.data.task import DIFFICULTIES, Difficulty, TaskItem
 
 CONNECTORS_EN = frozenset(

@@ -15,7 +15,6 @@ from rc1.errors import CorruptLog
 from rc1.events import schema as ev
 from rc1.events.log import read_log
 from rc1.events.replay import replay
-from rc1.fingerprints import changed_inputs
 from rc1.fsutil import sha256_file
 
 
@@ -122,7 +121,7 @@ def _gate_input_findings(projection, current: ev.Fingerprints) -> list[Finding]:
     for name in ("round2", "round1"):
         gate = projection.gates[name]
         if gate.passed and gate.fingerprints is not None:
-            for input_name, old, new in changed_inputs(gate.fingerprints, current):
+            for input_name, old, new in ev.changed_inputs(gate.fingerprints, current):
                 findings.append(Finding(
                     check="gate_inputs", seq=gate.seq,
                     message=f"{input_name} changed since {name} passed ({old[:12]} -> {new[:12]})",

@@ -34,6 +34,18 @@ class Fingerprints(msgspec.Struct, frozen=True, kw_only=True):
     templates: str = ""
 
 
+GATED_INPUTS = ("pool", "balanced_pool", "shadow", "config", "weights", "templates")
+
+
+def changed_inputs(recorded: Fingerprints, current: Fingerprints) -> list[tuple[str, str, str]]:
+    """(input, recorded sha, current sha) for every recorded input that differs, in a fixed order."""
+    return [
+        (name, getattr(recorded, name), getattr(current, name))
+        for name in GATED_INPUTS
+        if getattr(recorded, name) and getattr(recorded, name) != getattr(current, name)
+    ]
+
+
 class ScoringSummary(msgspec.Struct, frozen=True, kw_only=True):
     """The judge calls made for one round, step or evaluation (one record each in events/<run>.ledger.jsonl)."""
 
@@ -99,7 +111,7 @@ class GateFailed(Event, frozen=True, kw_only=True, tag="gate_failed"):
 
 
 class GateInvalidated(Event, frozen=True, kw_only=True, tag="gate_invalidated"):
-    input: str  # which gated input changed: one of rc1.fingerprints.GATED_INPUTS
+    input: str  # which gated input changed: one of GATED_INPUTS
     old_sha256: str
     new_sha256: str
 

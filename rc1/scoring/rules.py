@@ -92,7 +92,7 @@ class RuleScorer:
 
 def clarification_count(visible: str | None) -> int:
     """Sentences of the visible reply that end in `?`; thinking asks nobody anything, so it never counts."""
-    from rc1.checks.text import SENTENCE_BREAK
+    from rc1.data.text import SENTENCE_BREAK
 
     if not visible:
         return 0

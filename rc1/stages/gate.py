@@ -5,7 +5,7 @@ from __future__ import annotations
 from rc1.checks.result import CheckResult
 from rc1.errors import GateClosed
 from rc1.events import schema as ev
-from rc1.fingerprints import changed_inputs, current_fingerprints
+from rc1.fingerprints import current_fingerprints
 from rc1.session import Session
 
 
@@ -20,7 +20,7 @@ def require_allowed(session: Session, trigger: str, action: str) -> None:
 def ensure_inputs_unchanged(session: Session, recorded: ev.Fingerprints, gate: str) -> ev.Fingerprints:
     """Compare inputs on disk with what a gate recorded; on any change append gate_invalidated and refuse."""
     current = current_fingerprints(session.ws, session.loaded)
-    changed = changed_inputs(recorded, current)
+    changed = ev.changed_inputs(recorded, current)
     if changed:
         name, old, new = changed[0]
         session.append(ev.GateInvalidated(input=name, old_sha256=old, new_sha256=new))

@@ -6,7 +6,6 @@ import msgspec
 
 from rc1.events import schema as ev
 from rc1.events.replay import AcrossSeedsView, LineResult, ReleaseView, Replayer
-from rc1.fingerprints import changed_inputs
 
 
 class CheckpointView(msgspec.Struct, frozen=True):
@@ -50,7 +49,7 @@ def status_view(replayer: Replayer, current: ev.Fingerprints | None, run: str, t
     p = replayer.projection
     gates = {}
     for name, gate in p.gates.items():
-        changed = [n for n, _, _ in changed_inputs(gate.fingerprints, current)] if gate.passed and gate.fingerprints and current else []
+        changed = [n for n, _, _ in ev.changed_inputs(gate.fingerprints, current)] if gate.passed and gate.fingerprints and current else []
         gates[name] = GateStatus(
             passed=gate.passed,
             fingerprints=gate.fingerprints,

@@ -1,4 +1,4 @@
-"""Text units shared by the data checks: one normalization, one token, one n-gram."""
+"""Text units shared by the data, its checks and the scorers: one normalization, one token, one n-gram."""
 
 from __future__ import annotations
 
