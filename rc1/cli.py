@@ -33,6 +33,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.add_argument("--diagram", action="store_true", help="print the state machine as Mermaid")
 
+    p = sub.add_parser("handoff", help="the SYNC bundle of a stage: artifacts, checks, risks, blockers, next actions")
+    _config_args(p)
+    p.add_argument("--round", choices=("1", "2", "train"), help="the stage (default: the one the log last worked on)")
+    p.add_argument("--json", action="store_true")
+
     p = sub.add_parser("replay", help="the run as it stood at a point of its log")
     _config_args(p)
     p.add_argument("--until", required=True, help="step_N | seq:N | <event type> | <ISO time>")

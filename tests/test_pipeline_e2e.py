@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 
@@ -68,6 +69,21 @@ def test_a_fresh_workspace_runs_gated_to_a_checkpointed_complete_run(completed_r
     audit = rc1(completed_run, "audit")
     assert audit.returncode == 0, audit.stdout
     assert "audit passed" in audit.stdout
+
+
+def test_handoff_bundles_each_stage_from_the_log(completed_run):
+    bundle = json.loads(rc1_here(completed_run, "handoff", "--json").stdout)
+    assert bundle["stage"] == "training" and bundle["state"] == "CHECKPOINTED" and not bundle["blockers"]
+    checkpoints = [e for e in events(completed_run) if e["type"] == "checkpoint_saved"]
+    assert [(a["path"], a["sha256"]) for a in bundle["artifacts"]] == \
+        [(e["dir"], e["files"]["adapter_model.safetensors"]) for e in checkpoints]
+    assert bundle["from"].startswith("rc1 ") and bundle["next_actions"]
+    round1 = json.loads(rc1_here(completed_run, "handoff", "--round", "1", "--json").stdout)
+    assert all(round1["checks"].values()) and len(round1["checks"]) == 18 and not round1["risks"]
+    for artifact in round1["artifacts"]:  # what the log recorded is what lies on disk
+        assert hashlib.sha256((completed_run / artifact["path"]).read_bytes()).hexdigest() == artifact["sha256"]
+    text = rc1_here(completed_run, "handoff", "--round", "2").stdout
+    assert text.startswith("SYNC local: round 2") and "reports/shadow_run_pre_run_check.json" in text
 
 
 def test_advance_on_a_complete_run_says_so_and_appends_nothing(finished_copy):
@@ -154,6 +170,12 @@ def test_a_round_whose_check_fails_records_it_and_exits_3(tmp_path):
     failed = [e for e in events(root) if e["type"] == "check_failed"]
     assert [e["name"] for e in failed] == ["weights"]
     assert types(root)[-1] == "gate_failed" and status_json(root)["state"] == "INIT"
+    # The handoff of the round names the failure as a blocker and what to do next.
+    bundle = json.loads(rc1_here(root, "handoff", "--json").stdout)
+    assert bundle["stage"] == "round 1" and bundle["checks"]["weights"] is False
+    assert [(b["kind"], b["message"].split(":")[0]) for b in bundle["blockers"]] == [("check_failed", "weights"), ("gate_failed", "round 1 failed")]
+    assert "fix what the failed checks name" in bundle["next_actions"][0]
+    assert [a["path"] for a in bundle["artifacts"]] == ["data/local/shadow.jsonl", "data/local/pool.jsonl", "data/local/pool_balanced.jsonl"]
 
 
 @pytest.mark.parametrize("override, message", [

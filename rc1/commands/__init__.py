@@ -7,6 +7,7 @@ HANDLERS = {
     "status": inspect.status,
     "replay": inspect.replay_until,
     "audit": audit.run,
+    "handoff": inspect.handoff,
     "repair": maintenance.repair,
     "report": maintenance.report,
     "failpack": maintenance.failpack,

@@ -73,3 +73,19 @@ def replay_until(args) -> int:
     replayer = replay(events if cut is None else events[:cut])
     _print(status_view(replayer, None, ws.run), args.json)
     return 0
+
+
+def handoff(args) -> int:
+    from rc1.views.handoff import STAGES, default_stage
+    from rc1.views.handoff import handoff as bundle_of
+    from rc1.views.handoff import render_text as render_handoff
+
+    loaded = load_config(args.config, args.overrides)
+    ws = Workspace.here(loaded.config.run.name)
+    events = read_log(ws.log_path).events
+    stage = args.round or default_stage(events)
+    if stage not in STAGES:
+        raise BadInput(f"--round {stage!r}: expected one of {', '.join(STAGES)}")
+    bundle = bundle_of(events, replay(events), current_fingerprints(ws, loaded), stage)
+    print(msgspec.json.format(msgspec.json.encode(bundle)).decode() if args.json else render_handoff(bundle))
+    return 0
