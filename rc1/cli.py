@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
             return int(e.exit_code)
         from rc1.failure import write_error_report
 
-        print(f"FATAL: {e} (details in {write_error_report(e)}){_packed(args)}", file=sys.stderr)
+        print(f"FATAL: {e}{_details(write_error_report(e))}{_packed(args)}", file=sys.stderr)
         return int(e.exit_code)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
@@ -127,9 +127,12 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:  # the boundary: anything unforeseen is a runtime failure with a report
         from rc1.failure import write_error_report
 
-        report = write_error_report(e)
-        print(f"FATAL: {type(e).__name__}: {e} (details in {report}){_packed(args)}", file=sys.stderr)
+        print(f"FATAL: {type(e).__name__}: {e}{_details(write_error_report(e))}{_packed(args)}", file=sys.stderr)
         return int(ExitCode.RUNTIME_FAILURE)
+
+
+def _details(report) -> str:
+    return f" (details in {report})" if report else " (no error report: it could not be written)"
 
 
 def _packed(args) -> str:

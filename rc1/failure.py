@@ -15,7 +15,16 @@ from rc1.fsutil import atomic_write_text
 TAIL_LINES = 200
 
 
-def write_error_report(error: BaseException, root: Path | None = None, step: int | None = None) -> Path:
+def write_error_report(error: BaseException, root: Path | None = None, step: int | None = None) -> Path | None:
+    """reports/ERROR_<ts>.json, relative to `root`; None when it cannot be written (a full disk): the error
+    itself must still be reported."""
+    try:
+        return _write_error_report(error, root, step)
+    except OSError:
+        return None
+
+
+def _write_error_report(error: BaseException, root: Path | None, step: int | None) -> Path:
     root = root or Path.cwd()
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
     path = root / "reports" / f"ERROR_{stamp}.json"

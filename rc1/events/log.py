@@ -13,12 +13,13 @@ import errno
 import fcntl
 import hashlib
 import os
+import shutil
 from pathlib import Path
 
 import msgspec
 
 from rc1 import failpoints
-from rc1.errors import BadInput, CorruptLog, LogBusy
+from rc1.errors import BadInput, CorruptLog, LogBusy, Rc1Error
 from rc1.events.schema import EVENT_TYPES, GENESIS_HASH, SCHEMA_VERSION, AnyEvent, Event, upcast
 from rc1.fsutil import fsync_dir
 
@@ -141,6 +142,20 @@ def now_iso() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="microseconds")
 
 
+_NO_SPACE = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)  # the disk, the quota, or a file size limit ran out
+
+
+class DiskFull(Rc1Error):
+    """No room to write an event (exit 1). The partial line has been cut off: the log ends at its last whole
+    event and a later command resumes from there."""
+
+    def __init__(self, path: Path, error: OSError):
+        free = shutil.disk_usage(path.parent).free
+        super().__init__(f"{path}: no space to append an event ({os.strerror(error.errno)}); {free / 2**20:.1f} MiB free "
+                         f"on the filesystem of {path.parent}; the partial line was cut off, so the log ends at its "
+                         "last whole event: free space, then rc1 advance resumes")
+
+
 class EventLog:
     """The single writer of one run's log. Use as a context manager; holds the flock until closed."""
 
@@ -209,12 +224,21 @@ class EventLog:
             self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             if created:
                 fsync_dir(self.path.parent)
+        start = os.fstat(self._fd).st_size  # the last good offset: this writer holds the lock, nobody else appends
         view = memoryview(data)
-        while view:
-            written = os.write(self._fd, view)
-            if written <= 0:
-                raise OSError(errno.EIO, f"{self.path}: write returned {written}")
-            view = view[written:]
+        try:
+            while view:
+                written = os.write(self._fd, view)
+                if written <= 0:
+                    raise OSError(errno.EIO, f"{self.path}: write returned {written}")
+                view = view[written:]
+        except OSError as e:
+            # A partial line would be a torn tail only `rc1 repair` clears: cut it back before saying why.
+            os.ftruncate(self._fd, start)
+            os.fsync(self._fd)
+            if e.errno in _NO_SPACE:
+                raise DiskFull(self.path, e) from None
+            raise
         failpoints.reached(kill_point)
         # A failed fsync is fatal and never retried: the kernel may already have marked the page clean.
         os.fsync(self._fd)

@@ -17,6 +17,7 @@ from rc1.data.task import TaskItem, read_items
 from rc1 import distributed
 from rc1.errors import BadInput, GateClosed, TrainingError
 from rc1.events import schema as ev
+from rc1.events.log import DiskFull
 from rc1.events.replay import CheckpointRef, pending_seed
 from rc1.failure import write_error_report
 from rc1.fsutil import held_lock, sha256_file
@@ -117,8 +118,14 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
         if not writer:
             raise
         report = write_error_report(error, session.ws.root, step=session.projection.step)
-        session.append(ev.TrainingFailed(error=f"{type(error).__name__}: {error}", report=str(report), step=session.projection.step))
-        raise TrainingError(f"training failed at step {session.projection.step}: {error} (details in {report})") from error
+        unlogged = ""
+        try:
+            session.append(ev.TrainingFailed(error=f"{type(error).__name__}: {error}", report=str(report or ""),
+                                             step=session.projection.step))
+        except DiskFull as full:  # the log is still whole: it ends at its last event
+            unlogged = f"; training_failed could not be logged: {full}"
+        details = f"details in {report}" if report else "no error report: it could not be written"
+        raise TrainingError(f"training failed at step {session.projection.step}: {error} ({details}){unlogged}") from error
     if not writer:
         return  # rank 0 publishes, evaluates and completes
     latest = session.projection.latest_checkpoint
