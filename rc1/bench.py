@@ -87,8 +87,9 @@ def _round1_seconds(pool_size: int) -> float:
     repo = Path(__file__).resolve().parent.parent
     with tempfile.TemporaryDirectory() as tmp:
         shutil.copytree(repo / "configs", Path(tmp) / "configs")
+        # Generated data: the bench measures how the checks scale, offline (rc1.yaml names a hub source).
         command = [sys.executable, "-m", "rc1", "preflight", "--round", "1", "--config", "configs/rc1.yaml",
-                   "--set", f"data.pool_size={pool_size}"]
+                   "--set", f"data.pool_size={pool_size}", "--set", "data.sources={}"]
         start = time.perf_counter()
         done = subprocess.run(command, cwd=tmp, capture_output=True, text=True, env={**os.environ, "CUDA_VISIBLE_DEVICES": ""})
         seconds = time.perf_counter() - start
@@ -105,6 +106,57 @@ def bench_round1(base: int = 30_000, factor: int = 10) -> None:
     print(f"  {base * factor:>7} items : {large:.1f} s   growth ratio {large / small:.2f} for {factor}× the data (target ≤ 12)")
 
 
+def bench_status(steps: int = 1_000_000) -> None:
+    """`rc1 status --json` as a process on a 1M-event run, with the snapshot its writer left and without it,
+    against the floor of starting python with msgspec, transitions and yaml; full verification (read,
+    chain, fold) against msgspec's bulk decode of the same bytes."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    import yaml
+
+    from rc1.events.log import _DECODER
+    from rc1.events.snapshot import snapshot_path, write_snapshot
+    from rc1.workspace import Workspace
+
+    repo = Path(__file__).resolve().parent.parent
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        shutil.copytree(repo / "configs", root / "configs")
+        raw = yaml.safe_load((repo / "configs/local.yaml").read_text())
+        raw["run"]["name"] = "bench"
+        (root / "configs/bench.yaml").write_text(yaml.safe_dump(raw))
+        ws = Workspace(root=root, run="bench")
+        ws.events_dir.mkdir()
+        log_path = _write_training_log(ws.events_dir, steps)
+        log_path.rename(ws.log_path)
+        contents = read_log(ws.log_path)
+        write_snapshot(ws, replay(contents.events), contents.events[-1].seq, contents.line_hashes[-1],
+                       contents.good_bytes, contents.last_line_start)
+        env = {**os.environ, "CUDA_VISIBLE_DEVICES": ""}
+
+        def run(*command) -> None:
+            subprocess.run(command, cwd=root, capture_output=True, env=env, check=True)
+
+        status = [sys.executable, "-m", "rc1", "status", "--json", "--config", "configs/bench.yaml"]
+        floor = _best_of(lambda: run(sys.executable, "-c", "import msgspec, transitions, yaml"))
+        fast = _best_of(lambda: run(*status))
+        data = ws.log_path.read_bytes()
+        decode = _best_of(lambda: _DECODER.decode_lines(data))
+        verify = _best_of(lambda: replay(read_log(ws.log_path).events), repeat=1)
+        snapshot_path(ws).unlink()
+        whole = _best_of(lambda: run(*status), repeat=1)
+        events = len(contents.events)
+        print(f"status: {events} events ({len(data) / 1e6:.0f} MB)")
+        print(f"  floor: python + msgspec + transitions + yaml : {floor:.2f} s")
+        print(f"  rc1 status --json, from the snapshot          : {fast:.2f} s   ratio {fast / floor:.2f}x floor (target ≤ 0.25 s)")
+        print(f"  rc1 status --json, whole log (no snapshot)    : {whole:.2f} s   ratio {whole / floor:.2f}x floor")
+        print(f"  msgspec decode_lines of the log               : {decode:.2f} s")
+        print(f"  read + verify chain + fold (audit, cold replay): {verify:.2f} s   ratio {verify / decode:.2f}x decode (target ≤ 1.5)")
+
+
 def main() -> int:
     import sys
 
@@ -113,8 +165,12 @@ def main() -> int:
 
         bench_training()
         return 0
+    if "--status-only" in sys.argv:
+        bench_status()
+        return 0
     if "--round1-only" not in sys.argv:
         bench_replay()
+        bench_status()
     bench_round1()
     from rc1.bench_training import bench_training
 

@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from rc1 import commands
 
-    handler = commands.HANDLERS[args.command]
+    handler = commands.handler(args.command)
     try:
         if args.command != "train":
             distributed.require_single_process(args.command)

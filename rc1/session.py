@@ -9,6 +9,7 @@ from rc1.events import schema as ev
 from rc1.events.anchor import write_head
 from rc1.events.log import EventLog, read_log
 from rc1.events.replay import Projection, Replayer
+from rc1.events.snapshot import write_snapshot
 from rc1.fsutil import atomic_write_text
 from rc1.views.mirrors import Mirrors
 from rc1.workspace import Workspace
@@ -81,6 +82,7 @@ class Session(_RunView):
     def close(self) -> None:
         seq, digest = self.log.head
         write_head(self.ws, seq, digest)
+        write_snapshot(self.ws, self.replayer, seq, digest, *self.log.extent)
         self.log.close()
 
     def __enter__(self) -> "Session":

@@ -168,3 +168,33 @@ def test_a_line_written_by_a_newer_rc1_says_upgrade_and_is_never_repaired_away(w
     with pytest.raises(BadInput, match="newer rc1"):  # exit 2; a writer does not treat it as a torn tail
         open_log(ws, allow_torn=True)
     assert ws.log_path.read_bytes() == before
+
+
+def _fold(ws):
+    from rc1.events.replay import replay
+
+    return replay(read_log(ws.log_path).events).projection
+
+
+def test_a_snapshot_is_used_only_while_the_log_still_holds_its_anchor_line(ws):
+    from rc1.events.replay import replay
+    from rc1.events.snapshot import replay_log, snapshot_path, write_snapshot
+
+    fill(ws, 4)
+    with open_log(ws) as log:
+        replayer = replay(log.contents.events)
+        write_snapshot(ws, replayer, *log.head, *log.extent)
+        log.append(ev.ArtifactWritten(path="later", sha256="1" * 64, bytes=9))  # after the snapshot: the tail
+    replayer, read = replay_log(ws)
+    assert [e.seq for e in read.events] == [4]  # only the tail was decoded
+    assert replayer.projection == _fold(ws)
+
+    # The log no longer holds the anchor line (rewritten under the snapshot): the snapshot is ignored.
+    lines = ws.log_path.read_bytes().split(b"\n")[:-1]
+    lines[3] = lines[3].replace(b'"f3"', b'"f9"')
+    ws.log_path.write_bytes(b"".join(x + b"\n" for x in lines))
+    replayer, read = replay_log(ws)
+    assert len(read.events) == 5 and read.chain_breaks  # replayed whole; the audit's chain check will name it
+
+    snapshot_path(ws).write_bytes(b"not json")  # unreadable: ignored, never an error
+    assert len(replay_log(ws)[1].events) == 5

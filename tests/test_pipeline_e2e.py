@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -341,3 +343,15 @@ def test_each_seed_of_run_seeds_trains_its_own_line_and_the_release_verdict_span
     assert "seed 1234" in text and "seed 99" in text and "release across seeds" in text
     assert rc1_here(root, "audit", *sampling).returncode == 0
     assert rc1_here(root, "advance", *sampling).stdout.startswith("run local is complete")
+
+
+def test_status_reads_the_snapshot_and_says_what_the_whole_log_says_without_the_training_stack(finished_copy):
+    snapshot = finished_copy / "events/local.snapshot.json"
+    assert snapshot.is_file()  # every writing command leaves one when it closes
+    fast = rc1_here(finished_copy, "status", "--json").stdout
+    snapshot.unlink()
+    assert rc1_here(finished_copy, "status", "--json").stdout == fast  # the whole log, replayed: the same
+    probe = ("import sys; from rc1.cli import main; main(['status', '--json', '--config', 'configs/short.yaml']); "
+             "print(sorted(m for m in ('torch', 'transformers', 'trl', 'peft') if m in sys.modules), file=sys.stderr)")
+    result = subprocess.run([sys.executable, "-c", probe], cwd=finished_copy, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and result.stderr.strip().endswith("[]")  # a read-only command imports none of them

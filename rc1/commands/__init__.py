@@ -1,21 +1,33 @@
-"""One small function per subcommand; `HANDLERS` is the only place names map to code."""
+"""One small function per subcommand; `HANDLERS` is the only place names map to code.
 
-from rc1.commands import advance, audit, inspect, maintenance, score, stages
+Each handler's module is imported only when its command runs, so a read-only command (status, replay,
+audit, handoff) never imports the training stack (torch, transformers) it does not use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
 
 HANDLERS = {
-    "advance": advance.run,
-    "status": inspect.status,
-    "replay": inspect.replay_until,
-    "audit": audit.run,
-    "handoff": inspect.handoff,
-    "repair": maintenance.repair,
-    "report": maintenance.report,
-    "failpack": maintenance.failpack,
-    "preflight": stages.preflight,
-    "pool": stages.pool,
-    "shadow": stages.shadow,
-    "difficulty": stages.difficulty,
-    "scorer": stages.scorer,
-    "score": score.run,
-    "train": stages.train,
+    "advance": "advance:run",
+    "status": "inspect:status",
+    "replay": "inspect:replay_until",
+    "audit": "audit:run",
+    "handoff": "inspect:handoff",
+    "repair": "maintenance:repair",
+    "report": "maintenance:report",
+    "failpack": "maintenance:failpack",
+    "preflight": "stages:preflight",
+    "pool": "stages:pool",
+    "shadow": "stages:shadow",
+    "difficulty": "stages:difficulty",
+    "scorer": "stages:scorer",
+    "score": "score:run",
+    "train": "stages:train",
 }
+
+
+def handler(command: str) -> Callable:
+    module, function = HANDLERS[command].split(":")
+    return getattr(importlib.import_module(f"rc1.commands.{module}"), function)

@@ -12,6 +12,7 @@ from rc1.errors import BadInput
 from rc1.events import schema as ev
 from rc1.events.log import read_log
 from rc1.events.replay import replay
+from rc1.events.snapshot import replay_log
 from rc1.fingerprints import current_fingerprints
 from rc1.views.status import render_text, status_view
 from rc1.workspace import Workspace
@@ -29,9 +30,8 @@ def status(args) -> int:
         print(RunMachine(diagram=True).mermaid())
         return 0
     ws = Workspace.here(loaded.config.run.name)
-    contents = read_log(ws.log_path)
-    replayer = replay(contents.events)
-    _print(status_view(replayer, current_fingerprints(ws, loaded), ws.run, len(contents.torn)), args.json)
+    replayer, read = replay_log(ws)  # a verified snapshot and the lines after it, or the whole log
+    _print(status_view(replayer, current_fingerprints(ws, loaded), ws.run, len(read.torn)), args.json)
     return 0
 
 

@@ -46,6 +46,7 @@ class LogContents(msgspec.Struct, kw_only=True):
     good_bytes: int  # length of the prefix made of complete, decodable lines
     torn: bytes = b""  # bytes after good_bytes (torn tail), empty when clean
     chain_breaks: list[ChainBreak] = msgspec.field(default_factory=list)
+    last_line_start: int = 0  # where the last good line begins (a snapshot's anchor reads it back)
 
     @property
     def head_hash(self) -> str:
@@ -84,6 +85,12 @@ def read_log(path: Path) -> LogContents:
         data = path.read_bytes()
     except FileNotFoundError:
         return LogContents(path=path, events=[], line_hashes=[], good_bytes=0)
+    return parse_log(data, path)
+
+
+def parse_log(data: bytes, path: Path, *, first_seq: int = 0, prev: str = GENESIS_HASH, first_line: int = 1) -> LogContents:
+    """The lines of `data` (a whole log, or the tail after a snapshot's anchor: `first_seq`, `prev` and the
+    1-based `first_line` of its first line), decoded and chain-checked; byte counts are relative to `data`."""
     end = data.rfind(b"\n") + 1
     body, torn = data[:end], data[end:]
     lines = body.split(b"\n")[:-1]
@@ -96,12 +103,13 @@ def read_log(path: Path) -> LogContents:
             try:
                 events.append(_decode_line(line))
             except WrittenByNewerRc1 as e:  # a whole line, newline included: not torn, just not ours to read
-                raise WrittenByNewerRc1(f"{path}:{index + 1}: {e} was written by a newer rc1: upgrade rc1 to read "
-                                        "this log (nothing was changed)") from None
+                raise WrittenByNewerRc1(f"{path}:{first_line + index}: {e} was written by a newer rc1: upgrade rc1 "
+                                        "to read this log (nothing was changed)") from None
             except (msgspec.DecodeError, msgspec.ValidationError, KeyError) as e:
                 if index != len(lines) - 1:
+                    number, total = first_line + index, first_line + len(lines) - 1
                     raise CorruptLog(
-                        f"{path}:{index + 1}: line {index + 1} of {len(lines)} does not decode ({e}); "
+                        f"{path}:{number}: line {number} of {total} does not decode ({e}); "
                         "damage before the tail cannot be repaired — restore the log from a copy"
                     ) from None
                 torn = body[offset:] + torn
@@ -112,7 +120,7 @@ def read_log(path: Path) -> LogContents:
     newer = next((i for i, event in enumerate(events) if event.v > SCHEMA_VERSION), None)
     if newer is not None:  # a known type that still decoded: its version says a newer rc1 wrote it
         event = events[newer]
-        raise WrittenByNewerRc1(f"{path}:{newer + 1}: event type {type(event).__struct_config__.tag!r}, schema "
+        raise WrittenByNewerRc1(f"{path}:{first_line + newer}: event type {type(event).__struct_config__.tag!r}, schema "
                                 f"v{event.v} (this rc1 reads up to v{SCHEMA_VERSION}) was written by a newer rc1: "
                                 "upgrade rc1 to read this log (nothing was changed)")
     hashes = [line_hash(line) for line in lines]
@@ -122,18 +130,21 @@ def read_log(path: Path) -> LogContents:
         line_hashes=hashes,
         good_bytes=len(body),
         torn=torn,
-        chain_breaks=_chain_breaks(events, hashes),
+        chain_breaks=_chain_breaks(events, hashes, first_seq, prev, first_line),
+        last_line_start=body.rfind(b"\n", 0, len(body) - 1) + 1 if body else 0,
     )
 
 
-def _chain_breaks(events: list[Event], hashes: list[str]) -> list[ChainBreak]:
+def _chain_breaks(events: list[Event], hashes: list[str], first_seq: int = 0, prev: str = GENESIS_HASH,
+                  first_line: int = 1) -> list[ChainBreak]:
     breaks = []
-    expected_prev = GENESIS_HASH
+    expected_prev = prev
     for index, event in enumerate(events):
-        if event.seq != index:
-            breaks.append(ChainBreak(index + 1, event.seq, f"seq {event.seq} where {index} was expected (gap, duplicate or reordering)"))
+        line, wanted = first_line + index, first_seq + index
+        if event.seq != wanted:
+            breaks.append(ChainBreak(line, event.seq, f"seq {event.seq} where {wanted} was expected (gap, duplicate or reordering)"))
         if event.prev != expected_prev:
-            breaks.append(ChainBreak(index + 1, event.seq, "prev hash does not match the previous line (edited, deleted or reordered line)"))
+            breaks.append(ChainBreak(line, event.seq, "prev hash does not match the previous line (edited, deleted or reordered line)"))
         expected_prev = hashes[index]
     return breaks
 
@@ -188,6 +199,7 @@ class EventLog:
             raise
         self._next_seq = self.contents.next_seq
         self._head = self.contents.head_hash
+        self._size, self._last_line_start = self.contents.good_bytes, self.contents.last_line_start
         self._listeners: list = []
 
     def subscribe(self, listener) -> None:
@@ -199,12 +211,18 @@ class EventLog:
         """(seq, hash) of the last line, the anchor checkpoints and snapshots record."""
         return self._next_seq - 1, self._head
 
+    @property
+    def extent(self) -> tuple[int, int]:
+        """(bytes of whole lines, where the last one begins): where a snapshot's anchor line lies."""
+        return self._size, self._last_line_start
+
     def append(self, event: Event) -> Event:
         stamped = msgspec.structs.replace(event, seq=self._next_seq, ts=now_iso(), run=self.run, v=SCHEMA_VERSION, prev=self._head)
         line = _ENCODER.encode(stamped)
         self._write_durably(line + b"\n", f"append:{type(stamped).__struct_config__.tag}")
         self._next_seq += 1
         self._head = line_hash(line)
+        self._last_line_start, self._size = self._size, self._size + len(line) + 1
         for listener in self._listeners:
             listener(stamped)
         return stamped
