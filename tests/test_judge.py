@@ -4,12 +4,11 @@ ledger of every call, the cache, the anti-simulation checks, and the API key kep
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO, events, make_workspace, rc1, rc1_here
+from conftest import REPO, events, make_workspace, rc1_here
 from judge_server import JudgeServer
 from rc1.checks.scorer import scorer_cache, scorer_live, scorer_probe
 from rc1.config import load_config
@@ -191,8 +190,7 @@ def test_a_run_judged_live_records_its_calls_and_writes_the_key_nowhere(server, 
     # As a user types it; the model is the one the server lists at /v1/models.
     judge = ["--set", "scorer.provider=openai_compat", "--set", f"scorer.base_url={server.base_url}",
              "--set", "reward.weights=weights_judge.json"]
-    env = {**os.environ, "SCORER_API_KEY": KEY}
-    result = rc1(root, "advance", "--all", *judge, env=env)
+    result = rc1_here(root, "advance", "--all", *judge, env={"SCORER_API_KEY": KEY})
     assert result.returncode == 0, result.stdout + result.stderr
     log = events(root)
     probes = [e for e in log if e.get("name") == "scorer_probe"]

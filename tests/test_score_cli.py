@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from conftest import make_workspace, rc1
+from conftest import make_workspace, rc1_here
 
 THINKING = ("--set", "model.thinking=on")
 
@@ -17,7 +17,7 @@ def root(tmp_path):
 
 def score(root, completion: str, *args: str):
     (root / "reply.txt").write_text(completion)
-    return rc1(root, "score", "--completion-file", "reply.txt", *args)
+    return rc1_here(root, "score", "--completion-file", "reply.txt", *args)  # the process boundary is not the point
 
 
 def test_a_boxed_answer_after_the_thinking_is_correct_and_its_reward_adds_up(root):
