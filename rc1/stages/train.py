@@ -58,22 +58,13 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
     require_allowed(session, "training_started", "training")
     ensure_inputs_unchanged(session, session.projection.gates["round2"].fingerprints, "round 2")
     seeds = list(session.config.run.seeds)
-    p = session.projection
-    current = p.seed if p.seed is not None else (seeds[0] if p.training_segments else None)  # a log from before seeds
-    seed = pending_seed(msgspec.structs.replace(p, seed=current), seeds)
-    new_line = seed != current
+    seed, new_line = _next_line(session.projection, seeds)
     if new_line and explicit_resume is not None:
         raise GateClosed(f"{explicit_resume}: seed {seed}'s line of training starts fresh; there is nothing to resume")
     base_seed = session.config.run.seed  # the data's seed builds the built-in base model, shared by every line
     session = line_session(session, seed, seeds)
     config = session.config
-    distributed.require_supported_sharding()
-    if distributed.world_size() > 1 and config.engine.name != "trl":
-        raise BadInput(f"engine.name: {config.engine.name} trains in one process; a multi-process launch needs the "
-                       "trl engine (its trainers run on accelerate)")
-    if distributed.world_size() > 1 and config.priority_sampling is not None:
-        raise BadInput("priority_sampling: each rank sees only its own replies' rewards, so the ranks would draw "
-                       "different batches; train it in one process")
+    _refuse_unsupported_launch(config)
     resume = None if new_line else pick_resume(session, explicit_resume)
     if resume is not None and resume.step >= config.train.max_steps:
         _complete(session, resume, seeds)  # crashed after the final checkpoint, before run_completed
@@ -132,6 +123,23 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
     if latest is None or latest.step != config.train.max_steps:
         raise TrainingError(f"training stopped at step {session.projection.step} without a checkpoint at max_steps {config.train.max_steps}")
     _complete(session, latest, seeds)
+
+
+def _next_line(p, seeds: list[int]) -> tuple[int, bool]:
+    """The seed to train now, and whether its line starts fresh (another seed's line was the current one)."""
+    current = p.seed if p.seed is not None else (seeds[0] if p.training_segments else None)  # a log from before seeds
+    seed = pending_seed(msgspec.structs.replace(p, seed=current), seeds)
+    return seed, seed != current
+
+
+def _refuse_unsupported_launch(config) -> None:
+    distributed.require_supported_sharding()
+    if distributed.world_size() > 1 and config.engine.name != "trl":
+        raise BadInput(f"engine.name: {config.engine.name} trains in one process; a multi-process launch needs the "
+                       "trl engine (its trainers run on accelerate)")
+    if distributed.world_size() > 1 and config.priority_sampling is not None:
+        raise BadInput("priority_sampling: each rank sees only its own replies' rewards, so the ranks would draw "
+                       "different batches; train it in one process")
 
 
 class _FollowerHooks:
