@@ -73,6 +73,15 @@ def test_a_fresh_workspace_runs_gated_to_a_checkpointed_complete_run(completed_r
     assert "audit passed" in audit.stdout
 
 
+def test_gated_inputs_are_not_rebuilt_once_a_gate_has_passed_on_them(finished_copy):
+    before = {p: (finished_copy / p).read_bytes() for p in ("data/local/pool.jsonl", "data/local/shadow.jsonl",
+                                                             "data/local/pool_balanced.jsonl", "events/local.jsonl")}
+    for command in (("pool", "build"), ("shadow", "materialize"), ("difficulty", "bucketize")):
+        refused = rc1_here(finished_copy, *command)
+        assert refused.returncode == 3 and "it rewrites a gated input" in refused.stderr and "not allowed in state CHECKPOINTED" in refused.stderr
+    assert {p: (finished_copy / p).read_bytes() for p in before} == before
+
+
 def test_handoff_bundles_each_stage_from_the_log(completed_run):
     bundle = json.loads(rc1_here(completed_run, "handoff", "--json").stdout)
     assert bundle["stage"] == "training" and bundle["state"] == "CHECKPOINTED" and not bundle["blockers"]

@@ -16,7 +16,7 @@ from rc1 import distributed
 from rc1.session import FollowerSession, Session
 from rc1.stages import datasets
 from rc1.stages.artifacts import write_artifact
-from rc1.stages.gate import record_checks_adhoc
+from rc1.stages.gate import record_checks_adhoc, require_allowed
 from rc1.stages.shadow_run import run_shadow
 from rc1.stages.preflight import pool_checks, round_scoring, run_round1, run_round2, spread
 from rc1.stages.train import run_training
@@ -44,10 +44,17 @@ def preflight(args) -> int:
     return 0
 
 
+def _before_any_gate(session: Session, what: str) -> None:
+    """A gated input is rebuilt only where round 1 may still run (INIT, or after a gate was invalidated): once a
+    gate has passed on it, the machine refuses, instead of the gate silently vouching for other bytes."""
+    require_allowed(session, "round1_passed", f"{what} (it rewrites a gated input)")
+
+
 def pool(args) -> int:
     with _open(args) as session:
         ws = session.ws
         if args.action == "build":
+            _before_any_gate(session, "pool build")
             items = datasets.build_seed_pool(session)
             write_artifact(session, ws.pool_path, items, "pool")
             print(f"wrote {len(items)} items to {ws.pool_path}")
@@ -63,6 +70,7 @@ def shadow(args) -> int:
     if args.action == "run":
         return _shadow_run(args)
     with _open(args) as session:
+        _before_any_gate(session, "shadow materialize")
         items = datasets.build_shadow(session)
         write_artifact(session, session.ws.shadow_path, items, "shadow")
         datasets.write_shadow_manifest(session, items)
@@ -101,6 +109,7 @@ def difficulty(args) -> int:
             return 0
         balanced = datasets.balance(session, pool_items, metrics)
         if args.action == "bucketize":
+            _before_any_gate(session, "difficulty bucketize")
             write_artifact(session, ws.balanced_pool_path, balanced.items, "balanced_pool")
             print(f"wrote {len(balanced.items)} of {len(pool_items)} items to {ws.balanced_pool_path}")
             for task, buckets in balanced.balanced_buckets.items():
