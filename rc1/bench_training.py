@@ -23,14 +23,6 @@ REPO = Path(__file__).resolve().parent.parent
 CONFIG = "configs/local.yaml"
 
 
-class _NoHooks:
-    def on_step(self, metrics) -> None:
-        pass
-
-    def on_checkpoint(self, step, staged_dir) -> None:
-        pass
-
-
 def _rc1(root: Path, *args: str) -> float:
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "rc1", *args, "--config", CONFIG], cwd=root, capture_output=True,
@@ -54,6 +46,7 @@ def bench_training(steps: int = 40, repeat: int = 2) -> None:
     from rc1.stages.train import builtin_model_dir
     from rc1.train.engine_trl import _quiet_renamed_property, trl_args
     from rc1.train.pairs import build_engine
+    from rc1.train.protocols import NoHooks
     from rc1.train.model_loading import load_policy, lora_config
     from rc1.train.prompts import fit_prompt
     from rc1.train.schedule import schedule
@@ -104,7 +97,7 @@ def bench_training(steps: int = 40, repeat: int = 2) -> None:
             model, tokenizer = load_policy(config.model, "lora", "cpu", torch.float32, model_dir)
             engine = build_engine(config, pool, reward_fn, model, tokenizer, root / "staging", "cpu")
             start = time.perf_counter()
-            engine.train(_NoHooks(), resume_from=None)  # the engine quiets the same warning itself
+            engine.train(NoHooks(), resume_from=None)  # the engine quiets the same warning itself
             seconds = time.perf_counter() - start
             shutil.rmtree(root / "staging", ignore_errors=True)
             return seconds

@@ -44,6 +44,16 @@ class CorruptLog(BadInput):
     """The event log is damaged before its tail (not repairable by `rc1 repair`). Exit 2."""
 
 
+class WrittenByNewerRc1(BadInput):
+    """A complete line with the event envelope (seq, prev, run) whose event type or schema version this rc1 does
+    not know: a newer rc1 wrote it. Never a torn tail to repair away; exit 2."""
+
+
+class DiskFull(Rc1Error):
+    """No room to append an event (exit 1). The writer has cut its partial line off: the log ends at its last
+    whole event and a later command resumes from there."""
+
+
 class TrainingError(Rc1Error):
     """Training itself failed (engine error, non-finite loss). Exit 1."""
 

@@ -152,7 +152,7 @@ def test_old_lines_with_new_optional_fields_missing_still_decode(ws):
 ])
 @pytest.mark.parametrize("where", ["last", "middle"])
 def test_a_line_written_by_a_newer_rc1_says_upgrade_and_is_never_repaired_away(ws, newer, where):
-    from rc1.events.log import WrittenByNewerRc1
+    from rc1.errors import WrittenByNewerRc1
 
     fill(ws, 3)
     lines = ws.log_path.read_bytes().split(b"\n")[:-1]

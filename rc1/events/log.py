@@ -19,7 +19,7 @@ from pathlib import Path
 import msgspec
 
 from rc1 import failpoints
-from rc1.errors import BadInput, CorruptLog, LogBusy, Rc1Error
+from rc1.errors import BadInput, CorruptLog, DiskFull, LogBusy, WrittenByNewerRc1
 from rc1.events.schema import EVENT_TYPES, GENESIS_HASH, SCHEMA_VERSION, AnyEvent, Event, upcast
 from rc1.fsutil import fsync_dir
 
@@ -55,11 +55,6 @@ class LogContents(msgspec.Struct, kw_only=True):
     @property
     def next_seq(self) -> int:
         return self.events[-1].seq + 1 if self.events else 0
-
-
-class WrittenByNewerRc1(BadInput):
-    """A complete line with the event envelope (seq, prev, run) that this rc1 cannot read because a newer one
-    wrote it: an event type or schema version it does not know. Never a torn tail to repair away; exit 2."""
 
 
 def _decode_line(line: bytes) -> Event:
@@ -156,17 +151,6 @@ def now_iso() -> str:
 _NO_SPACE = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)  # the disk, the quota, or a file size limit ran out
 
 
-class DiskFull(Rc1Error):
-    """No room to write an event (exit 1). The partial line has been cut off: the log ends at its last whole
-    event and a later command resumes from there."""
-
-    def __init__(self, path: Path, error: OSError):
-        free = shutil.disk_usage(path.parent).free
-        super().__init__(f"{path}: no space to append an event ({os.strerror(error.errno)}); {free / 2**20:.1f} MiB free "
-                         f"on the filesystem of {path.parent}; the partial line was cut off, so the log ends at its "
-                         "last whole event: free space, then rc1 advance resumes")
-
-
 class EventLog:
     """The single writer of one run's log. Use as a context manager; holds the flock until closed."""
 
@@ -255,7 +239,10 @@ class EventLog:
             os.ftruncate(self._fd, start)
             os.fsync(self._fd)
             if e.errno in _NO_SPACE:
-                raise DiskFull(self.path, e) from None
+                free = shutil.disk_usage(self.path.parent).free
+                raise DiskFull(f"{self.path}: no space to append an event ({os.strerror(e.errno)}); {free / 2**20:.1f} MiB "
+                               f"free on the filesystem of {self.path.parent}; the partial line was cut off, so the log "
+                               "ends at its last whole event: free space, then rc1 advance resumes") from None
             raise
         failpoints.reached(kill_point)
         # A failed fsync is fatal and never retried: the kernel may already have marked the page clean.

@@ -16,7 +16,7 @@ from pathlib import Path
 import msgspec
 
 from rc1.events.log import LogContents, line_hash, parse_log, read_log
-from rc1.events.replay import Projection, Replayer
+from rc1.events.replay import Projection, Replayer, replay
 from rc1.events.schema import SCHEMA_VERSION
 from rc1.fsutil import atomic_write_bytes
 from rc1.machine import RunMachine
@@ -67,10 +67,7 @@ def replay_log(ws: Workspace) -> tuple[Replayer, LogContents]:
         except FileNotFoundError:
             pass
     contents = read_log(ws.log_path)
-    replayer = Replayer()
-    for event in contents.events:
-        replayer.apply(event)
-    return replayer, contents
+    return replay(contents.events), contents
 
 
 def _read_snapshot(ws: Workspace) -> Snapshot | None:

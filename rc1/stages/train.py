@@ -15,9 +15,8 @@ import msgspec
 
 from rc1.data.task import TaskItem, read_items
 from rc1 import distributed
-from rc1.errors import BadInput, GateClosed, TrainingError
+from rc1.errors import BadInput, DiskFull, GateClosed, TrainingError
 from rc1.events import schema as ev
-from rc1.events.log import DiskFull
 from rc1.events.replay import CheckpointRef, pending_seed
 from rc1.failure import write_error_report
 from rc1.fsutil import held_lock, sha256_file
@@ -30,6 +29,7 @@ from rc1.stages.scoring import open_scoring, policy_thinking
 from rc1.stages.fresh import FreshItems
 from rc1.stages.train_hooks import EventHooks
 from rc1.train import checkpoints
+from rc1.train.protocols import NoHooks
 from rc1.train.sampler import PassSampler, PrioritySampler, Sampler
 from rc1.workspace import Workspace
 
@@ -100,7 +100,7 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
         generation=generation_backend(config.engine.name, config.engine.strategy, device),
     ))
     writer = distributed.is_writer()
-    hooks = EventHooks(session, engine, shadow, scoring, lambda step: sampling.sampler.mix(step)) if writer else _FollowerHooks()
+    hooks = EventHooks(session, engine, shadow, scoring, lambda step: sampling.sampler.mix(step)) if writer else NoHooks()
     try:
         if writer and resume is None and not any(e.step == 0 for e in session.projection.evals):
             hooks.evaluate(0)  # the untrained policy: what the release gate measures the gain from
@@ -140,16 +140,6 @@ def _refuse_unsupported_launch(config) -> None:
     if distributed.world_size() > 1 and config.priority_sampling is not None:
         raise BadInput("priority_sampling: each rank sees only its own replies' rewards, so the ranks would draw "
                        "different batches; train it in one process")
-
-
-class _FollowerHooks:
-    """A non-zero rank's hooks: rank 0 logs the steps and publishes the checkpoints."""
-
-    def on_step(self, metrics) -> None:
-        pass
-
-    def on_checkpoint(self, step: int, staged_dir: Path) -> None:
-        pass
 
 
 def line_session(session: Session, seed: int, seeds: list[int]) -> Session:

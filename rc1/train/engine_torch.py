@@ -28,7 +28,7 @@ from rc1.train.generation import eos_token_ids, evaluate_policy
 from rc1.train.metrics import EvalResult, StepMetrics
 from rc1.train.model_loading import lora_config
 from rc1.train.policy_math import Rollout
-from rc1.train.prompts import fit_prompt
+from rc1.train.prompts import FittedPrompts
 from rc1.train.protocols import RewardFn, Strategy, TrainingHooks
 from rc1.train.runtime import capture_rng, memory_mb, restore_rng
 from rc1.train.sampler import Sampler
@@ -45,7 +45,6 @@ class TorchEngine:
             raise BadInput("model.dtype: the torch engine trains in fp32 or bf16; use engine.name trl for fp16")
         self.config = config
         self.train_cfg = config.train
-        self.items = items
         self.reward_fn = reward_fn
         self.tokenizer = tokenizer
         self.device = device
@@ -59,9 +58,8 @@ class TorchEngine:
             self._model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
             self._model.enable_input_require_grads()  # the frozen embeddings' output must carry grad for LoRA
         self.eos_ids = eos_token_ids(model, tokenizer)
-        fitted = [fit_prompt(tokenizer, item, config.train.max_prompt_tokens) for item in items]
-        self._prompts = {item.id: text for item, (text, _) in zip(items, fitted)}
-        self.truncated_prompts = sum(truncated for _, truncated in fitted)
+        self._prompts = FittedPrompts(tokenizer, items, config.train.max_prompt_tokens)
+        self.truncated_prompts = self._prompts.truncated
         batch = config.train.per_device_batch_size * config.train.gradient_accumulation_steps
         self.prompts_per_step = batch // strategy.completions_per_prompt
         self.sampler = make_sampler(self.prompts_per_step)
@@ -76,10 +74,7 @@ class TorchEngine:
     # -- what strategies use ---------------------------------------------------------------------------
 
     def prompts_for(self, items: list[TaskItem]) -> list[str]:
-        for item in items:
-            if item.id not in self._prompts:  # a fresh item (priority sampling), fitted when first drawn
-                self._prompts[item.id] = fit_prompt(self.tokenizer, item, self.train_cfg.max_prompt_tokens)[0]
-        return [self._prompts[item.id] for item in items]
+        return [self._prompts(item) for item in items]
 
     def rewards(self, rollout: Rollout) -> torch.Tensor:
         values = self.reward_fn(rollout.items, rollout.texts, rollout.counts)

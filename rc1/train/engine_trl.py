@@ -36,7 +36,7 @@ from rc1.train.metrics import EvalResult, StepMetrics
 from rc1.train.model_loading import lora_config
 from rc1.train import divergence, layout
 from rc1.train.generation import eos_token_ids, evaluate_policy, generation_backend
-from rc1.train.prompts import fit_prompt
+from rc1.train.prompts import FittedPrompts
 from rc1.train.protocols import RewardFn, TrainingHooks
 from rc1.train.runtime import memory_mb
 from rc1.train.sampler import Sampler
@@ -78,7 +78,6 @@ class TrlEngine:
         if not items:
             raise BadInput("data: no task items to train on")
         self._config = config
-        self._items = items
         self._reward_fn = reward_fn
         self._tokenizer = tokenizer
         self._staging_dir = Path(staging_dir)
@@ -89,9 +88,8 @@ class TrlEngine:
         if config.train.gradient_checkpointing:
             model.config.use_cache = False
         args = trl_args(config, self._staging_dir, device, model.dtype)
-        fitted = [fit_prompt(tokenizer, item, config.train.max_prompt_tokens) for item in items]
-        self._prompts = {item.id: text for item, (text, _) in zip(items, fitted)}
-        self.truncated_prompts = sum(truncated for _, truncated in fitted)
+        self._prompt = FittedPrompts(tokenizer, items, config.train.max_prompt_tokens)
+        self.truncated_prompts = self._prompt.truncated
         # Replies per optimizer step over every rank: TRL's sampler hands each step's rows out across processes.
         batch = config.train.per_device_batch_size * config.train.gradient_accumulation_steps * distributed.world_size()
         replies_per_prompt = {"sft": 1, "dpo": REPLIES_PER_PROMPT}.get(strategy, config.train.num_generations)
@@ -174,11 +172,6 @@ class TrlEngine:
 
     def _at(self, position: int) -> TaskItem:
         return self._sampler.batch(position // self._per_step + 1)[position % self._per_step]
-
-    def _prompt(self, item: TaskItem) -> str:
-        if item.id not in self._prompts:  # a fresh item (priority sampling), fitted when first drawn
-            self._prompts[item.id] = fit_prompt(self._tokenizer, item, self._config.train.max_prompt_tokens)[0]
-        return self._prompts[item.id]
 
     def _rows(self, rows: dict) -> dict:
         return {"prompt": [self._prompt(self._at(p)) for p in rows["position"]], "item_index": list(rows["position"])}

@@ -68,6 +68,22 @@ def fit_prompt(tokenizer: PreTrainedTokenizerBase, item: TaskItem, limit: int) -
     return _cut_left(tokenizer, last["content"], wrap, limit), True
 
 
+class FittedPrompts:
+    """The prompt text of every item an engine trains on, fitted to `limit` tokens: the pool's up front (so
+    `truncated` counts them before training), a fresh item's (priority sampling) when it is first drawn."""
+
+    def __init__(self, tokenizer: PreTrainedTokenizerBase, items: list[TaskItem], limit: int):
+        self._tokenizer, self._limit = tokenizer, limit
+        fitted = [fit_prompt(tokenizer, item, limit) for item in items]
+        self._text = {item.id: text for item, (text, _) in zip(items, fitted)}
+        self.truncated = sum(cut for _, cut in fitted)
+
+    def __call__(self, item: TaskItem) -> str:
+        if item.id not in self._text:
+            self._text[item.id] = fit_prompt(self._tokenizer, item, self._limit)[0]
+        return self._text[item.id]
+
+
 def _without_first_exchange(turns: list[Message]) -> list[Message]:
     """`turns` less its first turn and the non-user turns after it (a tool call's result, an acknowledgement);
     the last turn always stays."""

@@ -29,6 +29,17 @@ class TrainingHooks(Protocol):
         """`staged_dir` holds everything the next step needs; the stage publishes it (rename, hashes, event)."""
 
 
+class NoHooks:
+    """Hooks that record nothing: a non-zero rank of a multi-process launch (rank 0 logs and publishes), a
+    benchmark of the loop alone."""
+
+    def on_step(self, metrics: StepMetrics) -> None:
+        pass
+
+    def on_checkpoint(self, step: int, staged_dir: Path) -> None:
+        pass
+
+
 class TrainingEngine(Protocol):
     """What the training stage drives, whatever the engine."""
 

@@ -56,11 +56,11 @@ def handoff(events: list[ev.Event], replayer: Replayer, current: ev.Fingerprints
     who = f"rc1 {started[-1].code_version} on {started[-1].host}" if started else "nobody yet"
     checks: dict[str, bool] = {}
     risks: list[Risk] = []
+    still_failed = _training_still_failed(events)
     if stage in ("1", "2"):
         number = int(stage)
-        for e in events:
-            if isinstance(e, (ev.CheckPassed, ev.CheckFailed)) and e.round == number:
-                checks[e.name] = isinstance(e, ev.CheckPassed)
+        prefix = f"r{number}."
+        checks = {key.removeprefix(prefix): ok for key, ok in p.checks.items() if key.startswith(prefix)}  # latest verdicts
         failed_checks = {e.name: e for e in events if isinstance(e, ev.CheckFailed) and e.round == number}
         risks += [Risk(kind="check_failed", seq=e.seq, message=f"{name}: {e.detail}")
                   for name, e in failed_checks.items() if not checks.get(name, True)]
@@ -79,7 +79,7 @@ def handoff(events: list[ev.Event], replayer: Replayer, current: ev.Fingerprints
         if gate.passed and gate.fingerprints is not None and current is not None:
             risks += [Risk(kind="inputs_changed", seq=gate.seq, message=f"{name}: {n} changed ({old[:12]} -> {new[:12]})")
                       for n, old, new in ev.changed_inputs(gate.fingerprints, current)]
-    blockers = _blockers(risks, p, stage)
+    blockers = _blockers(risks, p, stage, still_failed)
     return Handoff(run=p.run, from_=who, stage={"1": "round 1", "2": "round 2"}.get(stage, "training"), state=p.state,
                    at_seq=p.head_seq, artifacts=artifacts, checks=checks, risks=risks, blockers=blockers,
                    next_actions=_next_actions(replayer, blockers))
@@ -95,7 +95,17 @@ def _latest_artifacts(events: list[ev.Event]) -> list[Artifact]:
     return sorted(latest.values(), key=lambda a: a.seq)
 
 
-def _blockers(risks: list[Risk], p, stage: str) -> list[Risk]:
+def _training_still_failed(events: list[ev.Event]) -> bool:
+    """Whether the last training segment ended in training_failed (no training_started since)."""
+    for event in reversed(events):
+        if isinstance(event, ev.TrainingFailed):
+            return True
+        if isinstance(event, ev.TrainingStarted):
+            return False
+    return False
+
+
+def _blockers(risks: list[Risk], p, stage: str, training_still_failed: bool) -> list[Risk]:
     """The risks that stop the run from moving on: a refused event or a changed input always; failed checks
     while their round's gate is closed; a training failure while training has not gone on since."""
     gate_open = {"1": p.gates["round1"].passed, "2": p.gates["round2"].passed}.get(stage, True)
@@ -105,7 +115,7 @@ def _blockers(risks: list[Risk], p, stage: str) -> list[Risk]:
             blocking.append(risk)
         elif risk.kind in ("check_failed", "gate_failed") and not gate_open:
             blocking.append(risk)
-        elif risk.kind == "training_failed" and p.state == "TRAINING" and p.last_error and "training failed" in p.last_error:
+        elif risk.kind == "training_failed" and training_still_failed:
             blocking.append(risk)
     return blocking
 
