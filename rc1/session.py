@@ -6,7 +6,6 @@ from rc1 import provenance
 from rc1.config import LoadedConfig, effective_yaml
 from rc1.errors import GateClosed
 from rc1.events import schema as ev
-from rc1.events.anchor import write_head
 from rc1.events.log import EventLog, read_log
 from rc1.events.replay import Projection, Replayer
 from rc1.events.snapshot import write_snapshot
@@ -81,7 +80,6 @@ class Session(_RunView):
 
     def close(self) -> None:
         seq, digest = self.log.head
-        write_head(self.ws, seq, digest)
         write_snapshot(self.ws, self.replayer, seq, digest, *self.log.extent)
         self.log.close()
 
