@@ -24,9 +24,6 @@ TRANSITIONS = [
 TRIGGERS: frozenset[str] = frozenset(t["trigger"] for t in TRANSITIONS)
 
 
-GUARDED: frozenset[str] = frozenset(t["trigger"] for t in TRANSITIONS if "unless" in t or "conditions" in t)
-
-
 class RunMachine:
     """The model object pytransitions drives; `state` is the run's state, `complete` whether every line of
     training has finished (replay keeps it current; the guard on training_started reads it)."""
@@ -46,35 +43,10 @@ class RunMachine:
             self._machine = Machine(
                 model=self, states=STATES, transitions=TRANSITIONS, initial=initial, auto_transitions=False
             )
-        # trigger -> {source: dest}, read off the machine itself so the fold's fast path
-        # (a train_step that keeps TRAINING) agrees with it by construction.
-        self._table: dict[str, dict[str, str]] = {
-            trigger: {
-                source: transition.dest
-                for source, transitions in event.transitions.items()
-                for transition in transitions
-            }
-            for trigger, event in self._machine.events.items()
-        }
 
     def allowed(self) -> list[str]:
-        """Triggers the machine accepts now (there are no conditions, but ask it anyway)."""
+        """Triggers the machine accepts now, its guards asked."""
         return sorted(t for t in self._machine.get_triggers(self.state) if self.may_trigger(t))
-
-    def legal(self, trigger: str) -> bool:
-        """Whether the machine accepts `trigger` now, its guards included. An unguarded trigger that keeps the
-        state (a train_step in TRAINING: the hot path of a replay) is answered from the transition table."""
-        dest = self._table.get(trigger, {}).get(self.state)
-        if dest is None:
-            return False
-        if dest == self.state and trigger not in GUARDED:
-            return True
-        return self.may_trigger(trigger)
-
-    def fire(self, trigger: str) -> None:
-        """Apply a trigger that `legal` accepted; skips the machine call for self-loops (hot path)."""
-        if self._table[trigger][self.state] != self.state or trigger in GUARDED:
-            self.trigger(trigger)
 
     def mermaid(self) -> str:
         return self.get_graph().draw(None)

@@ -8,7 +8,7 @@ from rc1.errors import GateClosed
 from rc1.events import schema as ev
 from rc1.events.log import EventLog, read_log
 from rc1.events.replay import Projection, Replayer
-from rc1.events.snapshot import write_snapshot
+from rc1.events.snapshot import read_snapshot, replay_log, write_snapshot
 from rc1.fsutil import atomic_write_text
 from rc1.views.mirrors import Mirrors
 from rc1.workspace import Workspace
@@ -36,14 +36,22 @@ class Session(_RunView):
     def __init__(self, loaded: LoadedConfig, ws: Workspace, *, allow_torn: bool = False):
         self.loaded = loaded
         self.ws = ws
-        self.log = EventLog(ws.log_path, ws.lock_path, ws.run, allow_torn=allow_torn)
-        self.replayer = Replayer()
-        for event in self.log.contents.events:
-            self.replayer.apply(event)
+        snapshot = read_snapshot(ws)
+        # Under the lock, the log is read from the snapshot's anchor when it still holds that line: opening a
+        # finished million-event run reads its tail, not its length.
+        self.log = EventLog(ws.log_path, ws.lock_path, ws.run, allow_torn=allow_torn,
+                            after=snapshot.anchor if snapshot is not None else None)
+        tail = self.log.contents
+        self.replayer = snapshot.replayer() if tail.base is not None else Replayer()
+        self.replayer.apply_all(tail.events)
         self.mirrors = Mirrors(ws)
-        self.mirrors.rebuild(self.log.contents.events)
+        if tail.base is None:
+            self.mirrors.rebuild(tail.events)
+        elif not self.mirrors.resume(snapshot.views, tail.events):
+            self.mirrors.rebuild(read_log(ws.log_path).events)  # the views were changed under the snapshot
         self.log.subscribe(self.replayer.apply)
         self.log.subscribe(self.mirrors)
+        self.log.subscribe(self._snapshot_at_checkpoints)
         self._announced = False
 
     @classmethod
@@ -78,9 +86,16 @@ class Session(_RunView):
             )
         )
 
+    def _snapshot_at_checkpoints(self, event: ev.Event) -> None:
+        # A run killed mid-training reopens from its last checkpoint's snapshot, not from its first line.
+        if isinstance(event, ev.CheckpointSaved):
+            self._snapshot()
+
+    def _snapshot(self) -> None:
+        write_snapshot(self.ws, self.replayer, self.log.anchor, self.mirrors.state())
+
     def close(self) -> None:
-        seq, digest = self.log.head
-        write_snapshot(self.ws, self.replayer, seq, digest, *self.log.extent)
+        self._snapshot()
         self.log.close()
 
     def __enter__(self) -> "Session":
@@ -97,10 +112,7 @@ class FollowerSession(_RunView):
     def __init__(self, loaded: LoadedConfig, ws: Workspace):
         self.loaded = loaded
         self.ws = ws
-        self.replayer = Replayer()
-        for event in read_log(ws.log_path).events:  # a line rank 0 is writing right now is left out
-            self.replayer.apply(event)
-
+        self.replayer, _ = replay_log(ws)  # a line rank 0 is writing right now is left out
     @classmethod
     def open(cls, loaded: LoadedConfig) -> "FollowerSession":
         return cls(loaded, Workspace.here(loaded.config.run.name))

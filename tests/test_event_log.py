@@ -183,7 +183,7 @@ def test_a_snapshot_is_used_only_while_the_log_still_holds_its_anchor_line(ws):
     fill(ws, 4)
     with open_log(ws) as log:
         replayer = replay(log.contents.events)
-        write_snapshot(ws, replayer, *log.head, *log.extent)
+        write_snapshot(ws, replayer, log.anchor)
         log.append(ev.ArtifactWritten(path="later", sha256="1" * 64, bytes=9))  # after the snapshot: the tail
     replayer, read = replay_log(ws)
     assert [e.seq for e in read.events] == [4]  # only the tail was decoded
@@ -198,3 +198,79 @@ def test_a_snapshot_is_used_only_while_the_log_still_holds_its_anchor_line(ws):
 
     snapshot_path(ws).write_bytes(b"not json")  # unreadable: ignored, never an error
     assert len(replay_log(ws)[1].events) == 5
+
+
+def _steps(ws, n, *, every=7):
+    """A training-shaped log: n train_steps with a checkpoint every `every` steps."""
+    fp = ev.Fingerprints(pool="p", shadow="s", config="c", weights="w")
+    with open_log(ws) as log:
+        log.append(ev.Round1Passed(fingerprints=fp, checks=[]))
+        log.append(ev.Round2Passed(fingerprints=fp, checks=[]))
+        log.append(ev.TrainingStarted(resume_from_step=0, resume_from_dir=None, max_steps=n, engine="trl", strategy="grpo",
+                                      model="m", device="cpu", dtype="float32"))
+        for step in range(1, n + 1):
+            log.append(ev.TrainStep(step=step, loss=0.1, kl=0.0, ratio=0.0, lr=1e-5, reward=0.5, mem_used_mb=1.0,
+                                    sec_per_step=0.1, tokens=8))
+            if step % every == 0:
+                log.append(ev.CheckpointSaved(step=step, dir=f"c/step_{step}", files={}))
+
+
+def test_a_big_log_read_in_parallel_equals_the_same_log_read_line_by_line(ws, monkeypatch):
+    """Above PARALLEL_BYTES a second process hashes the lines while this one decodes them in chunks; the
+    result is the same LogContents, torn tail included, and any damage is named by the line-by-line read."""
+    import rc1.events.log as log_module
+
+    _steps(ws, 300)
+    with open(ws.log_path, "ab") as fh:
+        fh.write(b'{"type":"train_step","seq":9')  # a torn tail
+    serial = read_log(ws.log_path)
+    monkeypatch.setattr(log_module, "PARALLEL_BYTES", 1)
+    monkeypatch.setattr(log_module, "_CHUNK", 1000)  # lines straddle chunks; some are longer than one
+    parallel = read_log(ws.log_path)
+    assert parallel.events == serial.events and parallel.torn == serial.torn
+    assert list(parallel.line_hashes) == list(serial.line_hashes)
+    assert (parallel.good_bytes, parallel.last_line_start) == (serial.good_bytes, serial.last_line_start)
+
+    lines = ws.log_path.read_bytes().split(b"\n")
+    lines[100] = lines[100].replace(b'"loss":0.1', b'"loss":0.2')
+    ws.log_path.write_bytes(b"\n".join(lines))
+    breaks = read_log(ws.log_path).chain_breaks
+    assert [(b.line, b.seq) for b in breaks] == [(102, 101)]
+
+
+def test_replay_folds_a_run_of_steps_in_one_go_exactly_as_one_by_one(ws):
+    from rc1.events.replay import Replayer, replay
+
+    _steps(ws, 50)
+    events = read_log(ws.log_path).events
+    one_by_one = Replayer()
+    for event in events:
+        one_by_one.apply(event)
+    assert replay(events).projection == one_by_one.projection
+    # A run of steps the machine refuses (no gate passed) is refused step by step, in bulk as one by one.
+    steps = [e for e in events if isinstance(e, ev.TrainStep)][:5]
+    refused = replay(steps).projection
+    assert [v.seq for v in refused.violations] == [e.seq for e in steps] and refused.step == 0
+
+
+def test_a_writer_opened_after_a_snapshot_reads_only_the_lines_after_its_anchor(ws):
+    from rc1.events.snapshot import read_snapshot, write_snapshot
+    from rc1.events.replay import replay
+
+    _steps(ws, 20)
+    with open_log(ws) as log:
+        write_snapshot(ws, replay(log.contents.events), log.anchor)
+        log.append(ev.ArtifactWritten(path="after", sha256="1" * 64, bytes=1))
+    anchor = read_snapshot(ws).anchor
+    with open_log(ws, after=anchor) as log:
+        assert [e.seq for e in log.contents.events] == [anchor.seq + 1] and log.contents.base == anchor
+        log.append(ev.ArtifactWritten(path="later", sha256="2" * 64, bytes=2))
+    whole = read_log(ws.log_path)
+    assert not whole.chain_breaks and [e.seq for e in whole.events] == list(range(len(whole.events)))
+
+    # A log that no longer holds the anchor line is read whole, and its damage refused as before.
+    lines = ws.log_path.read_bytes().split(b"\n")
+    lines[anchor.seq] = lines[anchor.seq].replace(b'"step":', b'"step": ')
+    ws.log_path.write_bytes(b"\n".join(lines))
+    with pytest.raises(CorruptLog, match=f"seq {anchor.seq + 1}"):
+        open_log(ws, after=anchor)

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import importlib
+
 from rc1.config import load_config
 from rc1.errors import BadInput
 from rc1.machine import STATES
 from rc1.session import Session
-from rc1.stages.preflight import run_round1, run_round2
-from rc1.stages.train import run_training
+
+# The stage that produces each trigger the machine may allow; `advance` runs the first one it allows. Each is
+# imported when it runs: asking a finished run what comes next imports no training stack.
+STAGES = (("round1_passed", "round 1", "preflight:run_round1"), ("round2_passed", "round 2", "preflight:run_round2"),
+          ("training_started", "training", "train:run_training"))
 
 
-# The stage that produces each trigger the machine may allow; `advance` runs the first one it allows.
-STAGES = (("round1_passed", "round 1", run_round1), ("round2_passed", "round 2", run_round2),
-          ("training_started", "training", run_training))
+def _stage(name: str):
+    module, function = name.split(":")
+    return getattr(importlib.import_module(f"rc1.stages.{module}"), function)
 
 
 def next_stage(session: Session):
@@ -21,7 +26,7 @@ def next_stage(session: Session):
     for trigger, name, action in STAGES:
         if trigger in allowed:
             resuming = trigger == "training_started" and session.projection.state != "R2_PASSED"
-            return ("resume training" if resuming else name), action
+            return ("resume training" if resuming else name), _stage(action)
     return None
 
 

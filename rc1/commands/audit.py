@@ -8,7 +8,6 @@ from rc1.config import load_config
 from rc1.errors import ExitCode
 from rc1.events.audit import audit_log
 from rc1.fingerprints import current_fingerprints
-from rc1.events.anchor import head_findings
 from rc1.workspace import Workspace
 
 
@@ -18,8 +17,7 @@ def run(args) -> int:
     if not ws.log_path.exists():
         print(f"error: {ws.log_path}: no event log for run {ws.run!r}")
         return int(ExitCode.BAD_INPUT)
-    report = audit_log(ws.log_path, ws.root, current_fingerprints(ws, loaded))
-    report.findings.extend(head_findings(ws))
+    report = audit_log(ws, current_fingerprints(ws, loaded))
     if args.json:
         print(msgspec.json.format(msgspec.json.encode({**msgspec.to_builtins(report), "ok": report.ok})).decode())
     else:

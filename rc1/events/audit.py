@@ -7,6 +7,7 @@ there is no finding.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import msgspec
@@ -15,6 +16,8 @@ from rc1.errors import CorruptLog
 from rc1.events import schema as ev
 from rc1.events.log import read_log
 from rc1.events.replay import replay
+from rc1.events.snapshot import snapshot_path
+from rc1.workspace import Workspace
 from rc1.fsutil import sha256_file
 
 
@@ -35,7 +38,9 @@ class AuditReport(msgspec.Struct, kw_only=True):
         return not self.findings
 
 
-def audit_log(log_path: Path, workspace_root: Path, current: ev.Fingerprints | None) -> AuditReport:
+def audit_log(ws: Workspace, current: ev.Fingerprints | None) -> AuditReport:
+    """Every check, over one full read of the log (a snapshot is never trusted here; only its anchor is read)."""
+    log_path, workspace_root = ws.log_path, ws.root
     checks = ["chain", "schema", "torn_tail", "transition", "steps", "checkpoint", "anchor", "gate_inputs"]
     try:
         contents = read_log(log_path)
@@ -55,6 +60,7 @@ def audit_log(log_path: Path, workspace_root: Path, current: ev.Fingerprints | N
         findings.append(Finding(check="transition", seq=violation.seq, message=violation.message))
     findings += _step_findings(events)
     findings += _checkpoint_findings(events, workspace_root, contents.line_hashes)
+    findings += _head_findings(ws, contents.line_hashes)
     if current is not None:
         findings += _gate_input_findings(replayer.projection, current)
     return AuditReport(log=str(log_path), events=len(events), findings=findings, checks_run=checks)
@@ -77,7 +83,7 @@ def _step_findings(events: list[ev.Event]) -> list[Finding]:
     return findings
 
 
-def _checkpoint_findings(events: list[ev.Event], root: Path, line_hashes: list[str]) -> list[Finding]:
+def _checkpoint_findings(events: list[ev.Event], root: Path, line_hashes: Sequence[str]) -> list[Finding]:
     """Every checkpoint file matches its recorded sha256, and the log anchor it recorded is still there."""
     findings = []
     for event in events:
@@ -95,6 +101,28 @@ def _checkpoint_findings(events: list[ev.Event], root: Path, line_hashes: list[s
             elif line_hashes[seq] != digest:
                 findings.append(Finding(check="anchor", seq=event.seq, message=f"{event.dir} saw seq {seq} with a different hash: the log was rewritten"))
     return findings
+
+
+def _head_findings(ws: Workspace, line_hashes: Sequence[str]) -> list[Finding]:
+    """A hash chain proves no line was edited, not that none were cut off the end: the head its last writer
+    left in the snapshot must still be in the log."""
+    path = snapshot_path(ws)
+    if not path.exists():
+        return []
+    try:
+        head = msgspec.json.decode(path.read_bytes(), type=_Head)  # the snapshot's anchor fields only
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return [Finding(check="anchor", seq=None, message=f"{path}: unreadable head anchor")]
+    if head.seq >= len(line_hashes):
+        return [Finding(check="anchor", seq=head.seq, message=f"the log ends at seq {len(line_hashes) - 1} but its writer left it at seq {head.seq}: lines were cut off the end")]
+    if line_hashes[head.seq] != head.hash:
+        return [Finding(check="anchor", seq=head.seq, message=f"seq {head.seq} hash differs from the one its writer recorded in {path.name}")]
+    return []
+
+
+class _Head(msgspec.Struct):
+    seq: int
+    hash: str
 
 
 def _file_findings(root: Path, directory: str, files: dict[str, str], seq: int) -> list[Finding]:

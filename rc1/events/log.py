@@ -12,14 +12,20 @@ import datetime as dt
 import errno
 import fcntl
 import hashlib
+import itertools
+import operator
 import os
 import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import msgspec
 
 from rc1 import failpoints
 from rc1.errors import BadInput, CorruptLog, DiskFull, LogBusy, WrittenByNewerRc1
+from rc1.events.line_digests import line_digests
 from rc1.events.schema import EVENT_TYPES, GENESIS_HASH, SCHEMA_VERSION, AnyEvent, Event, upcast
 from rc1.fsutil import fsync_dir
 
@@ -39,22 +45,66 @@ class ChainBreak(msgspec.Struct, frozen=True):
     message: str
 
 
+class Anchor(msgspec.Struct, frozen=True, kw_only=True):
+    """A line the log held when its writer last looked: its seq, its sha256, and where it lies in the file."""
+
+    seq: int
+    hash: str
+    line_start: int
+    end: int  # just past its newline: where the lines after it begin
+
+
+class LineHashes(Sequence):
+    """The chain hash of every line read, kept as one string of 64-hex-digit digests: a million lines are one
+    object, not a million, and the chain check compares them in one string comparison."""
+
+    __slots__ = ("hex",)
+
+    def __init__(self, hex_digests: str = ""):
+        self.hex = hex_digests
+
+    def __len__(self) -> int:
+        return len(self.hex) // 64
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        return self.hex[64 * index: 64 * index + 64]
+
+
 class LogContents(msgspec.Struct, kw_only=True):
     path: Path
     events: list[Event]
-    line_hashes: list[str]
-    good_bytes: int  # length of the prefix made of complete, decodable lines
+    line_hashes: LineHashes
+    good_bytes: int  # where the complete, decodable lines end in the file
     torn: bytes = b""  # bytes after good_bytes (torn tail), empty when clean
     chain_breaks: list[ChainBreak] = msgspec.field(default_factory=list)
     last_line_start: int = 0  # where the last good line begins (a snapshot's anchor reads it back)
+    base: Anchor | None = None  # the anchor these lines follow (read after a snapshot), None from the log's start
 
     @property
     def head_hash(self) -> str:
-        return self.line_hashes[-1] if self.line_hashes else GENESIS_HASH
+        if self.line_hashes:
+            return self.line_hashes[-1]
+        return self.base.hash if self.base else GENESIS_HASH
 
     @property
     def next_seq(self) -> int:
-        return self.events[-1].seq + 1 if self.events else 0
+        if self.events:
+            return self.events[-1].seq + 1
+        return self.base.seq + 1 if self.base else 0
+
+    @property
+    def anchor(self) -> Anchor | None:
+        """The last good line, as an anchor a snapshot can record (None for an empty log)."""
+        if self.events:
+            return Anchor(seq=self.events[-1].seq, hash=self.line_hashes[-1], line_start=self.last_line_start,
+                          end=self.good_bytes)
+        return self.base
 
 
 def _decode_line(line: bytes) -> Event:
@@ -74,26 +124,111 @@ def _decode_line(line: bytes) -> Event:
         return msgspec.convert(upcast(raw), AnyEvent)
 
 
+# A log this big is hashed by a second process while this one decodes it (rc1/events/line_digests.py).
+PARALLEL_BYTES = 32 * 2**20
+_CHUNK = 4 * 2**20
+
+
 def read_log(path: Path) -> LogContents:
-    """Read and verify a log. Raises CorruptLog for damage before the tail."""
+    """Read and verify a whole log. Raises CorruptLog for damage before the tail."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return LogContents(path=path, events=[], line_hashes=LineHashes(), good_bytes=0)
+    if size >= PARALLEL_BYTES and len(os.sched_getaffinity(0)) >= 2:
+        contents = _read_intact_in_parallel(path, size)
+        if contents is not None:
+            return contents
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        return LogContents(path=path, events=[], line_hashes=[], good_bytes=0)
+        return LogContents(path=path, events=[], line_hashes=LineHashes(), good_bytes=0)
     return parse_log(data, path)
 
 
-def parse_log(data: bytes, path: Path, *, first_seq: int = 0, prev: str = GENESIS_HASH, first_line: int = 1) -> LogContents:
-    """The lines of `data` (a whole log, or the tail after a snapshot's anchor: `first_seq`, `prev` and the
-    1-based `first_line` of its first line), decoded and chain-checked; byte counts are relative to `data`."""
+def _read_intact_in_parallel(path: Path, size: int) -> LogContents | None:
+    """A big log, decoded here in chunks while a second process hashes its lines. Only an intact log is
+    returned: on any decode error or chain break it gives None, and the whole log is read again line by line,
+    which names the damage (the usual path, on one core)."""
+    hashing = _HashingProcess.start(path, size)
+    if hashing is None:
+        return None
+    try:
+        decoded = _decode_in_chunks(path)
+        if decoded is None:
+            return None
+        events, good_bytes, last_line_start, torn = decoded
+        _refuse_newer(events, path, 1)
+        hashes = hashing.result(path, good_bytes)
+        if hashes is None or len(hashes) < len(events) or _chain_breaks(events, hashes, quick_only=True):
+            return None
+        return LogContents(path=path, events=events, line_hashes=LineHashes(hashes.hex[: 64 * len(events)]),
+                           good_bytes=good_bytes, torn=torn, last_line_start=last_line_start)
+    finally:
+        hashing.stop()
+
+
+def _decode_in_chunks(path: Path) -> tuple[list[Event], int, int, bytes] | None:
+    """(events, where the whole lines end, where the last begins, the bytes after it) read through one reused
+    buffer, so the decode works on bytes still in cache; None when any line does not decode."""
+    buffer = bytearray(2 * _CHUNK)
+    view = memoryview(buffer)
+    events: list[Event] = []
+    held = offset = last_line_start = 0  # bytes in the buffer; file offset of the buffer's start
+    with open(path, "rb", buffering=0) as fh:
+        while True:
+            if held == len(buffer):  # one line longer than the buffer: make room
+                buffer.extend(bytes(len(buffer)))
+                view.release()
+                view = memoryview(buffer)
+            count = fh.readinto(view[held: min(len(buffer), held + _CHUNK)])
+            if not count:
+                view.release()
+                return events, offset, last_line_start, bytes(buffer[:held])
+            held += count
+            end = buffer.rfind(b"\n", 0, held) + 1
+            if not end:
+                continue
+            try:
+                events.extend(_DECODER.decode_lines(view[:end]))
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                view.release()
+                return None
+            last_line_start = offset + buffer.rfind(b"\n", 0, end - 1) + 1
+            buffer[: held - end] = view[end:held]
+            held -= end
+            offset += end
+
+
+def read_log_after(path: Path, anchor: Anchor) -> LogContents | None:
+    """The lines after `anchor`, verified from it, when the log still holds that exact line where it was and
+    the lines after it chain on from it; None otherwise (read the whole log then)."""
+    try:
+        with open(path, "rb") as fh:
+            if anchor.end > os.fstat(fh.fileno()).st_size:
+                return None
+            fh.seek(anchor.line_start)
+            line = fh.read(anchor.end - anchor.line_start)
+            if not line.endswith(b"\n") or line_hash(line[:-1]) != anchor.hash:
+                return None
+            tail = parse_log(fh.read(), path, base=anchor)
+    except FileNotFoundError:
+        return None
+    return None if tail.chain_breaks else tail
+
+
+def parse_log(data: bytes, path: Path, *, base: Anchor | None = None) -> LogContents:
+    """The lines of `data` (a whole log, or the bytes after `base`), decoded and chain-checked."""
+    first_seq, prev = (base.seq + 1, base.hash) if base else (0, GENESIS_HASH)
+    first_line, offset = first_seq + 1, base.end if base else 0
     end = data.rfind(b"\n") + 1
     body, torn = data[:end], data[end:]
-    lines = body.split(b"\n")[:-1]
     try:
         events = _DECODER.decode_lines(body)
     except (msgspec.DecodeError, msgspec.ValidationError):
         events = []
-        offset = 0
+        lines = body.split(b"\n")[:-1]
+        start = 0
         for index, line in enumerate(lines):
             try:
                 events.append(_decode_line(line))
@@ -107,31 +242,85 @@ def parse_log(data: bytes, path: Path, *, first_seq: int = 0, prev: str = GENESI
                         f"{path}:{number}: line {number} of {total} does not decode ({e}); "
                         "damage before the tail cannot be repaired — restore the log from a copy"
                     ) from None
-                torn = body[offset:] + torn
-                lines = lines[:index]
-                body = body[:offset]
+                torn = body[start:] + torn
+                body = body[:start]
                 break
-            offset += len(line) + 1
+            start += len(line) + 1
+    _refuse_newer(events, path, first_line)
+    hashes = LineHashes(line_digests(body))
+    last_line_start = body.rfind(b"\n", 0, len(body) - 1) + 1 if body else 0
+    return LogContents(
+        path=path,
+        events=events,
+        line_hashes=hashes,
+        good_bytes=offset + len(body),
+        torn=torn,
+        chain_breaks=_chain_breaks(events, hashes, first_seq, prev, first_line),
+        last_line_start=offset + last_line_start if body else (base.line_start if base else 0),
+        base=base,
+    )
+
+
+def _refuse_newer(events: list[Event], path: Path, first_line: int) -> None:
     newer = next((i for i, event in enumerate(events) if event.v > SCHEMA_VERSION), None)
     if newer is not None:  # a known type that still decoded: its version says a newer rc1 wrote it
         event = events[newer]
         raise WrittenByNewerRc1(f"{path}:{first_line + newer}: event type {type(event).__struct_config__.tag!r}, schema "
                                 f"v{event.v} (this rc1 reads up to v{SCHEMA_VERSION}) was written by a newer rc1: "
                                 "upgrade rc1 to read this log (nothing was changed)")
-    hashes = [line_hash(line) for line in lines]
-    return LogContents(
-        path=path,
-        events=events,
-        line_hashes=hashes,
-        good_bytes=len(body),
-        torn=torn,
-        chain_breaks=_chain_breaks(events, hashes, first_seq, prev, first_line),
-        last_line_start=body.rfind(b"\n", 0, len(body) - 1) + 1 if body else 0,
-    )
 
 
-def _chain_breaks(events: list[Event], hashes: list[str], first_seq: int = 0, prev: str = GENESIS_HASH,
-                  first_line: int = 1) -> list[ChainBreak]:
+class _HashingProcess:
+    """rc1/events/line_digests.py on the first bytes of a log, running beside this process's decode."""
+
+    def __init__(self, process: subprocess.Popen):
+        self._process = process
+
+    @classmethod
+    def start(cls, path: Path, size: int) -> "_HashingProcess | None":
+        script = Path(__file__).with_name("line_digests.py")
+        try:
+            process = subprocess.Popen([sys.executable, "-S", str(script), str(path), str(size)],
+                                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        except OSError:
+            return None
+        return cls(process)
+
+    def result(self, path: Path, good_bytes: int) -> LineHashes | None:
+        """The hashes of the lines in the first `good_bytes` of the log (lines appended after the process read
+        the file are hashed here); None when the process failed."""
+        out, _ = self._process.communicate()
+        if self._process.returncode != 0 or b"\n" not in out:
+            return None
+        header, digests = out.split(b"\n", 1)
+        covered = int(header)
+        if covered > good_bytes:
+            return None  # the log is shorter than when the process read it: read it again whole
+        hex_digests = digests.hex()
+        if covered < good_bytes:
+            with open(path, "rb") as fh:
+                fh.seek(covered)
+                hex_digests += line_digests(fh.read(good_bytes - covered))
+        return LineHashes(hex_digests)
+
+    def stop(self) -> None:
+        if self._process.poll() is None:
+            self._process.kill()
+            self._process.wait()
+        if self._process.stdout is not None:
+            self._process.stdout.close()
+
+
+def _chain_breaks(events: list[Event], hashes: LineHashes, first_seq: int = 0, prev: str = GENESIS_HASH,
+                  first_line: int = 1, *, quick_only: bool = False) -> list[ChainBreak] | bool:
+    """The breaks in the chain, [] when intact. With `quick_only`, just whether it is broken (True/False)."""
+    # An intact chain in two passes: the seqs count up by one from first_seq, and each line's prev is the hash
+    # of the line before it (the first line's, `prev`), compared as one string against the joined hashes.
+    intact = (all(map(operator.eq, map(_SEQ, events), itertools.count(first_seq)))
+              and (not events or (events[0].prev == prev
+                                  and hashes.hex.startswith("".join([event.prev for event in events[1:]])))))
+    if intact or quick_only:
+        return not intact if quick_only else []
     breaks = []
     expected_prev = prev
     for index, event in enumerate(events):
@@ -144,6 +333,9 @@ def _chain_breaks(events: list[Event], hashes: list[str], first_seq: int = 0, pr
     return breaks
 
 
+_SEQ = operator.attrgetter("seq")
+
+
 def now_iso() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="microseconds")
 
@@ -154,7 +346,10 @@ _NO_SPACE = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)  # the disk, the quota, or
 class EventLog:
     """The single writer of one run's log. Use as a context manager; holds the flock until closed."""
 
-    def __init__(self, path: Path, lock_path: Path, run: str, *, allow_torn: bool = False):
+    def __init__(self, path: Path, lock_path: Path, run: str, *, allow_torn: bool = False, after: Anchor | None = None):
+        """`after`: a line a snapshot says the log holds. When it does, only the lines after it are read and
+        chain-checked (opening a finished 1M-event run costs its tail, not its length); otherwise, and
+        without it, the whole log is. `rc1 audit` always verifies the whole log."""
         self.path = path
         self.run = run
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -169,7 +364,7 @@ class EventLog:
                 raise LogBusy(f"{path}: another rc1 process is writing this run (lock {lock_path} is held); wait for it or stop it") from None
             raise
         try:
-            self.contents = read_log(path)
+            self.contents = (read_log_after(path, after) if after is not None else None) or read_log(path)
             if self.contents.chain_breaks:
                 first = self.contents.chain_breaks[0]
                 raise CorruptLog(f"{path}:{first.line}: hash chain broken at seq {first.seq}: {first.message}; run `rc1 audit`")
@@ -196,9 +391,11 @@ class EventLog:
         return self._next_seq - 1, self._head
 
     @property
-    def extent(self) -> tuple[int, int]:
-        """(bytes of whole lines, where the last one begins): where a snapshot's anchor line lies."""
-        return self._size, self._last_line_start
+    def anchor(self) -> Anchor | None:
+        """The last line, with where it lies: what a snapshot records (None while the log is empty)."""
+        if self._next_seq == 0:
+            return None
+        return Anchor(seq=self._next_seq - 1, hash=self._head, line_start=self._last_line_start, end=self._size)
 
     def append(self, event: Event) -> Event:
         stamped = msgspec.structs.replace(event, seq=self._next_seq, ts=now_iso(), run=self.run, v=SCHEMA_VERSION, prev=self._head)

@@ -8,6 +8,7 @@ folded in (audit reports it; a writer refuses to append to such a log).
 from __future__ import annotations
 
 from functools import singledispatch
+from itertools import groupby
 
 import msgspec
 
@@ -113,7 +114,7 @@ class Projection(msgspec.Struct, kw_only=True):
 
 
 class Replayer:
-    """Holds the machine and the projection; `apply` folds one event in."""
+    """Holds the machine and the projection; `apply` folds one event in, `apply_all` a log's worth."""
 
     def __init__(self) -> None:
         self.machine = RunMachine()
@@ -127,15 +128,42 @@ class Replayer:
         p.last_ts = event.ts
         p.run = event.run
         if kind in TRIGGERS:
-            if not self.machine.legal(kind):
+            if not self.machine.may_trigger(kind):
                 # The line is there (the chain covers it) but what it claims never happened: not folded in.
                 why = " (the run is complete)" if self.machine.complete else ""
                 p.violations.append(Violation(seq=event.seq, message=f"{kind} is not allowed in state {self.machine.state}{why}"))
                 return
-            self.machine.fire(kind)
+            self.machine.trigger(kind)
         p.state = self.machine.state
         _mutate(event, p)
         self.machine.complete = p.complete
+
+    def apply_all(self, events: list[ev.Event]) -> None:
+        """Fold events in order; the same as `apply` on each. A run of train_steps (most of a long log) is
+        folded in one go once the machine has accepted two of them: the second leaves the machine where the
+        first did, in the state the rest find it in, and a train_step changes nothing a guard reads, so the
+        machine would accept each of the rest. Of those, only the last one's fields survive the fold."""
+        for kind, run in groupby(events, key=type):
+            if kind is not ev.TrainStep:
+                for event in run:
+                    self.apply(event)
+                continue
+            steps = list(run)
+            violations = len(self.projection.violations)
+            for first in steps[:2]:
+                self.apply(first)
+            rest = steps[2:]
+            if rest and len(self.projection.violations) == violations:
+                self._fold_steps(rest)
+            else:
+                for step in rest:
+                    self.apply(step)
+
+    def _fold_steps(self, steps: list[ev.TrainStep]) -> None:
+        p, last = self.projection, steps[-1]
+        p.events += len(steps)
+        p.head_seq, p.last_ts, p.run = last.seq, last.ts, last.run
+        _mutate(last, p)
 
     def allowed(self) -> list[str]:
         return self.machine.allowed()
@@ -143,8 +171,7 @@ class Replayer:
 
 def replay(events: list[ev.Event]) -> Replayer:
     replayer = Replayer()
-    for event in events:
-        replayer.apply(event)
+    replayer.apply_all(events)
     return replayer
 
 
@@ -220,14 +247,16 @@ def _(event: ev.TrainStep, p: Projection) -> None:
 
 @_mutate.register
 def _(event: ev.CheckpointSaved, p: Projection) -> None:
-    p.checkpoints = [c for c in p.checkpoints if c.step != event.step]
+    if p.checkpoints and p.checkpoints[-1].step >= event.step:  # a step saved again (steps only grow otherwise)
+        p.checkpoints = [c for c in p.checkpoints if c.step != event.step]
     p.checkpoints.append(CheckpointRef(step=event.step, dir=event.dir, files=event.files, seq=event.seq))
 
 
 @_mutate.register
 def _(event: ev.EvalCompleted, p: Projection) -> None:
     p.last_eval = {"step": float(event.step), "accuracy": event.accuracy, "mean_reward": event.mean_reward}
-    p.evals = [e for e in p.evals if e.step != event.step]
+    if p.evals and p.evals[-1].step >= event.step:
+        p.evals = [e for e in p.evals if e.step != event.step]
     p.evals.append(EvalPoint(step=event.step, hard_success=event.hard_success, success=event.accuracy,
                              mean_reward=event.mean_reward, buckets=event.buckets))
 

@@ -1,21 +1,22 @@
-"""A snapshot of a run's projection, so that `rc1 status` costs O(events since it), not O(log).
+"""A snapshot of a run's projection, so that opening a run costs O(events since it), not O(log).
 
-Every writing command leaves `events/<run>.snapshot.json` when it closes: the projection and the machine's
-state, anchored to the last line they cover (its seq, its sha256, where it begins and ends in the file).
-A reader trusts the snapshot only when the log still holds that exact line there; it then decodes and
-chain-checks the lines after it and folds them in. A snapshot that is missing, unreadable, of another
+Every writing session leaves `events/<run>.snapshot.json` when it closes, and after each checkpoint: the
+projection and the machine's state, anchored to the last line they cover (its seq, its sha256, where it
+begins and ends in the file), and the file views' own state, which this layer keeps but does not read.
+A reader or writer trusts the snapshot only when the log still holds that exact line there; it then decodes
+and chain-checks the lines after it and folds them in. A snapshot that is missing, unreadable, of another
 schema, or whose anchor line the log no longer holds is ignored: the log is replayed whole. The log is
-always the authority; `rc1 audit` never reads a snapshot.
+always the authority; `rc1 audit` verifies the whole log and reads only the snapshot's anchor, to check
+that no line was cut off the end.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import msgspec
 
-from rc1.events.log import LogContents, line_hash, parse_log, read_log
+from rc1.events.log import Anchor, LogContents, read_log, read_log_after
 from rc1.events.replay import Projection, Replayer, replay
 from rc1.events.schema import SCHEMA_VERSION
 from rc1.fsutil import atomic_write_bytes
@@ -31,46 +32,35 @@ class Snapshot(msgspec.Struct, kw_only=True):
     end: int  # where it ends (its newline included): the tail begins here
     state: str  # the machine's state
     projection: Projection
+    views: msgspec.Raw = msgspec.Raw(b"null")  # the file views' state (rc1/views/mirrors.py), opaque here
+
+    @property
+    def anchor(self) -> Anchor:
+        return Anchor(seq=self.seq, hash=self.hash, line_start=self.line_start, end=self.end)
+
+    def replayer(self) -> Replayer:
+        """A replayer that continues from this snapshot."""
+        replayer = Replayer()
+        replayer.machine = RunMachine(initial=self.state)
+        replayer.machine.complete = self.projection.complete
+        replayer.projection = self.projection
+        return replayer
 
 
 def snapshot_path(ws: Workspace) -> Path:
     return ws.events_dir / f"{ws.run}.snapshot.json"
 
 
-def write_snapshot(ws: Workspace, replayer: Replayer, seq: int, digest: str, end: int, line_start: int) -> None:
-    if seq < 0:
+def write_snapshot(ws: Workspace, replayer: Replayer, anchor: Anchor | None, views: bytes = b"null") -> None:
+    if anchor is None:
         return  # an empty log: nothing to anchor to
-    snapshot = Snapshot(v=SCHEMA_VERSION, seq=seq, hash=digest, line_start=line_start, end=end,
-                        state=replayer.machine.state, projection=replayer.projection)
+    snapshot = Snapshot(v=SCHEMA_VERSION, seq=anchor.seq, hash=anchor.hash, line_start=anchor.line_start, end=anchor.end,
+                        state=replayer.machine.state, projection=replayer.projection, views=msgspec.Raw(views))
     atomic_write_bytes(snapshot_path(ws), msgspec.json.encode(snapshot))
 
 
-def replay_log(ws: Workspace) -> tuple[Replayer, LogContents]:
-    """The run's replayer, from a verified snapshot plus the lines after it when one holds, else from the whole
-    log; and what was read (the tail only, on the fast path)."""
-    snapshot = _read_snapshot(ws)
-    if snapshot is not None:
-        try:
-            with open(ws.log_path, "rb") as fh:
-                size = os.fstat(fh.fileno()).st_size
-                if snapshot.end <= size:
-                    fh.seek(snapshot.line_start)
-                    anchor = fh.read(snapshot.end - snapshot.line_start)
-                    if anchor.endswith(b"\n") and line_hash(anchor[:-1]) == snapshot.hash:
-                        tail = parse_log(fh.read(), ws.log_path, first_seq=snapshot.seq + 1, prev=snapshot.hash,
-                                         first_line=snapshot.seq + 2)
-                        if not tail.chain_breaks:
-                            replayer = _from_snapshot(snapshot)
-                            for event in tail.events:
-                                replayer.apply(event)
-                            return replayer, tail
-        except FileNotFoundError:
-            pass
-    contents = read_log(ws.log_path)
-    return replay(contents.events), contents
-
-
-def _read_snapshot(ws: Workspace) -> Snapshot | None:
+def read_snapshot(ws: Workspace) -> Snapshot | None:
+    """The run's snapshot when there is one this rc1 can use (it may still be stale: its anchor decides)."""
     try:
         snapshot = msgspec.json.decode(snapshot_path(ws).read_bytes(), type=Snapshot)
     except (OSError, msgspec.DecodeError, msgspec.ValidationError):
@@ -80,9 +70,14 @@ def _read_snapshot(ws: Workspace) -> Snapshot | None:
     return snapshot
 
 
-def _from_snapshot(snapshot: Snapshot) -> Replayer:
-    replayer = Replayer()
-    replayer.machine = RunMachine(initial=snapshot.state)
-    replayer.machine.complete = snapshot.projection.complete
-    replayer.projection = snapshot.projection
-    return replayer
+def replay_log(ws: Workspace) -> tuple[Replayer, LogContents]:
+    """The run's replayer, from a verified snapshot plus the lines after it when one holds, else from the whole
+    log; and what was read (the tail only, on the fast path)."""
+    snapshot = read_snapshot(ws)
+    tail = read_log_after(ws.log_path, snapshot.anchor) if snapshot is not None else None
+    if tail is not None:
+        replayer = snapshot.replayer()
+        replayer.apply_all(tail.events)
+        return replayer, tail
+    contents = read_log(ws.log_path)
+    return replay(contents.events), contents

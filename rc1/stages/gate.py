@@ -11,7 +11,7 @@ from rc1.session import Session
 
 def require_allowed(session: Session, trigger: str, action: str) -> None:
     machine = session.replayer.machine
-    if not machine.legal(trigger):
+    if not machine.may_trigger(trigger):
         allowed = ", ".join(machine.allowed()) or "nothing"
         why = " and the run is complete: every line of training has finished" if machine.complete else ""
         raise GateClosed(f"{action} is not allowed in state {machine.state}{why} (allowed now: {allowed})")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Union
 
 import msgspec
 import structlog
@@ -49,50 +50,69 @@ def _flatten(payload: dict) -> dict:
     return flat
 
 
-def round_report(round_no: int, events: list[ev.Event]) -> dict | None:
-    """The latest attempt at a round: its checks and its outcome (passed fingerprints or failures)."""
-    attempt: list[ev.Event] = []
-    outcome: ev.Event | None = None
-    for event in events:
+class RoundAttempt(msgspec.Struct, kw_only=True):
+    """The latest attempt at a round: its checks so far, and its outcome once decided."""
+
+    checks: list[Union[ev.CheckPassed, ev.CheckFailed]] = msgspec.field(default_factory=list)
+    outcome: Union[ev.Round1Passed, ev.Round2Passed, ev.GateFailed, None] = None
+
+    def fold(self, event: ev.Event, round_no: int) -> bool:
+        """Take in an event; True when it decided this round (its report file is due)."""
         if isinstance(event, (ev.CheckPassed, ev.CheckFailed)) and event.round == round_no:
-            if outcome is not None:
-                attempt, outcome = [], None
-            attempt.append(event)
-        elif isinstance(event, (ev.Round1Passed, ev.Round2Passed)) and _round_of(event) == round_no:
-            outcome = event
-        elif isinstance(event, ev.GateFailed) and event.round == round_no:
-            outcome = event
-    if not attempt:
-        return None
-    checks = [
-        {"seq": e.seq, "name": e.name, "passed": isinstance(e, ev.CheckPassed), "measured": e.measured,
-         "thresholds": e.thresholds, "detail": e.detail}
-        for e in attempt
-    ]
-    report = {
-        "round": round_no,
-        "passed": isinstance(outcome, (ev.Round1Passed, ev.Round2Passed)),
-        "decided_at_seq": outcome.seq if outcome else None,
-        "checks": checks,
-        "note": "a view of the event log; editing it opens nothing",
-    }
-    if isinstance(outcome, (ev.Round1Passed, ev.Round2Passed)):
-        report["fingerprints"] = msgspec.to_builtins(outcome.fingerprints)
-    if isinstance(outcome, ev.GateFailed):
-        report["failures"] = outcome.failures
-    return report
+            if self.outcome is not None:  # a new attempt begins
+                self.checks, self.outcome = [], None
+            self.checks.append(event)
+        elif isinstance(event, (ev.Round1Passed, ev.Round2Passed, ev.GateFailed)) and _round_of(event) == round_no:
+            self.outcome = event
+            return True
+        return False
+
+    def report(self, round_no: int) -> dict | None:
+        if not self.checks:
+            return None
+        outcome = self.outcome
+        checks = [
+            {"seq": e.seq, "name": e.name, "passed": isinstance(e, ev.CheckPassed), "measured": e.measured,
+             "thresholds": e.thresholds, "detail": e.detail}
+            for e in self.checks
+        ]
+        report = {
+            "round": round_no,
+            "passed": isinstance(outcome, (ev.Round1Passed, ev.Round2Passed)),
+            "decided_at_seq": outcome.seq if outcome else None,
+            "checks": checks,
+            "note": "a view of the event log; editing it opens nothing",
+        }
+        if isinstance(outcome, (ev.Round1Passed, ev.Round2Passed)):
+            report["fingerprints"] = msgspec.to_builtins(outcome.fingerprints)
+        if isinstance(outcome, ev.GateFailed):
+            report["failures"] = outcome.failures
+        return report
 
 
 def _round_of(event: ev.Event) -> int:
+    if isinstance(event, ev.GateFailed):
+        return event.round
     return 1 if isinstance(event, ev.Round1Passed) else 2
 
 
+class MirrorState(msgspec.Struct, kw_only=True):
+    """What the views need to go on from where a session left them: the size each file had (a file of another
+    size was changed by someone else, or the session died between an append and its snapshot), and the
+    latest attempt at each round."""
+
+    sizes: dict[str, int]
+    rounds: dict[int, RoundAttempt]
+
+
 class Mirrors:
-    """Keeps the file views in step with the log of one writing session."""
+    """Keeps the file views in step with the log of one writing session: appended to after each event, so an
+    append costs the same at a million events as at a hundred; rebuilt from the whole log only when the
+    files are not where the snapshot left them."""
 
     def __init__(self, ws: Workspace):
         self.ws = ws
-        self._events: list[ev.Event] = []
+        self._rounds = {1: RoundAttempt(), 2: RoundAttempt()}
 
     @property
     def metrics_path(self) -> Path:
@@ -106,26 +126,60 @@ class Mirrors:
     def train_log_path(self) -> Path:
         return self.ws.logs_dir / "train.log"
 
+    def _files(self) -> tuple[Path, ...]:
+        preflight = self.ws.reports_dir / "preflight"
+        return (self.metrics_path, self.manifest_path, self.train_log_path, preflight / "round1.json",
+                preflight / "round2.json", preflight / "round2_pass.json")
+
     def rebuild(self, events: list[ev.Event]) -> None:
-        self._events = list(events)
+        self._rounds = {1: RoundAttempt(), 2: RoundAttempt()}
+        for event in events:
+            for round_no, attempt in self._rounds.items():
+                attempt.fold(event, round_no)
         atomic_write_bytes(self.metrics_path, b"".join(metrics_line(e) for e in events if isinstance(e, ev.TrainStep)))
         atomic_write_bytes(self.manifest_path, b"".join(manifest_line(e) for e in events if isinstance(e, ev.CheckpointSaved)))
         atomic_write_bytes(self.train_log_path, "".join(log_line(e) + "\n" for e in events).encode())
         for round_no in (1, 2):
             self._write_round(round_no)
 
+    def resume(self, state: bytes, tail: list[ev.Event]) -> bool:
+        """Go on from a snapshot's state and the events after it; False (nothing done) when the files are
+        not as that state left them, and the caller must rebuild."""
+        try:
+            saved = msgspec.json.decode(state, type=MirrorState | None)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return False
+        if saved is None or saved.sizes != self._sizes():
+            return False
+        self._rounds = {1: saved.rounds.get(1, RoundAttempt()), 2: saved.rounds.get(2, RoundAttempt())}
+        for event in tail:
+            self(event)
+        return True
+
+    def state(self) -> bytes:
+        return _ENCODER.encode(MirrorState(sizes=self._sizes(), rounds=self._rounds))
+
+    def _sizes(self) -> dict[str, int]:
+        sizes = {}
+        for path in self._files():
+            try:
+                sizes[path.name] = path.stat().st_size
+            except FileNotFoundError:
+                sizes[path.name] = -1
+        return sizes
+
     def __call__(self, event: ev.Event) -> None:
-        self._events.append(event)
         _append(self.train_log_path, (log_line(event) + "\n").encode())
         if isinstance(event, ev.TrainStep):
             _append(self.metrics_path, metrics_line(event))
         elif isinstance(event, ev.CheckpointSaved):
             _append(self.manifest_path, manifest_line(event))
-        elif isinstance(event, (ev.Round1Passed, ev.Round2Passed, ev.GateFailed)):
-            self._write_round(_round_of(event) if not isinstance(event, ev.GateFailed) else event.round)
+        for round_no, attempt in self._rounds.items():
+            if attempt.fold(event, round_no):
+                self._write_round(round_no)
 
     def _write_round(self, round_no: int) -> None:
-        report = round_report(round_no, self._events)
+        report = self._rounds[round_no].report(round_no)
         name = "round1.json" if round_no == 1 else "round2_pass.json"
         path = self.ws.reports_dir / "preflight" / name
         if report is None or (round_no == 2 and not report["passed"]):
