@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from rc1 import distributed
+from rc1.catalog import DIFFICULTIES, TASKS
 from rc1.errors import ExitCode, Rc1Error, TrainingError
 
 DEFAULT_CONFIG = "configs/local.yaml"
@@ -84,9 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("score", help="one completion's components, penalty, difficulty factor and reward")
     _config_args(p)
-    p.add_argument("--task", choices=("gsm8k", "hotpotqa", "strategyqa"))
+    p.add_argument("--task", choices=TASKS)
     p.add_argument("--gold", help="the gold answer")
-    p.add_argument("--difficulty", choices=("easy", "medium", "hard"), default="medium")
+    p.add_argument("--difficulty", choices=DIFFICULTIES, default="medium")
     p.add_argument("--needs-clarification", action="store_true", help="the item is under-specified")
     p.add_argument("--item-json", metavar="F", help="a whole task item (JSON) instead of --task/--gold/...")
     p.add_argument("--completion-file", metavar="F", required=True, help="the completion, as the policy wrote it")

@@ -15,11 +15,10 @@ from typing import Annotated, Literal
 import msgspec
 import yaml
 
+from rc1.catalog import DIFFICULTY_MIX, PRODUCTION_MIX, Difficulty, TaskName
 from rc1.config_rules import cross_field_problems
 from rc1.errors import BadInput
 
-TaskName = Literal["gsm8k", "hotpotqa", "strategyqa"]
-TASKS: tuple[str, ...] = ("gsm8k", "hotpotqa", "strategyqa")
 
 Probability = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
 PositiveInt = Annotated[int, msgspec.Meta(ge=1)]
@@ -55,7 +54,7 @@ class DataConfig(_Section):
     shadow_size: PositiveInt
     shadow_seed: NonNegativeInt = 4242
     mix: dict[TaskName, Probability] = msgspec.field(
-        default_factory=lambda: {"hotpotqa": 0.45, "strategyqa": 0.30, "gsm8k": 0.25}
+        default_factory=lambda: dict(PRODUCTION_MIX)
     )
     sources: dict[TaskName, SourceConfig] = msgspec.field(default_factory=dict)
     # Episodes (template pack): see rc1/data/episodes.py.
@@ -65,8 +64,8 @@ class DataConfig(_Section):
     clarify_rate: Annotated[float, msgspec.Meta(ge=0.0, le=0.5)] = 0.10
     tools: list[Literal["wiki", "calc"]] = msgspec.field(default_factory=lambda: ["wiki", "calc"])
     # Difficulty: the balanced pool's bucket shares within every task.
-    difficulty_target: dict[Literal["easy", "medium", "hard"], Probability] = msgspec.field(
-        default_factory=lambda: {"easy": 0.25, "medium": 0.45, "hard": 0.30}
+    difficulty_target: dict[Difficulty, Probability] = msgspec.field(
+        default_factory=lambda: dict(DIFFICULTY_MIX)
     )
 
 
@@ -214,8 +213,8 @@ class PrioritySamplingConfig(_Section):
     balanced pool, every item once per pass."""
 
     # Weights of the balanced pool's difficulty buckets when a batch slot is drawn.
-    by_difficulty: dict[Literal["easy", "medium", "hard"], NonNegativeFloat] = msgspec.field(
-        default_factory=lambda: {"easy": 0.25, "medium": 0.45, "hard": 0.30}
+    by_difficulty: dict[Difficulty, NonNegativeFloat] = msgspec.field(
+        default_factory=lambda: dict(DIFFICULTY_MIX)
     )
     # Items the policy currently fails (no reply reached half the reward when last seen) get priority,
     # up to this share of a batch.

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from rc1.catalog import BUILTIN_MODELS, DIFFICULTIES, is_builtin
+
 if TYPE_CHECKING:
     from rc1.config import Config, ScorerConfig
 
@@ -28,7 +30,7 @@ def cross_field_problems(config: Config) -> list[str]:
     if config.data.shadow_size >= config.data.pool_size:
         problems.append("data.shadow_size: must be smaller than data.pool_size")
     target_total = sum(config.data.difficulty_target.values())
-    if set(config.data.difficulty_target) != {"easy", "medium", "hard"} or abs(target_total - 1.0) > 1e-6:
+    if set(config.data.difficulty_target) != set(DIFFICULTIES) or abs(target_total - 1.0) > 1e-6:
         problems.append("data.difficulty_target: give easy, medium and hard shares that sum to 1")
     if config.preflight.min_len_tokens > config.preflight.max_len_tokens:
         problems.append("preflight.min_len_tokens: larger than preflight.max_len_tokens")
@@ -47,11 +49,12 @@ def cross_field_problems(config: Config) -> list[str]:
             f"train.num_generations: {config.train.num_generations} must divide the batch "
             f"(per_device_batch_size × gradient_accumulation_steps = {batch})"
         )
-    if config.model.name.startswith("builtin:") and config.model.name != "builtin:tiny-qwen3":
-        problems.append(f"model.name: unknown built-in {config.model.name!r}; the only one is builtin:tiny-qwen3")
-    if config.model.warm_start_steps and not config.model.name.startswith("builtin:"):
+    if is_builtin(config.model.name) and config.model.name not in BUILTIN_MODELS:
+        problems.append(f"model.name: unknown built-in {config.model.name!r}; the built-in models are "
+                        f"{', '.join(BUILTIN_MODELS)}")
+    if config.model.warm_start_steps and not is_builtin(config.model.name):
         problems.append("model.warm_start_steps: only the built-in model is warm-started; set it to 0")
-    if config.finetune.method == "qlora" and config.model.name.startswith("builtin:"):
+    if config.finetune.method == "qlora" and is_builtin(config.model.name):
         problems.append("finetune.method: qlora needs a CUDA model from the hub; use lora with builtin models")
     return problems + scorer_problems(config.scorer)
 

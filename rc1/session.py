@@ -10,6 +10,7 @@ from rc1.events.log import EventLog, read_log
 from rc1.events.replay import Projection, Replayer
 from rc1.events.snapshot import read_snapshot, replay_log, write_snapshot
 from rc1.fsutil import atomic_write_text
+from rc1.views.library_log import LibraryOutput
 from rc1.views.mirrors import Mirrors
 from rc1.workspace import Workspace
 
@@ -52,6 +53,7 @@ class Session(_RunView):
         self.log.subscribe(self.replayer.apply)
         self.log.subscribe(self.mirrors)
         self.log.subscribe(self._snapshot_at_checkpoints)
+        self._library = LibraryOutput(self.mirrors.library_line).install()
         self._announced = False
 
     @classmethod
@@ -95,6 +97,7 @@ class Session(_RunView):
         write_snapshot(self.ws, self.replayer, self.log.anchor, self.mirrors.state())
 
     def close(self) -> None:
+        self._library.uninstall()
         self._snapshot()
         self.log.close()
 

@@ -13,7 +13,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "rc1"
 
 LAYERS = [
-    {"rc1", "errors", "fsutil", "failpoints", "progress", "provenance", "workspace", "distributed", "failure"},
+    {"rc1", "catalog", "errors", "fsutil", "failpoints", "progress", "provenance", "workspace", "distributed", "failure"},
     {"events", "machine"},
     {"config", "config_rules"},
     {"data"},

@@ -57,3 +57,24 @@ def test_views_changed_under_the_snapshot_are_rebuilt_from_the_whole_log(finishe
     with _open(finished_copy, monkeypatch) as session:
         assert session.log.contents.base is not None  # the log itself is still read from the anchor
     assert {name: (finished_copy / name).read_bytes() for name in VIEWS} == _rebuilt_views(finished_copy, tmp_path)
+
+
+def test_warnings_and_library_records_go_to_train_log_and_survive_a_rebuild(finished_copy, monkeypatch):
+    import logging
+    import warnings
+
+    with _open(finished_copy, monkeypatch) as session:
+        warnings.warn("the tokenizer has no pad token", UserWarning)
+        logging.getLogger("transformers.trainer").warning("resuming from %s", "step_8")
+        logging.getLogger("trl").info("below WARNING: not written")
+        session.append(ev.ArtifactWritten(path="x", sha256="0" * 64, bytes=1))
+    lines = (finished_copy / "logs/train.log").read_text().splitlines()
+    library = [line for line in lines if "event='library'" in line]
+    assert len(library) == 2
+    assert "logger='py.warnings'" in library[0] and "the tokenizer has no pad token" in library[0]
+    assert "logger='transformers.trainer'" in library[1] and "resuming from step_8" in library[1]
+    assert "seq=" not in library[0] and lines.index(library[1]) < len(lines) - 1  # before the artifact's line
+    assert not logging.getLogger().handlers or all(type(h).__name__ != "LibraryOutput" for h in logging.getLogger().handlers)
+
+    Mirrors(Workspace(root=finished_copy, run="local")).rebuild(read_log(finished_copy / "events/local.jsonl").events)
+    assert (finished_copy / "logs/train.log").read_text().splitlines() == lines  # kept, in time order

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from rc1.catalog import PRODUCTION_MIX
 from rc1.checks.result import CheckResult
 from rc1.config import Config
 from rc1.config_rules import RL_STRATEGIES
 
-PRODUCTION_MIX = {"hotpotqa": 0.45, "strategyqa": 0.30, "gsm8k": 0.25}
 LOCAL_MAX_STEPS = 5000
 
 # The loosest preflight thresholds a production config may set, with the side that is stricter.

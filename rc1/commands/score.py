@@ -11,6 +11,7 @@ from pathlib import Path
 
 import msgspec
 
+from rc1.catalog import is_builtin
 from rc1.config import load_config
 from rc1.data.task import TaskItem
 from rc1.errors import BadInput
@@ -68,7 +69,7 @@ def _count_tokens(loaded, ws: Workspace, completion: str) -> int:
     from transformers import AutoTokenizer
 
     name = loaded.config.model.name
-    if name.startswith("builtin:"):
+    if is_builtin(name):
         from rc1.stages.train import builtin_model_dir
 
         source = builtin_model_dir(ws, loaded.config.run.seed) if ws.balanced_pool_path.exists() else None

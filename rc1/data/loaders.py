@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from rc1.data.generators import render_prompt
-from rc1.data.task import Difficulty, TaskItem
+from rc1.data.task import DIFFICULTIES, Difficulty, TaskItem
 from rc1.data.source_ref import SourceRef
 from rc1.errors import BadInput
 from rc1.fsutil import read_input_text
@@ -76,7 +76,7 @@ def _hotpotqa(records: Records, source: str) -> list[TaskItem]:
         question = _field(record, "question", str, where)
         answer = _field(record, "answer", str, where)
         level = _field(record, "level", str, where)
-        if level not in ("easy", "medium", "hard"):
+        if level not in DIFFICULTIES:
             raise BadInput(f"{where}: `level` must be easy, medium or hard, got {level!r}")
         _field(record, "type", str, where)
         _field(record, "supporting_facts", list, where)

@@ -6,8 +6,7 @@ from typing import Literal
 
 import msgspec
 
-Difficulty = Literal["easy", "medium", "hard"]
-DIFFICULTIES: tuple[Difficulty, ...] = ("easy", "medium", "hard")
+from rc1.catalog import DIFFICULTIES, Difficulty, TaskName  # noqa: F401 (re-exported to the data layer)
 
 
 class Turn(msgspec.Struct, frozen=True, kw_only=True):
@@ -20,7 +19,7 @@ class Turn(msgspec.Struct, frozen=True, kw_only=True):
 
 class TaskItem(msgspec.Struct, frozen=True, kw_only=True):
     id: str  # stable across runs with the same seed, e.g. "gsm8k-000017"
-    task: Literal["gsm8k", "hotpotqa", "strategyqa"]
+    task: TaskName
     question: str  # the question as the user finally asks it
     context: str = ""  # supporting paragraphs (HotpotQA-style), facts (StrategyQA-style); empty otherwise
     answer: str  # gold answer: a number, a short span, or "yes"/"no"

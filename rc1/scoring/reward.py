@@ -13,7 +13,7 @@ import math
 
 import msgspec
 
-from rc1.data.task import TaskItem
+from rc1.data.task import DIFFICULTIES, TaskItem
 
 
 def overclar_penalty(c: int, needs_clarification: bool, alpha: float, cap: int) -> float:
@@ -21,7 +21,7 @@ def overclar_penalty(c: int, needs_clarification: bool, alpha: float, cap: int) 
 
 
 def difficulty_factor(difficulty: str, beta: float) -> float:
-    if difficulty not in ("easy", "medium", "hard"):
+    if difficulty not in DIFFICULTIES:
         raise ValueError(f"unknown difficulty {difficulty!r}; expected easy, medium or hard")
     return 1.0 + beta * ((difficulty == "hard") - (difficulty == "easy"))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import msgspec
 
+from rc1.catalog import is_builtin
 from rc1.checks.weights import load_weights
 from rc1.config import LoadedConfig
 from rc1.config_rules import API_PROVIDERS
@@ -43,7 +44,7 @@ def policy_thinking(loaded: LoadedConfig, chat_template: str | None = None, *, t
 
 def _chat_template(loaded: LoadedConfig) -> str | None:
     name = loaded.config.model.name
-    if name.startswith("builtin:"):
+    if is_builtin(name):
         from rc1.train.tiny_model import CHAT_TEMPLATE
 
         return CHAT_TEMPLATE

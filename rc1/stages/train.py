@@ -13,6 +13,7 @@ from pathlib import Path
 
 import msgspec
 
+from rc1.catalog import is_builtin
 from rc1.data.task import TaskItem, read_items
 from rc1 import distributed
 from rc1.errors import BadInput, DiskFull, GateClosed, TrainingError
@@ -206,7 +207,7 @@ def load_run_policy(session: Session, pool: list[TaskItem], base_seed: int | Non
         print("warning: training on MPS in fp16: no flash-attention and no torch.compile there; sdpa attention",
               file=sys.stderr)
     seed = config.run.seed if base_seed is None else base_seed
-    builtin_dir = _builtin_model(session, pool, seed) if config.model.name.startswith("builtin:") else None
+    builtin_dir = _builtin_model(session, pool, seed) if is_builtin(config.model.name) else None
     model, tokenizer = load_policy(config.model, config.finetune.method, device, dtype, builtin_dir)
     return model, tokenizer, device, dtype
 

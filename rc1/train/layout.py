@@ -22,7 +22,6 @@ from pathlib import Path
 
 import torch
 
-from rc1.errors import TrainingError
 
 ADAPTER = "adapter_model.safetensors"
 OPTIMIZER, SCHEDULER, RNG, SAMPLER, STRATEGY = "optimizer.pt", "scheduler.pt", "rng.pt", "sampler.json", "strategy.pt"

@@ -14,10 +14,10 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
 from rc1 import distributed
+from rc1.catalog import BUILTIN_TINY, is_builtin
 from rc1.config import ModelConfig
 from rc1.errors import BadInput
 
-BUILTIN_TINY = "builtin:tiny-qwen3"
 
 
 def load_policy(
@@ -35,7 +35,7 @@ def load_policy(
         source = str(builtin_dir)
         if not (Path(builtin_dir) / "config.json").is_file():
             raise BadInput(f"{builtin_dir}: the built-in tiny model has not been built there")
-    elif model_cfg.name.startswith("builtin:"):
+    elif is_builtin(model_cfg.name):
         raise BadInput(f"model.name: unknown built-in {model_cfg.name!r}; the only one is {BUILTIN_TINY}")
     else:
         source = model_cfg.name

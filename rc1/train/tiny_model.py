@@ -17,6 +17,7 @@ import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
 from transformers import PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
 
+from rc1.catalog import BUILTIN_TINY
 from rc1.fsutil import fsync_dir, fsync_tree
 
 EOS = "<|endoftext|>"
@@ -80,7 +81,7 @@ def _fingerprint(texts: list[str], seed: int) -> dict:
     digest = hashlib.sha256()
     for text in texts:
         digest.update(hashlib.sha256(text.encode("utf-8")).digest())
-    return {"kind": "builtin:tiny-qwen3", "seed": seed, "texts_sha256": digest.hexdigest(), "arch": ARCH,
+    return {"kind": BUILTIN_TINY, "seed": seed, "texts_sha256": digest.hexdigest(), "arch": ARCH,
             "vocab_size": VOCAB_SIZE, "chat_template_sha256": hashlib.sha256(CHAT_TEMPLATE.encode()).hexdigest()}
 
 

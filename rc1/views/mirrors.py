@@ -7,6 +7,7 @@ then kept up to date after each append. No decision is ever taken by reading the
 
 from __future__ import annotations
 
+import heapq
 import os
 from pathlib import Path
 from typing import Union
@@ -16,6 +17,7 @@ import structlog
 
 from rc1.events import schema as ev
 from rc1.fsutil import atomic_write_bytes
+from rc1.views.library_log import is_library_line, line_ts
 from rc1.workspace import Workspace
 
 _ENCODER = msgspec.json.Encoder()
@@ -138,9 +140,22 @@ class Mirrors:
                 attempt.fold(event, round_no)
         atomic_write_bytes(self.metrics_path, b"".join(metrics_line(e) for e in events if isinstance(e, ev.TrainStep)))
         atomic_write_bytes(self.manifest_path, b"".join(manifest_line(e) for e in events if isinstance(e, ev.CheckpointSaved)))
-        atomic_write_bytes(self.train_log_path, "".join(log_line(e) + "\n" for e in events).encode())
+        atomic_write_bytes(self.train_log_path, "".join(_merged(
+            [log_line(e) for e in events], self._library_lines())).encode())
         for round_no in (1, 2):
             self._write_round(round_no)
+
+    def library_line(self, line: str) -> None:
+        """A warning or library record of this session (rc1/views/library_log.py)."""
+        _append(self.train_log_path, (line + "\n").encode())
+
+    def _library_lines(self) -> list[str]:
+        """The library lines train.log holds now: a rebuild keeps them."""
+        try:
+            text = self.train_log_path.read_text(errors="replace")
+        except FileNotFoundError:
+            return []
+        return [line for line in text.splitlines() if is_library_line(line)]
 
     def resume(self, state: bytes, tail: list[ev.Event]) -> bool:
         """Go on from a snapshot's state and the events after it; False (nothing done) when the files are
@@ -187,6 +202,14 @@ class Mirrors:
                 atomic_write_bytes(path.with_name("round2.json"), msgspec.json.format(_ENCODER.encode(report)))
             return
         atomic_write_bytes(path, msgspec.json.format(_ENCODER.encode(report)))
+
+
+def _merged(event_lines: list[str], library_lines: list[str]) -> list[str]:
+    """Both kinds of line in time order, each "\n"-terminated (events keep their log order among themselves)."""
+    if not library_lines:
+        return [line + "\n" for line in event_lines]
+    merged = heapq.merge(event_lines, library_lines, key=line_ts)
+    return [line + "\n" for line in merged]
 
 
 def _append(path: Path, data: bytes) -> None:

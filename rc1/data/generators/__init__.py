@@ -27,13 +27,13 @@ from rc1.data.generators.gsm8k import _gsm8k
 from rc1.data.generators.gsm8k import _MONEY_START, _MONEY_STEPS, _STOCK_START, _STOCK_STEPS  # noqa: F401 (tests read them here)
 from rc1.data.generators.hotpotqa import _hotpotqa
 from rc1.data.generators.item import _Item
+from rc1.catalog import TASKS
 from rc1.data.generators.prompt import INSTRUCTION, MIN_PROMPT_WORDS, render_prompt
 from rc1.data.generators.strategyqa import _strategyqa
 from rc1.data.task import DIFFICULTIES, Difficulty, TaskItem
 
 __all__ = ["INSTRUCTION", "MIN_PROMPT_WORDS", "TASKS", "generate", "render_prompt"]
 
-TASKS: tuple[str, ...] = ("gsm8k", "hotpotqa", "strategyqa")
 
 
 def generate(

@@ -1,0 +1,29 @@
+"""The names rc1 knows, each defined once: the tasks, the production task mix, the difficulty mix, and the
+built-in model. Everything else (the config schema, the CLI, generators, checks, model loading) imports them."""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+TaskName = Literal["gsm8k", "hotpotqa", "strategyqa"]
+TASKS: tuple[str, ...] = get_args(TaskName)
+
+# The share of each task in the seed pool of a production run (configs/rc1.yaml; the consistency check holds
+# a production config to it, and it is the config's default).
+PRODUCTION_MIX: dict[str, float] = {"hotpotqa": 0.45, "strategyqa": 0.30, "gsm8k": 0.25}
+
+Difficulty = Literal["easy", "medium", "hard"]
+DIFFICULTIES: tuple[Difficulty, ...] = get_args(Difficulty)
+
+# The balanced pool's difficulty buckets within every task (and priority sampling's default weights).
+DIFFICULTY_MIX: dict[str, float] = {"easy": 0.25, "medium": 0.45, "hard": 0.30}
+
+# A small Qwen3-architecture model built offline from the pool (rc1/train/tiny_model.py): the embedded default.
+BUILTIN_PREFIX = "builtin:"
+BUILTIN_TINY = "builtin:tiny-qwen3"
+BUILTIN_MODELS: tuple[str, ...] = (BUILTIN_TINY,)
+
+
+def is_builtin(model_name: str) -> bool:
+    """Whether `model.name` names a built-in model (known or not: config_rules says which are)."""
+    return model_name.startswith(BUILTIN_PREFIX)
