@@ -65,7 +65,7 @@ def _log(evals: list[tuple[int, float]], best: list[int]) -> list[ev.Event]:
     for step, hard in evals:
         bucket = ev.EvalBucket(task="all", difficulty="all", n=10, success=hard, mean_reward=hard, overclar_rate=0.0,
                                avg_turns=1.0)
-        log.append(ev.EvalCompleted(step=step, n=10, mean_reward=hard, accuracy=hard, per_task_accuracy={},
+        log.append(ev.EvalCompleted(step=step, n=10, mean_reward=hard, success=hard, per_task_success={},
                                     buckets=[bucket], hard_success=hard))
         if step in best:
             log.append(ev.BestPromoted(step=step, dir=f"checkpoints/r/best/step_{step:05d}", metric="hard_success", value=hard))

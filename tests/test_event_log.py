@@ -274,3 +274,30 @@ def test_a_writer_opened_after_a_snapshot_reads_only_the_lines_after_its_anchor(
     ws.log_path.write_bytes(b"\n".join(lines))
     with pytest.raises(CorruptLog, match=f"seq {anchor.seq + 1}"):
         open_log(ws, after=anchor)
+
+
+DATA = __import__("pathlib").Path(__file__).parent / "data"
+
+
+@pytest.mark.parametrize("version", range(1, ev.SCHEMA_VERSION))
+@pytest.mark.parametrize("parallel", [False, True])
+def test_a_log_of_every_older_schema_version_still_reads_and_replays(version, parallel, monkeypatch):
+    """tests/data/schema_v<N>.jsonl: a whole `make run` log as rc1 wrote it at schema version N, never edited.
+    Every type whose shape changed since has a line there, and each is read in today's shape."""
+    import rc1.events.log as log_module
+    from rc1.events.replay import replay
+
+    path = DATA / f"schema_v{version}.jsonl"
+    raw = [json.loads(line) for line in path.read_bytes().splitlines()]
+    assert {record["v"] for record in raw} == {version}
+    assert {kind for kind, since in ev.UPCASTERS if since >= version} <= {record["type"] for record in raw}
+    if parallel:
+        monkeypatch.setattr(log_module, "PARALLEL_BYTES", 1)
+    contents = read_log(path)
+    assert not contents.chain_breaks and not contents.torn and len(contents.events) == len(raw)
+    for record, event in zip(raw, contents.events):
+        assert ev.event_type(event) == record["type"]
+        if record["type"] == "eval_completed" and version == 1:
+            assert (event.success, event.per_task_success) == (record["accuracy"], record["per_task_accuracy"])
+    projection = replay(contents.events).projection
+    assert projection.complete and not projection.violations and projection.evals

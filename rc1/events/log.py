@@ -26,7 +26,7 @@ import msgspec
 from rc1 import failpoints
 from rc1.errors import BadInput, CorruptLog, DiskFull, LogBusy, WrittenByNewerRc1
 from rc1.events.line_digests import line_digests
-from rc1.events.schema import EVENT_TYPES, GENESIS_HASH, SCHEMA_VERSION, AnyEvent, Event, upcast
+from rc1.events.schema import EVENT_TYPES, GENESIS_HASH, SCHEMA_VERSION, AnyEvent, Event, needs_upcast, upcast
 from rc1.fsutil import fsync_dir
 
 _DECODER = msgspec.json.Decoder(AnyEvent)
@@ -109,7 +109,11 @@ class LogContents(msgspec.Struct, kw_only=True):
 
 def _decode_line(line: bytes) -> Event:
     try:
-        return _DECODER.decode(line)
+        event = _DECODER.decode(line)
+        if event.v >= SCHEMA_VERSION or not needs_upcast(event):
+            return event
+        raw = _RAW_DECODER.decode(line)  # an older shape that still decodes: read it through the upcasters
+        return msgspec.convert(upcast(raw), AnyEvent)
     except msgspec.ValidationError:
         raw = _RAW_DECODER.decode(line)
         if not isinstance(raw, dict):
@@ -190,10 +194,13 @@ def _decode_in_chunks(path: Path) -> tuple[list[Event], int, int, bytes] | None:
             if not end:
                 continue
             try:
-                events.extend(_DECODER.decode_lines(view[:end]))
+                decoded = _DECODER.decode_lines(view[:end])
             except (msgspec.DecodeError, msgspec.ValidationError):
+                decoded = None
+            if decoded is None or _has_older_shapes(decoded):
                 view.release()
                 return None
+            events.extend(decoded)
             last_line_start = offset + buffer.rfind(b"\n", 0, end - 1) + 1
             buffer[: held - end] = view[end:held]
             held -= end
@@ -225,7 +232,9 @@ def parse_log(data: bytes, path: Path, *, base: Anchor | None = None) -> LogCont
     body, torn = data[:end], data[end:]
     try:
         events = _DECODER.decode_lines(body)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+        if _has_older_shapes(events):
+            raise _OlderShapes
+    except (msgspec.DecodeError, msgspec.ValidationError, _OlderShapes):
         events = []
         lines = body.split(b"\n")[:-1]
         start = 0
@@ -261,7 +270,20 @@ def parse_log(data: bytes, path: Path, *, base: Anchor | None = None) -> LogCont
     )
 
 
+class _OlderShapes(Exception):
+    """Lines of an older schema whose type has changed shape since: decoded one by one, through the upcasters."""
+
+
+_VERSION = operator.attrgetter("v")
+
+
+def _has_older_shapes(events: list[Event]) -> bool:
+    return min(map(_VERSION, events), default=SCHEMA_VERSION) < SCHEMA_VERSION and any(map(needs_upcast, events))
+
+
 def _refuse_newer(events: list[Event], path: Path, first_line: int) -> None:
+    if max(map(_VERSION, events), default=SCHEMA_VERSION) <= SCHEMA_VERSION:
+        return
     newer = next((i for i, event in enumerate(events) if event.v > SCHEMA_VERSION), None)
     if newer is not None:  # a known type that still decoded: its version says a newer rc1 wrote it
         event = events[newer]

@@ -254,10 +254,10 @@ def _(event: ev.CheckpointSaved, p: Projection) -> None:
 
 @_mutate.register
 def _(event: ev.EvalCompleted, p: Projection) -> None:
-    p.last_eval = {"step": float(event.step), "accuracy": event.accuracy, "mean_reward": event.mean_reward}
+    p.last_eval = {"step": float(event.step), "success": event.success, "mean_reward": event.mean_reward}
     if p.evals and p.evals[-1].step >= event.step:
         p.evals = [e for e in p.evals if e.step != event.step]
-    p.evals.append(EvalPoint(step=event.step, hard_success=event.hard_success, success=event.accuracy,
+    p.evals.append(EvalPoint(step=event.step, hard_success=event.hard_success, success=event.success,
                              mean_reward=event.mean_reward, buckets=event.buckets))
 
 

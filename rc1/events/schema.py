@@ -6,11 +6,14 @@ filled in by the log at append time; callers build only the payload.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Union
 
 import msgspec
 
-SCHEMA_VERSION = 1
+# v1: the first shipped schema. v2: eval_completed says `success` and `per_task_success` (it measured success,
+# the release gate's word, under the name `accuracy`).
+SCHEMA_VERSION = 2
 GENESIS_HASH = "0" * 64
 
 
@@ -179,8 +182,8 @@ class EvalCompleted(Event, frozen=True, kw_only=True, tag="eval_completed"):
     step: int
     n: int
     mean_reward: float
-    accuracy: float
-    per_task_accuracy: dict[str, float]
+    success: float  # the share of replies that succeeded (v1: `accuracy`)
+    per_task_success: dict[str, float]  # (v1: `per_task_accuracy`)
     scoring: ScoringSummary = msgspec.field(default_factory=ScoringSummary)
     # Added with the release gate; an older line has none.
     buckets: list[EvalBucket] = msgspec.field(default_factory=list)
@@ -285,13 +288,32 @@ def event_type(event: Event) -> str:
     return type(event).__struct_config__.tag
 
 
-# Upcasters turn a raw line of schema version v into version v+1. Empty until a breaking change.
-UPCASTERS: dict[int, "callable"] = {}
+def _eval_completed_v1(raw: dict) -> dict:
+    raw = dict(raw)
+    raw["success"] = raw.pop("accuracy")
+    raw["per_task_success"] = raw.pop("per_task_accuracy")
+    return raw
+
+
+# (event type, version) -> what turns a raw line of that type and version into the next version's shape. A
+# type a version bump did not change needs none: its line is the same at the next version.
+UPCASTERS: dict[tuple[str, int], Callable[[dict], dict]] = {
+    ("eval_completed", 1): _eval_completed_v1,
+}
+
+
+def needs_upcast(event: Event) -> bool:
+    """Whether a line decoded as this event was written at a version whose shape of its type has changed since
+    (its fields must then be read through the upcasters, never as decoded)."""
+    kind = event_type(event)
+    return any((kind, version) in UPCASTERS for version in range(event.v, SCHEMA_VERSION))
 
 
 def upcast(raw: dict) -> dict:
-    version = raw.get("v", 1)
+    """A raw line of any older version, in the current version's shape."""
+    version, kind = raw.get("v", 1), raw.get("type")
     while version < SCHEMA_VERSION:
-        raw = UPCASTERS[version](raw)
-        version = raw["v"]
+        change = UPCASTERS.get((kind, version))
+        raw = {**(change(raw) if change else raw), "v": version + 1}
+        version += 1
     return raw

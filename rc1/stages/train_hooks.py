@@ -84,8 +84,8 @@ class EventHooks:
         overall = buckets[-1]
         per_task = {b.task: b.success for b in buckets if b.difficulty == "all" and b.task != "all"}
         self.session.append(ev.EvalCompleted(
-            step=step, n=overall.n, mean_reward=overall.mean_reward, accuracy=overall.success,
-            per_task_accuracy=per_task, scoring=self._judge_calls(), buckets=buckets, hard_success=hard,
+            step=step, n=overall.n, mean_reward=overall.mean_reward, success=overall.success,
+            per_task_success=per_task, scoring=self._judge_calls(), buckets=buckets, hard_success=hard,
         ))
         self._scope(f"step {step + 1}")
         return metric_value(self.session.config.release.metric, hard, buckets)

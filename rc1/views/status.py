@@ -101,7 +101,7 @@ def render_text(view: StatusView) -> str:
         s = view.last_step
         lines.append(f"last step  loss {s['loss']:.4f}  kl {s['kl']:.4f}  reward {s['reward']:.4f}  lr {s['lr']:.2e}")
     if view.last_eval:
-        lines.append(f"last eval  step {int(view.last_eval['step'])}: accuracy {view.last_eval['accuracy']:.3f}, mean reward {view.last_eval['mean_reward']:.4f}")
+        lines.append(f"last eval  step {int(view.last_eval['step'])}: success {view.last_eval['success']:.3f}, mean reward {view.last_eval['mean_reward']:.4f}")
     if view.release:
         r = view.release
         at = f"best step {r.step}" if r.step is not None else "no checkpoint beat step 0"
