@@ -238,3 +238,25 @@ def test_an_undressed_item_in_the_seed_pool_fails_it(episodes, pack):
     raw = [msgspec.structs.replace(episodes[0], turns=[], template="", role="", style="")]
     result = seed_pool_check(episodes[1:] + raw, _data(), pack, "ab" * 32)
     assert not result.passed and "1 items carry no framing of the pack" in result.detail
+
+
+def test_the_data_stage_builds_from_a_config_and_paths_alone(tmp_path):
+    """Stage helpers take the config and the run's paths, not the writing session: the gated inputs can be
+    built and checked in-process for an explicit workspace root, and no log or lock comes into being."""
+    from rc1.config import load_config
+    from rc1.stages import datasets
+    from rc1.workspace import Workspace
+
+    repo = Path(__file__).resolve().parent.parent
+    shutil.copytree(repo / "configs", tmp_path / "configs")
+    loaded = load_config(tmp_path / "configs/local.yaml", ["data.pool_size=120", "data.shadow_size=24"])
+    ws = Workspace(root=tmp_path, run=loaded.config.run.name)
+    pool, shadow = datasets.build_seed_pool(loaded), datasets.build_shadow(loaded)
+    metrics = datasets.measure_all(pool)
+    balanced = datasets.balance(loaded.config, pool, metrics)
+    ws.reports_dir.mkdir(parents=True, exist_ok=True)
+    ws.difficulty_report_path.parent.mkdir(parents=True, exist_ok=True)
+    result = datasets.difficulty_check(loaded.config, ws, pool, metrics, balanced)
+    assert len(pool) == 120 and len(shadow) == 24 and not {i.id for i in pool} & {i.id for i in shadow}
+    assert result.name and ws.difficulty_report_path.exists()
+    assert not ws.log_path.exists() and not ws.lock_path.exists()

@@ -55,7 +55,7 @@ def pool(args) -> int:
         ws = session.ws
         if args.action == "build":
             _before_any_gate(session, "pool build")
-            items = datasets.build_seed_pool(session)
+            items = datasets.build_seed_pool(session.loaded)
             write_artifact(session, ws.pool_path, items, "pool")
             print(f"wrote {len(items)} items to {ws.pool_path}")
             return 0
@@ -71,9 +71,9 @@ def shadow(args) -> int:
         return _shadow_run(args)
     with _open(args) as session:
         _before_any_gate(session, "shadow materialize")
-        items = datasets.build_shadow(session)
+        items = datasets.build_shadow(session.loaded)
         write_artifact(session, session.ws.shadow_path, items, "shadow")
-        datasets.write_shadow_manifest(session, items)
+        datasets.write_shadow_manifest(session.config, session.ws, items)
         print(f"wrote {len(items)} items to {session.ws.shadow_path} and its manifest")
     return 0
 
@@ -101,13 +101,13 @@ def difficulty(args) -> int:
         pool_items = read_items(ws.pool_path)
         metrics = datasets.measure_all(pool_items)
         if args.action == "metrics":
-            datasets.write_metrics(session, metrics)
+            datasets.write_metrics(session.ws, metrics)
             counts = Counter((m.task, bucket(m)) for m in metrics)
             print(f"wrote {len(metrics)} item metrics to {ws.metrics_path}")
             for (task, label), n in sorted(counts.items()):
                 print(f"  {task:<11} {label:<7} {n}")
             return 0
-        balanced = datasets.balance(session, pool_items, metrics)
+        balanced = datasets.balance(session.config, pool_items, metrics)
         if args.action == "bucketize":
             _before_any_gate(session, "difficulty bucketize")
             write_artifact(session, ws.balanced_pool_path, balanced.items, "balanced_pool")
@@ -115,7 +115,7 @@ def difficulty(args) -> int:
             for task, buckets in balanced.balanced_buckets.items():
                 print(f"  {task:<11} " + "  ".join(f"{k} {v}" for k, v in buckets.items()))
             return 0
-        results = [datasets.difficulty_check(session, pool_items, metrics, balanced)]
+        results = [datasets.difficulty_check(session.config, session.ws, pool_items, metrics, balanced)]
         record_checks_adhoc(session, results)
         print(f"report: {ws.difficulty_report_path}")
         return _report(results)

@@ -24,7 +24,8 @@ from rc1.data.task import TaskItem
 from rc1.data.templates import TemplatePack, load_pack
 from rc1.fsutil import atomic_write_bytes, atomic_write_text, sha256_file
 from rc1.progress import progress
-from rc1.session import Session
+from rc1.config import Config, LoadedConfig
+from rc1.workspace import Workspace
 
 # What each generator is asked for, so that the measured buckets can meet easy 0.25 / medium 0.45 /
 # hard 0.30 with as few items dropped as possible. Calibrated on 9,000 built-in items: the share of each
@@ -52,30 +53,34 @@ SOURCE_DIFFICULTY_MIX = {
 }
 
 
-def template_pack(session: Session) -> TemplatePack:
-    return load_pack(session.loaded.templates_path)
+# These take the config and the run's paths, never the writing session: they build and write files, and the
+# stage that calls them appends the events.
 
 
-def dress_items(session: Session, items: list[TaskItem], seed: int, stream: str) -> list[TaskItem]:
-    data = session.config.data
-    return dress(items, template_pack(session), seed=seed, stream=stream, max_turns=data.max_turns,
+def template_pack(loaded: LoadedConfig) -> TemplatePack:
+    return load_pack(loaded.templates_path)
+
+
+def dress_items(loaded: LoadedConfig, items: list[TaskItem], seed: int, stream: str) -> list[TaskItem]:
+    data = loaded.config.data
+    return dress(items, template_pack(loaded), seed=seed, stream=stream, max_turns=data.max_turns,
                  max_tool_hops=data.max_tool_hops, clarify_rate=data.clarify_rate, tools=list(data.tools))
 
 
-def build_shadow(session: Session) -> list[TaskItem]:
-    data = session.config.data
+def build_shadow(loaded: LoadedConfig) -> list[TaskItem]:
+    data = loaded.config.data
     shadow = pool_builder.build_shadow(data.shadow_size, data.mix, data.shadow_seed)
-    shadow = replace_from_sources(shadow, shadow_sources(data.sources, session.loaded.resolve), data.shadow_seed, by_difficulty=True)
-    return dress_items(session, shadow, data.shadow_seed, "shadow")
+    shadow = replace_from_sources(shadow, shadow_sources(data.sources, loaded.resolve), data.shadow_seed, by_difficulty=True)
+    return dress_items(loaded, shadow, data.shadow_seed, "shadow")
 
 
-def build_seed_pool(session: Session) -> list[TaskItem]:
-    data, seed = session.config.data, session.config.run.seed
-    sources = pool_sources(data.sources, session.loaded.resolve)
+def build_seed_pool(loaded: LoadedConfig) -> list[TaskItem]:
+    data, seed = loaded.config.data, loaded.config.run.seed
+    sources = pool_sources(data.sources, loaded.resolve)
     slot_mix = {**GENERATOR_DIFFICULTY_MIX, **{t: m for t, m in SOURCE_DIFFICULTY_MIX.items() if t in sources}}
     pool = pool_builder.build_pool(data.pool_size, data.mix, seed, slot_mix)
     pool = replace_from_sources(pool, sources, seed, by_difficulty=False)
-    return dress_items(session, pool, seed, "pool")
+    return dress_items(loaded, pool, seed, "pool")
 
 
 def measure_all(items: list[TaskItem]) -> list[ItemMetrics]:
@@ -87,13 +92,12 @@ def measure_all(items: list[TaskItem]) -> list[ItemMetrics]:
     return metrics
 
 
-def balance(session: Session, pool: list[TaskItem], metrics: list[ItemMetrics]) -> Balanced:
-    data = session.config.data
-    return rebalance(pool, metrics, dict(data.difficulty_target), dict(data.mix), session.config.run.seed)
+def balance(config: Config, pool: list[TaskItem], metrics: list[ItemMetrics]) -> Balanced:
+    data = config.data
+    return rebalance(pool, metrics, dict(data.difficulty_target), dict(data.mix), config.run.seed)
 
 
-def difficulty_limits(session: Session) -> DifficultyLimits:
-    c = session.config
+def difficulty_limits(c: Config) -> DifficultyLimits:
     return DifficultyLimits(
         min_hard=c.preflight.min_hard_share, max_easy=c.preflight.max_easy_share,
         max_len_tokens=c.preflight.max_len_tokens, max_turns=c.data.max_turns, max_tool_hops=c.data.max_tool_hops,
@@ -102,28 +106,29 @@ def difficulty_limits(session: Session) -> DifficultyLimits:
     )
 
 
-def difficulty_check(session: Session, pool: list[TaskItem], metrics: list[ItemMetrics], balanced: Balanced) -> CheckResult:
+def difficulty_check(config: Config, ws: Workspace, pool: list[TaskItem], metrics: list[ItemMetrics],
+                     balanced: Balanced) -> CheckResult:
     """Validate the balanced pool and write reports/rc1/difficulty_report.json (a view of the result)."""
-    result = validate(balanced, len(pool), {m.id: m for m in metrics}, difficulty_limits(session))
-    atomic_write_bytes(session.ws.difficulty_report_path,
+    result = validate(balanced, len(pool), {m.id: m for m in metrics}, difficulty_limits(config))
+    atomic_write_bytes(ws.difficulty_report_path,
                        msgspec.json.format(msgspec.json.encode(report(pool, metrics, balanced, result))))
     return result
 
 
-def write_metrics(session: Session, metrics: list[ItemMetrics]) -> None:
+def write_metrics(ws: Workspace, metrics: list[ItemMetrics]) -> None:
     encoder = msgspec.json.Encoder()
-    atomic_write_bytes(session.ws.metrics_path, b"".join(encoder.encode(m) + b"\n" for m in metrics))
+    atomic_write_bytes(ws.metrics_path, b"".join(encoder.encode(m) + b"\n" for m in metrics))
 
 
-def write_shadow_manifest(session: Session, shadow: list[TaskItem]) -> None:
+def write_shadow_manifest(config: Config, ws: Workspace, shadow: list[TaskItem]) -> None:
     """data/<run>/shadow_manifest.json: size, seed, per-cell counts, ids and the file's sha256."""
     cells: dict[str, int] = {}
     for item in shadow:
         key = f"{item.task}/{item.difficulty}"
         cells[key] = cells.get(key, 0) + 1
     manifest = {
-        "n": len(shadow), "seed": session.config.data.shadow_seed, "sha256": sha256_file(session.ws.shadow_path),
+        "n": len(shadow), "seed": config.data.shadow_seed, "sha256": sha256_file(ws.shadow_path),
         "cells": dict(sorted(cells.items())), "ids": [item.id for item in shadow],
         "needs_clarification": sum(item.needs_clarification for item in shadow),
     }
-    atomic_write_text(session.ws.shadow_manifest_path, json.dumps(manifest, indent=2) + "\n")
+    atomic_write_text(ws.shadow_manifest_path, json.dumps(manifest, indent=2) + "\n")

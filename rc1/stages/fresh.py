@@ -52,7 +52,7 @@ class FreshItems:
                 candidate = msgspec.structs.replace(candidate, id=f"{candidate.id}-fresh-{step}-{k}")
             else:
                 (candidate,) = generate(task, 1, self._seed, f"fresh-{step}-{k}-{attempt}-{task}", difficulties=[difficulty])
-            (dressed,) = dress_items(self._session, [candidate], self._seed, f"fresh-{step}-{k}")
+            (dressed,) = dress_items(self._session.loaded, [candidate], self._seed, f"fresh-{step}-{k}")
             preflight = self._session.config.preflight
             if not find_leaks([dressed], self._shadow, preflight.leak_ngram, preflight.leak_similarity):
                 return msgspec.structs.replace(dressed, difficulty=bucket(measure(dressed)))

@@ -44,7 +44,7 @@ def pool_checks(session: Session, pool: list[TaskItem], shadow: list[TaskItem]) 
     t = session.config.preflight
     pool_sha256 = sha256_file(session.ws.pool_path)
     return [
-        seed_pool_check(pool, session.config.data, datasets.template_pack(session), pool_sha256),
+        seed_pool_check(pool, session.config.data, datasets.template_pack(session.loaded), pool_sha256),
         diversity.distinct2(pool, t.min_distinct2),
         ngram_kl.ngram_kl(pool, t.min_ngram_kl),
         coverage.framing_coverage(pool, t.min_roles, t.min_styles),
@@ -64,7 +64,7 @@ def data_checks(session: Session, pool: list[TaskItem], shadow: list[TaskItem], 
         data_sources_check(pool, shadow, pool_sources(config.data.sources, resolve), shadow_sources(config.data.sources, resolve)),
         shadow_stratification(shadow, config.data.shadow_size, config.data.mix),
         *pool_checks(session, pool, shadow),
-        datasets.difficulty_check(session, pool, metrics, balanced),
+        datasets.difficulty_check(session.config, session.ws, pool, metrics, balanced),
         weights.weights_check(session.loaded.weights_path, components_for(session.loaded)),
         overclar_check(config.reward, scoring.pipeline),
         *scorer_checks(session, shadow, scoring, round_no),
@@ -105,14 +105,14 @@ def spread(items: list[TaskItem], n: int) -> list[TaskItem]:
 
 def materialize(session: Session) -> tuple[list[TaskItem], list[TaskItem], list[ItemMetrics], Balanced]:
     # Both built before either is written: a source that falls short leaves the files on disk as they were.
-    shadow = datasets.build_shadow(session)
-    pool = datasets.build_seed_pool(session)
+    shadow = datasets.build_shadow(session.loaded)
+    pool = datasets.build_seed_pool(session.loaded)
     write_artifact(session, session.ws.shadow_path, shadow, "shadow")
-    datasets.write_shadow_manifest(session, shadow)
+    datasets.write_shadow_manifest(session.config, session.ws, shadow)
     write_artifact(session, session.ws.pool_path, pool, "pool")
     metrics = datasets.measure_all(pool)
-    datasets.write_metrics(session, metrics)
-    balanced = datasets.balance(session, pool, metrics)
+    datasets.write_metrics(session.ws, metrics)
+    balanced = datasets.balance(session.config, pool, metrics)
     write_artifact(session, session.ws.balanced_pool_path, balanced.items, "balanced_pool")
     return pool, shadow, metrics, balanced
 
@@ -139,7 +139,7 @@ def run_round2(session: Session) -> None:
     with cyclic_gc_paused():
         pool, shadow, on_disk = _read(ws.pool_path), _read(ws.shadow_path), _read(ws.balanced_pool_path)
         metrics = datasets.measure_all(pool)
-        balanced = datasets.balance(session, pool, metrics)
+        balanced = datasets.balance(session.config, pool, metrics)
         results = data_checks(session, pool, shadow, metrics, balanced, scoring, 2)
         results += [_same_balanced_pool(on_disk, balanced), scorer_selfcheck(shadow, scoring.pipeline.rule),
                     pre_run_shadow_check(session, shadow, on_disk)]
