@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from rc1 import provenance
 from rc1.config import LoadedConfig, effective_yaml
 from rc1.errors import GateClosed
@@ -94,7 +96,13 @@ class Session(_RunView):
             self._snapshot()
 
     def _snapshot(self) -> None:
-        write_snapshot(self.ws, self.replayer, self.log.anchor, self.mirrors.state())
+        # A snapshot only saves reading: when it cannot be written (a full disk), the one before it stays, still
+        # anchored to a line the log holds, and the next open reads a longer tail. Never a reason to fail.
+        try:
+            write_snapshot(self.ws, self.replayer, self.log.anchor, self.mirrors.state())
+        except OSError as e:
+            print(f"warning: {self.ws.events_dir}: the projection snapshot was not written ({e.strerror}); the next "
+                  "command reads more of the log", file=sys.stderr)
 
     def close(self) -> None:
         self._library.uninstall()
