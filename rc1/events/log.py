@@ -26,7 +26,7 @@ import msgspec
 from rc1 import failpoints
 from rc1.errors import BadInput, CorruptLog, DiskFull, LogBusy, WrittenByNewerRc1
 from rc1.events.line_digests import line_digests
-from rc1.events.schema import EVENT_TYPES, GENESIS_HASH, SCHEMA_VERSION, AnyEvent, Event, needs_upcast, upcast
+from rc1.events.schema import EVENT_TYPES, GENESIS_HASH, SCHEMA_VERSION, UPCASTERS, AnyEvent, Event, needs_upcast, upcast
 from rc1.fsutil import fsync_dir
 
 _DECODER = msgspec.json.Decoder(AnyEvent)
@@ -277,8 +277,14 @@ class _OlderShapes(Exception):
 _VERSION = operator.attrgetter("v")
 
 
+# The event classes some older version wrote in another shape: only their lines can need the upcasters.
+_RESHAPED = frozenset(EVENT_TYPES[kind] for kind, _ in UPCASTERS)
+
+
 def _has_older_shapes(events: list[Event]) -> bool:
-    return min(map(_VERSION, events), default=SCHEMA_VERSION) < SCHEMA_VERSION and any(map(needs_upcast, events))
+    if min(map(_VERSION, events), default=SCHEMA_VERSION) == SCHEMA_VERSION:
+        return False
+    return any(map(_RESHAPED.__contains__, map(type, events))) and any(map(needs_upcast, events))
 
 
 def _refuse_newer(events: list[Event], path: Path, first_line: int) -> None:
