@@ -124,7 +124,7 @@ def bench_status(steps: int = 1_000_000) -> None:
     import yaml
 
     from rc1.config import load_config
-    from rc1.events.log import _DECODER
+    from rc1.events.lines import EVENT_DECODER
     from rc1.events.snapshot import snapshot_path
     from rc1.session import Session
     from rc1.workspace import Workspace
@@ -162,7 +162,7 @@ def bench_status(steps: int = 1_000_000) -> None:
         advanced = _best_of(lambda: run(*advance))
         data = ws.log_path.read_bytes()
         events = data.count(b"\n")
-        decode = _best_of(functools.partial(_DECODER.decode_lines, data))
+        decode = _best_of(functools.partial(EVENT_DECODER.decode_lines, data))
         del data  # the verification reads the file itself
         verify = _best_of(lambda: replay(read_log(ws.log_path).events))
         snapshot_path(ws).unlink()

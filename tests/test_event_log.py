@@ -6,7 +6,8 @@ import pytest
 
 from rc1.errors import BadInput, CorruptLog, LogBusy
 from rc1.events import schema as ev
-from rc1.events.log import EventLog, line_hash, read_log
+from rc1.events.lines import line_hash
+from rc1.events.log import EventLog, read_log
 from rc1.workspace import Workspace
 
 
@@ -218,6 +219,7 @@ def _steps(ws, n, *, every=7):
 def test_a_big_log_read_in_parallel_equals_the_same_log_read_line_by_line(ws, monkeypatch):
     """Above PARALLEL_BYTES a second process hashes the lines while this one decodes them in chunks; the
     result is the same LogContents, torn tail included, and any damage is named by the line-by-line read."""
+    import rc1.events.big_log as big_log_module
     import rc1.events.log as log_module
 
     _steps(ws, 300)
@@ -225,7 +227,7 @@ def test_a_big_log_read_in_parallel_equals_the_same_log_read_line_by_line(ws, mo
         fh.write(b'{"type":"train_step","seq":9')  # a torn tail
     serial = read_log(ws.log_path)
     monkeypatch.setattr(log_module, "PARALLEL_BYTES", 1)
-    monkeypatch.setattr(log_module, "_CHUNK", 1000)  # lines straddle chunks; some are longer than one
+    monkeypatch.setattr(big_log_module, "CHUNK", 1000)  # lines straddle chunks; some are longer than one
     parallel = read_log(ws.log_path)
     assert parallel.events == serial.events and parallel.torn == serial.torn
     assert list(parallel.line_hashes) == list(serial.line_hashes)

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import msgspec
 
-from rc1.events.log import Anchor, LogContents, read_log, read_log_after
+from rc1.events.lines import Anchor, LogContents
+from rc1.events.log import read_log, read_log_after
 from rc1.events.replay import Projection, Replayer, replay
 from rc1.events.schema import SCHEMA_VERSION
 from rc1.fsutil import atomic_write_bytes
