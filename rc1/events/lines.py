@@ -194,13 +194,14 @@ def refuse_newer(events: list[Event], path: Path, first_line: int) -> None:
 
 def chain_intact(events: list[Event], hashes: LineHashes, first_seq: int = 0, prev: str = GENESIS_HASH) -> bool:
     """Whether the chain holds, in a few C-level passes: the seqs count up by one from first_seq, every prev is
-    the prevs after the first, joined, begin the joined line hashes (the first prev is
+    one 64-digit hash, and the prevs after the first, joined, begin the joined line hashes (the first prev is
     `prev`). A million lines take ~0.25 s; `chain_breaks` names the breaks when there are any."""
     if not events:
         return True
     later = [event.prev for event in events[1:]]
     return (all(map(operator.eq, map(_SEQ, events), itertools.count(first_seq)))
             and events[0].prev == prev
+            and set(map(len, later)) <= {64}  # else shifted boundaries could join to the same string
             and hashes.hex.startswith("".join(later)))
 
 
