@@ -103,6 +103,11 @@ def _checkpoint_findings(events: list[ev.Event], root: Path, line_hashes: Sequen
     return findings
 
 
+class _Head(msgspec.Struct):
+    seq: int
+    hash: str
+
+
 def _head_findings(ws: Workspace, line_hashes: Sequence[str]) -> list[Finding]:
     """A hash chain proves no line was edited, not that none were cut off the end: the head its last writer
     left in the snapshot must still be in the log."""
@@ -118,11 +123,6 @@ def _head_findings(ws: Workspace, line_hashes: Sequence[str]) -> list[Finding]:
     if line_hashes[head.seq] != head.hash:
         return [Finding(check="anchor", seq=head.seq, message=f"seq {head.seq} hash differs from the one its writer recorded in {path.name}")]
     return []
-
-
-class _Head(msgspec.Struct):
-    seq: int
-    hash: str
 
 
 def _file_findings(root: Path, directory: str, files: dict[str, str], seq: int) -> list[Finding]:
