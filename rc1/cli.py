@@ -8,6 +8,7 @@ from pathlib import Path
 
 from rc1 import distributed
 from rc1.catalog import DIFFICULTIES, TASKS
+from rc1.views.handoff import STAGES as HANDOFF_STAGES
 from rc1.errors import ExitCode, Rc1Error, TrainingError
 
 DEFAULT_CONFIG = "configs/local.yaml"
@@ -36,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("handoff", help="the SYNC bundle of a stage: artifacts, checks, risks, blockers, next actions")
     _config_args(p)
-    p.add_argument("--round", choices=("1", "2", "train"), help="the stage (default: the one the log last worked on)")
+    p.add_argument("--round", choices=HANDOFF_STAGES, help="the stage (default: the one the log last worked on)")
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("replay", help="the run as it stood at a point of its log")
@@ -118,18 +119,24 @@ def main(argv: list[str] | None = None) -> int:
         if e.exit_code != ExitCode.RUNTIME_FAILURE:
             print(f"error: {e}", file=sys.stderr)
             return int(e.exit_code)
-        from rc1.failure import write_error_report
-
-        print(f"FATAL: {e}{_details(write_error_report(e))}{_packed(args)}", file=sys.stderr)
+        print(f"FATAL: {e}{_report(e)}{_packed(args)}", file=sys.stderr)
         return int(e.exit_code)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
     except Exception as e:  # the boundary: anything unforeseen is a runtime failure with a report
-        from rc1.failure import write_error_report
-
-        print(f"FATAL: {type(e).__name__}: {e}{_details(write_error_report(e))}{_packed(args)}", file=sys.stderr)
+        print(f"FATAL: {type(e).__name__}: {e}{_report(e)}{_packed(args)}", file=sys.stderr)
         return int(ExitCode.RUNTIME_FAILURE)
+
+
+def _report(error: BaseException) -> str:
+    """Write reports/ERROR_<ts>.json and say where; under a multi-process launch only the writing rank does (the
+    others' errors reach the user through their own stderr)."""
+    if not distributed.is_writer():
+        return ""
+    from rc1.failure import write_error_report
+
+    return _details(write_error_report(error))
 
 
 def _details(report) -> str:
@@ -137,7 +144,10 @@ def _details(report) -> str:
 
 
 def _packed(args) -> str:
-    """Write the failpack a FATAL error leaves (reports/FAIL_<ts>.tar.gz) and say where it is."""
+    """Write the failpack a FATAL error leaves (reports/FAIL_<ts>.tar.gz) and say where it is (the writing rank
+    only: one pack per failure)."""
+    if not distributed.is_writer():
+        return ""
     from rc1.failure import write_fatal_failpack
 
     config = getattr(args, "config", None)

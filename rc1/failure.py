@@ -26,8 +26,7 @@ def write_error_report(error: BaseException, root: Path | None = None, step: int
 
 def _write_error_report(error: BaseException, root: Path | None, step: int | None) -> Path:
     root = root or Path.cwd()
-    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
-    path = root / "reports" / f"ERROR_{stamp}.json"
+    path = root / "reports" / f"ERROR_{utc_stamp()}.json"
     train_log = root / "logs" / "train.log"
     tail: list[str] = []
     if train_log.exists():
@@ -51,23 +50,31 @@ def write_failpack(root: Path, out: Path, config_path: Path | None = None) -> Pa
     temporary name and renamed. A config from outside `configs/` is added as configs/used/<name>."""
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp")
-    with tarfile.open(tmp, "w:gz") as tar:
-        for name in PACKED:
-            if (root / name).exists():
-                tar.add(root / name, arcname=name,
-                        filter=lambda info: None if info.name.endswith(".tar.gz") or info.name.endswith(".lock") else info)
-        if config_path is not None and config_path.is_file() and config_path.resolve().parent != (root / "configs").resolve():
-            tar.add(config_path, arcname=f"configs/used/{config_path.name}")
-    tmp.replace(out)
+    try:
+        with tarfile.open(tmp, "w:gz") as tar:
+            for name in PACKED:
+                if (root / name).exists():
+                    tar.add(root / name, arcname=name,
+                            filter=lambda info: None if info.name.endswith(".tar.gz") or info.name.endswith(".lock") else info)
+            if config_path is not None and config_path.is_file() and config_path.resolve().parent != (root / "configs").resolve():
+                tar.add(config_path, arcname=f"configs/used/{config_path.name}")
+        tmp.replace(out)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # a partial pack on a full disk would hold its last free space
+        raise
     return out
+
+
+def utc_stamp() -> str:
+    """A file name's timestamp: 20261123T181525123456Z."""
+    return dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
 
 
 def write_fatal_failpack(root: Path | None = None, config_path: Path | None = None) -> Path | None:
     """The failpack a FATAL error writes by itself (the seed's error trap): reports/FAIL_<ts>.tar.gz. None when
     it cannot be written (the disk that failed may be this one): the FATAL message must still get out."""
     root = root or Path.cwd()
-    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
     try:
-        return write_failpack(root, root / "reports" / f"FAIL_{stamp}.tar.gz", config_path).relative_to(root)
+        return write_failpack(root, root / "reports" / f"FAIL_{utc_stamp()}.tar.gz", config_path).relative_to(root)
     except OSError:
         return None

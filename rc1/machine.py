@@ -24,6 +24,11 @@ TRANSITIONS = [
 TRIGGERS: frozenset[str] = frozenset(t["trigger"] for t in TRANSITIONS)
 
 
+# The triggers a stage of the run produces, in the order `advance` tries them: the first the machine allows is
+# the run's next stage (views name it the same way).
+STAGE_TRIGGERS = ("round1_passed", "round2_passed", "training_started")
+
+
 class RunMachine:
     """The model object pytransitions drives; `state` is the run's state, `complete` whether every line of
     training has finished (replay keeps it current; the guard on training_started reads it)."""
@@ -47,6 +52,15 @@ class RunMachine:
     def allowed(self) -> list[str]:
         """Triggers the machine accepts now, its guards asked."""
         return sorted(t for t in self._machine.get_triggers(self.state) if self.may_trigger(t))
+
+    def next_stage(self) -> tuple[str, bool] | None:
+        """(the trigger of the run's next stage, whether that stage resumes training), or None when the machine
+        allows no stage (a complete run)."""
+        allowed = set(self.allowed())
+        for trigger in STAGE_TRIGGERS:
+            if trigger in allowed:
+                return trigger, trigger == "training_started" and self.state != "R2_PASSED"
+        return None
 
     def mermaid(self) -> str:
         return self.get_graph().draw(None)

@@ -47,6 +47,7 @@ class Session(_RunView):
         tail = self.log.contents
         self.replayer = snapshot.replayer() if tail.base is not None else Replayer()
         self.replayer.apply_all(tail.events)
+        self._refuse_a_log_with_violations()
         self.mirrors = Mirrors(ws)
         if tail.base is None:
             self.mirrors.rebuild(tail.events)
@@ -62,13 +63,17 @@ class Session(_RunView):
     def open(cls, loaded: LoadedConfig, *, allow_torn: bool = False) -> "Session":
         return cls(loaded, Workspace.here(loaded.config.run.name), allow_torn=allow_torn)
 
-    def append(self, event: ev.Event) -> ev.Event:
-        """Append an event; the first append of a session is preceded by run_started. A log holding events the
-        state machine refused is not appended to: what comes next cannot be decided from it."""
+    def _refuse_a_log_with_violations(self) -> None:
+        """A log holding events the state machine refused is not written to: what comes next cannot be decided
+        from it. Refused when the session opens, before any stage does work it could not record."""
         violations = self.projection.violations
         if violations:
+            self.log.close()
             raise GateClosed(f"{self.ws.log_path}: {len(violations)} event(s) the state machine refused, the first at "
                              f"seq {violations[0].seq} ({violations[0].message}); nothing more is appended — see `rc1 audit`")
+
+    def append(self, event: ev.Event) -> ev.Event:
+        """Append an event; the first append of a session is preceded by run_started."""
         if not self._announced:
             self._announced = True
             self._announce()

@@ -9,10 +9,10 @@ from rc1.errors import BadInput
 from rc1.machine import STATES
 from rc1.session import Session
 
-# The stage that produces each trigger the machine may allow; `advance` runs the first one it allows. Each is
-# imported when it runs: asking a finished run what comes next imports no training stack.
-STAGES = (("round1_passed", "round 1", "preflight:run_round1"), ("round2_passed", "round 2", "preflight:run_round2"),
-          ("training_started", "training", "train:run_training"))
+# The stage that produces each trigger of the machine's STAGE_TRIGGERS. Each is imported when it runs: asking
+# a finished run what comes next imports no training stack.
+STAGES = {"round1_passed": ("round 1", "preflight:run_round1"), "round2_passed": ("round 2", "preflight:run_round2"),
+          "training_started": ("training", "train:run_training")}
 
 
 def _stage(name: str):
@@ -22,12 +22,12 @@ def _stage(name: str):
 
 def next_stage(session: Session):
     """The stage whose trigger the machine allows now, or None when it allows none (a complete run)."""
-    allowed = set(session.replayer.machine.allowed())
-    for trigger, name, action in STAGES:
-        if trigger in allowed:
-            resuming = trigger == "training_started" and session.projection.state != "R2_PASSED"
-            return ("resume training" if resuming else name), _stage(action)
-    return None
+    stage = session.replayer.machine.next_stage()
+    if stage is None:
+        return None
+    trigger, resuming = stage
+    name, action = STAGES[trigger]
+    return ("resume training" if resuming else name), _stage(action)
 
 
 def run(args) -> int:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from pathlib import Path
 
 from rc1.config import load_config
 from rc1.errors import BadInput
 from rc1.events import schema as ev
 from rc1.events.log import read_log
-from rc1.failure import write_failpack
+from rc1.failure import utc_stamp, write_failpack
 from rc1.fsutil import atomic_write_bytes, fsync_dir
 from rc1.session import Session
 from rc1.views.mirrors import Mirrors
@@ -56,7 +55,7 @@ def report(args) -> int:
 def failpack(args) -> int:
     loaded = load_config(args.config, args.overrides)
     ws = Workspace.here(loaded.config.run.name)
-    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    out = write_failpack(ws.root, Path(args.out) if args.out else ws.reports_dir / f"failpack_{stamp}.tar.gz", loaded.path)
+    out = write_failpack(ws.root, Path(args.out) if args.out else ws.reports_dir / f"failpack_{utc_stamp()}.tar.gz",
+                         loaded.path)
     print(f"wrote {out}")
     return 0

@@ -15,7 +15,7 @@ import msgspec
 from rc1.errors import CorruptLog
 from rc1.events import schema as ev
 from rc1.events.log import read_log
-from rc1.events.replay import replay
+from rc1.events.replay import changed_gate_inputs, replay
 from rc1.events.snapshot import snapshot_path
 from rc1.workspace import Workspace
 from rc1.fsutil import sha256_file
@@ -145,14 +145,9 @@ def _anchor(meta_path: Path) -> tuple[int, str] | None:
 
 
 def _gate_input_findings(projection, current: ev.Fingerprints) -> list[Finding]:
-    findings = []
-    for name in ("round2", "round1"):
-        gate = projection.gates[name]
-        if gate.passed and gate.fingerprints is not None:
-            for input_name, old, new in ev.changed_inputs(gate.fingerprints, current):
-                findings.append(Finding(
-                    check="gate_inputs", seq=gate.seq,
-                    message=f"{input_name} changed since {name} passed ({old[:12]} -> {new[:12]})",
-                ))
-            break
-    return findings
+    changed = changed_gate_inputs(projection, current)
+    if changed is None:
+        return []
+    name, seq, inputs = changed
+    return [Finding(check="gate_inputs", seq=seq, message=f"{input_name} changed since {name} passed ({old[:12]} -> {new[:12]})")
+            for input_name, old, new in inputs]

@@ -169,6 +169,17 @@ class Replayer:
         return self.machine.allowed()
 
 
+def changed_gate_inputs(p: Projection, current: ev.Fingerprints) -> tuple[str, int | None, list[tuple[str, str, str]]] | None:
+    """(gate, its seq, [(input, recorded sha, current sha)…]) for the gate in force (round 2 before round 1) when
+    an input it vouches for differs on disk now; None when nothing changed or no gate has passed."""
+    for name in ("round2", "round1"):
+        gate = p.gates[name]
+        if gate.passed and gate.fingerprints is not None:
+            changed = ev.changed_inputs(gate.fingerprints, current)
+            return (name, gate.seq, changed) if changed else None
+    return None
+
+
 def replay(events: list[ev.Event]) -> Replayer:
     replayer = Replayer()
     replayer.apply_all(events)

@@ -11,9 +11,10 @@ from __future__ import annotations
 import msgspec
 
 from rc1.events import schema as ev
-from rc1.events.replay import Replayer
+from rc1.events.replay import Replayer, changed_gate_inputs
 
 STAGES = ("1", "2", "train")
+_STAGE_NAMES = {"round1_passed": "round 1", "round2_passed": "round 2", "training_started": "train"}
 
 
 class Artifact(msgspec.Struct, frozen=True, kw_only=True):
@@ -75,10 +76,11 @@ def handoff(events: list[ev.Event], replayer: Replayer, current: ev.Fingerprints
         risks += [Risk(kind="training_failed", seq=e.seq, message=f"step {e.step}: {e.error}")
                   for e in events if isinstance(e, ev.TrainingFailed)][-1:]
     risks += [Risk(kind="violation", seq=v.seq, message=v.message) for v in p.violations]
-    for name, gate in p.gates.items():
-        if gate.passed and gate.fingerprints is not None and current is not None:
-            risks += [Risk(kind="inputs_changed", seq=gate.seq, message=f"{name}: {n} changed ({old[:12]} -> {new[:12]})")
-                      for n, old, new in ev.changed_inputs(gate.fingerprints, current)]
+    changed = changed_gate_inputs(p, current) if current is not None else None
+    if changed is not None:
+        name, seq, inputs = changed
+        risks += [Risk(kind="inputs_changed", seq=seq, message=f"{name}: {n} changed ({old[:12]} -> {new[:12]})")
+                  for n, old, new in inputs]
     blockers = _blockers(risks, p, stage, still_failed)
     return Handoff(run=p.run, from_=who, stage={"1": "round 1", "2": "round 2"}.get(stage, "training"), state=p.state,
                    at_seq=p.head_seq, artifacts=artifacts, checks=checks, risks=risks, blockers=blockers,
@@ -133,14 +135,12 @@ def _next_actions(replayer: Replayer, blockers: list[Risk]) -> list[str]:
     if "training_failed" in kinds:
         actions.append("read the ERROR report the training failure names (and the FAIL_*.tar.gz beside it), then rc1 advance "
                        "resumes from the newest verified checkpoint")
-    allowed = set(replayer.allowed())
+    stage = replayer.machine.next_stage()
     if not actions:
-        if "round1_passed" in allowed:
-            actions.append("rc1 advance: round 1")
-        elif "round2_passed" in allowed:
-            actions.append("rc1 advance: round 2")
-        elif "training_started" in allowed:
-            actions.append("rc1 advance: train" if p.state == "R2_PASSED" else "rc1 advance: resume training")
+        if stage is not None:
+            trigger, resuming = stage
+            actions.append("rc1 advance: resume training" if resuming else
+                           f"rc1 advance: {_STAGE_NAMES[trigger]}")
         elif p.complete:
             verdict = p.across_seeds or p.release
             if verdict is not None and verdict.passed:
