@@ -28,9 +28,11 @@ def _open(root, monkeypatch) -> Session:
 
 
 def _rebuilt_views(root, tmp_path) -> dict[str, bytes]:
-    """The views as `rc1 report` would write them from the whole log, in a scratch copy."""
+    """The views as `rc1 report` would write them from the whole log, in a scratch copy (with train.log, whose
+    library lines a rebuild keeps)."""
     scratch = tmp_path / "scratch"
     shutil.copytree(root / "events", scratch / "events")
+    shutil.copytree(root / "logs", scratch / "logs")
     ws = Workspace(root=scratch, run="local")
     Mirrors(ws).rebuild(read_log(ws.log_path).events)
     return {name: (scratch / name).read_bytes() for name in VIEWS}
@@ -78,3 +80,29 @@ def test_warnings_and_library_records_go_to_train_log_and_survive_a_rebuild(fini
 
     Mirrors(Workspace(root=finished_copy, run="local")).rebuild(read_log(finished_copy / "events/local.jsonl").events)
     assert (finished_copy / "logs/train.log").read_text().splitlines() == lines  # kept, in time order
+
+
+def test_after_a_kill_the_views_go_on_from_the_last_checkpoints_snapshot(finished_copy, tmp_path, monkeypatch):
+    """A session that dies after a checkpoint leaves views longer than its last snapshot recorded: the next
+    session cuts them back and writes the tail again (library lines kept), instead of rebuilding from the log."""
+    import logging
+
+    from rc1.events.log import read_log_after
+
+    session = _open(finished_copy, monkeypatch)
+    session.append(ev.TrainStep(step=13, loss=0.1, kl=0.0, ratio=0.0, lr=1e-5, reward=0.5, mem_used_mb=1.0,
+                                sec_per_step=0.1, tokens=8))
+    session.append(ev.CheckpointSaved(step=13, dir="checkpoints/local/step_00013", files={}))  # snapshot here
+    session.append(ev.TrainStep(step=14, loss=0.1, kl=0.0, ratio=0.0, lr=1e-5, reward=0.5, mem_used_mb=1.0,
+                                sec_per_step=0.1, tokens=8))
+    logging.getLogger("trl").warning("written after the last snapshot")
+    session._library.uninstall()
+    session.log.close()  # killed: no closing snapshot
+
+    ws = Workspace(root=finished_copy, run="local")
+    snapshot = read_snapshot(ws)
+    tail = read_log_after(ws.log_path, snapshot.anchor)
+    assert [e.step for e in tail.events] == [14]
+    assert Mirrors(ws).resume(snapshot.views, tail.events)  # resumed, not rebuilt
+    views = {name: (finished_copy / name).read_bytes() for name in VIEWS}
+    assert views == _rebuilt_views(finished_copy, tmp_path) and b"written after the last snapshot" in views["logs/train.log"]

@@ -129,9 +129,8 @@ class Mirrors:
         return self.ws.logs_dir / "train.log"
 
     def _files(self) -> tuple[Path, ...]:
-        preflight = self.ws.reports_dir / "preflight"
-        return (self.metrics_path, self.manifest_path, self.train_log_path, preflight / "round1.json",
-                preflight / "round2.json", preflight / "round2_pass.json")
+        """The views that are appended to (the round reports are rewritten whole from the round folds)."""
+        return self.metrics_path, self.manifest_path, self.train_log_path
 
     def rebuild(self, events: list[ev.Event]) -> None:
         self._rounds = {1: RoundAttempt(), 2: RoundAttempt()}
@@ -149,26 +148,39 @@ class Mirrors:
         """A warning or library record of this session (rc1/views/library_log.py)."""
         _append(self.train_log_path, (line + "\n").encode())
 
-    def _library_lines(self) -> list[str]:
-        """The library lines train.log holds now: a rebuild keeps them."""
+    def _library_lines(self, since: int = 0) -> list[str]:
+        """The library lines train.log holds from byte `since` on: a rebuild keeps them."""
         try:
-            text = self.train_log_path.read_text(errors="replace")
+            with open(self.train_log_path, "rb") as fh:
+                fh.seek(since)
+                text = fh.read().decode(errors="replace")
         except FileNotFoundError:
             return []
         return [line for line in text.splitlines() if is_library_line(line)]
 
     def resume(self, state: bytes, tail: list[ev.Event]) -> bool:
-        """Go on from a snapshot's state and the events after it; False (nothing done) when the files are
-        not as that state left them, and the caller must rebuild."""
+        """Go on from a snapshot's state and the events after it; False (nothing done) when a view is shorter
+        than that state recorded or the state is unreadable, and the caller must rebuild from the whole log.
+        A view longer than recorded holds the lines of a session that ended without its last snapshot (a
+        kill): they are cut and written again from the tail, train.log's library lines kept."""
         try:
             saved = msgspec.json.decode(state, type=MirrorState | None)
         except (msgspec.DecodeError, msgspec.ValidationError):
             return False
-        if saved is None or saved.sizes != self._sizes():
+        current = self._sizes()
+        if saved is None or any(size < saved.sizes.get(name, 0) for name, size in current.items()):
             return False
+        recorded = {name: saved.sizes.get(name, 0) for name in current}
+        library = self._library_lines(since=recorded[self.train_log_path.name])
+        for path in self._files():
+            if current[path.name] > recorded[path.name]:
+                os.truncate(path, recorded[path.name])
         self._rounds = {1: saved.rounds.get(1, RoundAttempt()), 2: saved.rounds.get(2, RoundAttempt())}
         for event in tail:
-            self(event)
+            self._append_event(event)
+        _append(self.train_log_path, "".join(_merged([log_line(e) for e in tail], library)).encode())
+        for round_no in (1, 2):
+            self._write_round(round_no)
         return True
 
     def state(self) -> bytes:
@@ -185,6 +197,10 @@ class Mirrors:
 
     def __call__(self, event: ev.Event) -> None:
         _append(self.train_log_path, (log_line(event) + "\n").encode())
+        self._append_event(event)
+
+    def _append_event(self, event: ev.Event) -> None:
+        """Everything an event adds but its train.log line."""
         if isinstance(event, ev.TrainStep):
             _append(self.metrics_path, metrics_line(event))
         elif isinstance(event, ev.CheckpointSaved):
