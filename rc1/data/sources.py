@@ -15,6 +15,7 @@ import msgspec
 from rc1.data.loaders import load_source
 from rc1.data.source_ref import SourceRef
 from rc1.data.task import DIFFICULTIES, TaskItem
+from rc1.data.text import normalize
 from rc1.errors import BadInput
 
 
@@ -88,7 +89,7 @@ def _distinct(records: list[TaskItem]) -> list[TaskItem]:
     seen: set[str] = set()
     kept = []
     for record in records:
-        key = " ".join(record.question.lower().split())
+        key = normalize(record.question)  # the duplicates and leak checks' notion of "the same question"
         if key not in seen:
             seen.add(key)
             kept.append(record)

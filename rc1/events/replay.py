@@ -306,10 +306,10 @@ def _(event: ev.RunCompleted, p: Projection) -> None:
     p.last_error = None
 
 
-def pending_seed(p: Projection, seeds: list[int]) -> int:
-    """The seed whose line of training comes next: the current one while unfinished, else the first not yet
-    finished (the caller has checked that one is left)."""
+def pending_seed(p: Projection, seeds: list[int], current: int | None) -> int:
+    """The seed whose line of training comes next: `current` (the line the log last trained) while unfinished,
+    else the first not yet finished (the caller has checked that one is left)."""
     done = {f.seed for f in p.finished}
-    if p.seed is not None and p.seed in seeds and p.seed not in done:
-        return p.seed
+    if current is not None and current in seeds and current not in done:
+        return current
     return next(seed for seed in seeds if seed not in done)

@@ -61,9 +61,11 @@ def template_pack(loaded: LoadedConfig) -> TemplatePack:
     return load_pack(loaded.templates_path)
 
 
-def dress_items(loaded: LoadedConfig, items: list[TaskItem], seed: int, stream: str) -> list[TaskItem]:
+def dress_items(loaded: LoadedConfig, items: list[TaskItem], seed: int, stream: str,
+                pack: TemplatePack | None = None) -> list[TaskItem]:
+    """`pack`: the template pack when the caller holds it already (fresh items dress one at a time)."""
     data = loaded.config.data
-    return dress(items, template_pack(loaded), seed=seed, stream=stream, max_turns=data.max_turns,
+    return dress(items, pack or template_pack(loaded), seed=seed, stream=stream, max_turns=data.max_turns,
                  max_tool_hops=data.max_tool_hops, clarify_rate=data.clarify_rate, tools=list(data.tools))
 
 

@@ -23,7 +23,7 @@ from rc1.data.sources import pool_sources
 from rc1.data.task import Difficulty, TaskItem
 from rc1.errors import TrainingError
 from rc1.session import Session
-from rc1.stages.datasets import dress_items
+from rc1.stages.datasets import dress_items, template_pack
 
 ATTEMPTS = 20  # candidates per slot before giving up: generated items leak essentially never
 
@@ -34,10 +34,20 @@ class FreshItems:
         self._seed = session.config.run.seed
         self._mix = {task: share for task, share in sorted(session.config.data.mix.items()) if share > 0}
         self._shadow = shadow
-        held = {item.id for item in pool} | {item.id for item in shadow}
-        sources = pool_sources(session.config.data.sources, session.loaded.resolve)
-        self._records = {task: [r for r in load_source(task, ref) if r.id not in held] for task, ref in sources.items()}
+        self._held = {item.id for item in pool} | {item.id for item in shadow}
+        self._records_by_task: dict[str, list[TaskItem]] | None = None
+        self._pack = template_pack(session.loaded)
         self.leaks_replaced = 0
+
+    @property
+    def _records(self) -> dict[str, list[TaskItem]]:
+        """The source records the pool and shadow set do not hold, loaded when a step first asks for a fresh
+        item (a schedule whose seed share never drops below 1 never does)."""
+        if self._records_by_task is None:
+            sources = pool_sources(self._session.config.data.sources, self._session.loaded.resolve)
+            self._records_by_task = {task: [r for r in load_source(task, ref) if r.id not in self._held]
+                                     for task, ref in sources.items()}
+        return self._records_by_task
 
     def __call__(self, step: int, count: int, difficulties: list[str]) -> list[TaskItem]:
         rng = random.Random(f"fresh|{self._seed}|{step}")
@@ -52,7 +62,7 @@ class FreshItems:
                 candidate = msgspec.structs.replace(candidate, id=f"{candidate.id}-fresh-{step}-{k}")
             else:
                 (candidate,) = generate(task, 1, self._seed, f"fresh-{step}-{k}-{attempt}-{task}", difficulties=[difficulty])
-            (dressed,) = dress_items(self._session.loaded, [candidate], self._seed, f"fresh-{step}-{k}")
+            (dressed,) = dress_items(self._session.loaded, [candidate], self._seed, f"fresh-{step}-{k}", self._pack)
             preflight = self._session.config.preflight
             if not find_leaks([dressed], self._shadow, preflight.leak_ngram, preflight.leak_similarity):
                 return msgspec.structs.replace(dressed, difficulty=bucket(measure(dressed)))

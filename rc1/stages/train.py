@@ -7,7 +7,6 @@ atomically, hashed, recorded as checkpoint_saved, and only then linked as `lates
 from __future__ import annotations
 
 import copy
-import shutil
 import sys
 from pathlib import Path
 
@@ -80,8 +79,6 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
     thinking = policy_thinking(session.loaded, tokenizer.chat_template, template_known=True)
     scoring = open_scoring(session.loaded, session.ws, thinking)
     reward_fn = make_reward_fn(config.reward, scoring.weights, scoring.pipeline)
-    if distributed.is_writer():  # leftovers of a killed save are never resumed from
-        shutil.rmtree(session.ws.staging_dir, ignore_errors=True)
     sampling = _Sampling(session, pool, shadow)
     engine = build_engine(config, pool, reward_fn, model, tokenizer, session.ws.staging_dir, device, sampling.make)
     if engine.truncated_prompts:
@@ -129,7 +126,7 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
 def _next_line(p, seeds: list[int]) -> tuple[int, bool]:
     """The seed to train now, and whether its line starts fresh (another seed's line was the current one)."""
     current = p.seed if p.seed is not None else (seeds[0] if p.training_segments else None)  # a log from before seeds
-    seed = pending_seed(msgspec.structs.replace(p, seed=current), seeds)
+    seed = pending_seed(p, seeds, current)
     return seed, seed != current
 
 

@@ -140,7 +140,7 @@ class TrlEngine:
 
     def train(self, hooks: TrainingHooks, resume_from: Path | None) -> None:
         """Train to `config.train.max_steps`, from scratch or from a published checkpoint directory."""
-        self._clear_stale_staging(resume_from)
+        self._clear_stale_staging()
         if resume_from is not None:
             resume_from = Path(resume_from)
             absent = layout.missing(resume_from) + [n for n in (TRAINER_STATE,) if not (resume_from / n).is_file()]
@@ -190,15 +190,14 @@ class TrlEngine:
 
         return rc1_reward
 
-    def _clear_stale_staging(self, resume_from: Path | None) -> None:
+    def _clear_stale_staging(self) -> None:
         """Staged checkpoints left by a crash were never published: they do not exist, so drop them (rank 0's
-        job: the others' staged files are rank 0's to publish)."""
+        job: the others' staged files are rank 0's to publish). A resume reads a published checkpoint, which
+        never lies in the staging folder."""
         if not distributed.is_writer():
             return
-        keep = Path(resume_from).resolve() if resume_from is not None else None
         for path in self._staging_dir.glob("checkpoint-*"):
-            if path.resolve() != keep:
-                shutil.rmtree(path)
+            shutil.rmtree(path)
 
 
 def trl_args(config: Config, staging_dir: Path, device: str, dtype: torch.dtype
