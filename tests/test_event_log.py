@@ -243,13 +243,14 @@ def test_a_big_log_read_in_parallel_equals_the_same_log_read_line_by_line(ws, mo
 def test_prevs_shifted_by_a_character_that_join_to_the_same_string_are_still_a_break(ws):
     """The fast chain check compares all prevs joined against all line hashes joined. A forger can give line 1
     the prev h0 + x and line 2 the prev h1[1:], where h1 is the hash of the forged line 1 and x its first digit
-    (one x in 16 works), then re-chain the lines after: the joined strings agree. Each prev must be one whole
+    (one x in 16 works; the forger varies another field until one does), then re-chain the lines after: the joined strings agree. Each prev must be one whole
     hash, so both lines are still breaks."""
     fill(ws, 4)
     lines = ws.log_path.read_bytes().splitlines()
     h0, old1, old2 = line_hash(lines[0]), json.loads(lines[1])["prev"], json.loads(lines[2])["prev"]
-    forged1 = next(line for x in "0123456789abcdef"
-                   for line in [lines[1].replace(old1.encode(), (h0 + x).encode())] if line_hash(line)[0] == x)
+    forged1 = next(line for nonce in range(1000) for x in "0123456789abcdef"  # vary the path until a digit fits
+                   for line in [lines[1].replace(old1.encode(), (h0 + x).encode()).replace(b'"f1"', f'"f1-{nonce}"'.encode())]
+                   if line_hash(line)[0] == x)
     h1 = line_hash(forged1)
     forged2 = lines[2].replace(old2.encode(), h1[1:].encode())
     lines[1], lines[2] = forged1, forged2
