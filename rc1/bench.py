@@ -6,6 +6,8 @@ round1: the real `rc1 preflight --round 1` on the production-size pool (30k) and
 fresh temp workspaces; the 30k run is the baseline, the 300k run is reported as a growth ratio
 (near-linear checks keep it near 10; the target is ≤ 12, and ≤ 60 s for 30k).
 training: rc1's GRPO loop and `rc1 train` against a bare TRL GRPOTrainer (rc1/bench_training.py).
+arms: the embedded default trained on its reward, a format-only one and a shuffled-gold one, each with its release
+verdict, and the true reward's gain against the format-only arm's on the same gate items (rc1/bench_arms.py).
 """
 
 from __future__ import annotations
@@ -214,13 +216,20 @@ def main() -> int:
     if "--status-only" in sys.argv:
         bench_status()
         return 0
+    if "--arms-only" in sys.argv:
+        from rc1.bench_arms import bench_arms
+
+        bench_arms()
+        return 0
     if "--round1-only" not in sys.argv:
         bench_replay()
         bench_status()
     bench_round1()
+    from rc1.bench_arms import bench_arms
     from rc1.bench_training import bench_training
 
     bench_training()
+    bench_arms()
     return 0
 
 

@@ -71,7 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
     _config_args(p)
     p.add_argument("action", choices=("metrics", "bucketize", "validate"))
 
-    p = sub.add_parser("shadow", help="materialize the shadow eval set, or run a policy on it (shadow run)")
+    p = sub.add_parser("shadow", help="materialize the held-out sets (the shadow eval set and the release gate set), "
+                                      "or run a policy on the shadow set (shadow run)")
     _config_args(p)
     p.add_argument("action", choices=("materialize", "run"))
     p.add_argument("--tag", default="manual", help="run: names reports/shadow_run_<tag>.json (default manual)")

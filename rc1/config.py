@@ -127,7 +127,9 @@ class ModelConfig(_Section):
 
 
 class FinetuneConfig(_Section):
-    method: Literal["lora", "qlora"] = "lora"
+    # lora: a LoRA adapter on the frozen base (model.lora); qlora: the same on a 4-bit base (CUDA, the
+    # production requirement); full: every weight of the model is trained, no adapter (trl engine only).
+    method: Literal["lora", "qlora", "full"] = "lora"
 
 
 class EngineConfig(_Section):
@@ -172,6 +174,10 @@ class RewardConfig(_Section):
     overclar_alpha: NonNegativeFloat = 0.07
     overclar_cap: NonNegativeInt = 3
     difficulty_beta: NonNegativeFloat = 0.0
+    # What correctness and f1 are computed against during training: each item's own gold answer, or (a control
+    # arm, `make bench`) the gold of another item of the same task, a fixed seeded derangement. Evaluations
+    # always score against the item's own gold. The production profile refuses `shuffled`.
+    answers: Literal["gold", "shuffled"] = "gold"
 
 
 ScorerProvider = Literal["none", "openai_compat", "hf_judge", "openai", "gemini", "deepseek_r1"]
@@ -201,11 +207,25 @@ class ShadowConfig(_Section):
     unstable_variance: NonNegativeFloat = 0.08  # items whose new score varies more across samples are left out
 
 
-class ReleaseConfig(_Section):
-    """The RC1 release gate: the hard bucket must improve over the untrained policy."""
+ReleaseMetric = Literal["hard_success", "hard_sampled_success", "success", "sampled_success", "mean_reward"]
 
-    min_hard_gain_pp: float = 5.0  # hard HotpotQA + StrategyQA success, best checkpoint minus step 0
-    metric: Literal["hard_success", "success", "mean_reward"] = "hard_success"  # what best/ is promoted on
+
+class ReleaseConfig(_Section):
+    """The RC1 release gate: on the gate set (held out, used for nothing else), did success of the checkpoint the
+    shadow set chose beat the step-0 policy's by the threshold, with a paired 95 % interval above 0?"""
+
+    # Percentage points of gate-set success (sampled, averaged per item), selected checkpoint minus step 0.
+    min_hard_gain_pp: float = 5.0
+    # Items of the gate set: hard items of `tasks`, drawn from their own stream in round 1, evaluated once on
+    # the step-0 policy (round 2) and once on the selected checkpoint of each line of training.
+    gate_size: PositiveInt = 400
+    # Sampled replies per gate item (and per shadow item at each evaluation), at train.temperature.
+    samples: PositiveInt = 8
+    # The tasks of the release question (their hard items form the gate set and the shadow's hard_success).
+    tasks: list[TaskName] = msgspec.field(default_factory=lambda: ["hotpotqa", "strategyqa"])
+    # What best/ is promoted on, measured on the shadow set: hard_success (greedy) or hard_sampled_success on
+    # the hard items of `tasks`; success, sampled_success or mean_reward over the whole shadow set.
+    metric: ReleaseMetric = "hard_success"
 
 
 class PrioritySamplingConfig(_Section):

@@ -54,9 +54,16 @@ def cross_field_problems(config: Config) -> list[str]:
                         f"{', '.join(BUILTIN_MODELS)}")
     if config.model.warm_start_steps and not is_builtin(config.model.name):
         problems.append("model.warm_start_steps: only the built-in model is warm-started; set it to 0")
-    if config.finetune.method == "qlora" and is_builtin(config.model.name):
-        problems.append("finetune.method: qlora needs a CUDA model from the hub; use lora with builtin models")
+    problems += _finetune_problems(config)
+    problems += _release_problems(config)
     return problems + scorer_problems(config.scorer)
+
+
+def _release_problems(config: Config) -> list[str]:
+    tasks = config.release.tasks
+    if not tasks or len(set(tasks)) != len(tasks):
+        return ["release.tasks: name each task of the release question once (default [hotpotqa, strategyqa])"]
+    return []
 
 
 API_PROVIDERS = ("openai_compat", "openai", "gemini", "deepseek_r1")
@@ -100,6 +107,22 @@ def _training_problems(config: Config) -> list[str]:
     if engine == "trl" and train.update_epochs != 1:
         problems.append("train.update_epochs: the trl engine makes one update per generation; "
                         "use engine.name torch for more passes")
+    return problems
+
+
+def _finetune_problems(config: Config) -> list[str]:
+    method, engine, strategy = config.finetune.method, config.engine.name, config.engine.strategy
+    problems = []
+    if method == "qlora" and is_builtin(config.model.name):
+        problems.append("finetune.method: qlora needs a CUDA model from the hub; use lora with builtin models")
+    if method == "full" and engine == "torch":
+        problems.append("finetune.method: full is trained by the trl engine; the torch engine's strategies take their "
+                        "reference policy by switching the LoRA adapter off and checkpoint the adapter alone. Use "
+                        "engine.name trl (grpo, rloo or dpo), or finetune.method lora with the torch engine")
+    if method == "full" and (engine, strategy) == ("trl", "sft"):
+        problems.append("finetune.method: full is not trained with engine.strategy sft yet: the SFT probe measures KL "
+                        "and π_θ/π_ref to the reference by switching the LoRA adapter off. Use finetune.method lora "
+                        "for sft, or grpo, rloo or dpo for full fine-tuning")
     return problems
 
 

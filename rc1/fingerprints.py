@@ -27,6 +27,7 @@ def current_fingerprints(ws: Workspace, loaded: LoadedConfig) -> Fingerprints:
         pool=_sha_or_missing(ws.pool_path),
         balanced_pool=_sha_or_missing(ws.balanced_pool_path),
         shadow=_sha_or_missing(ws.shadow_path),
+        gate=_sha_or_missing(ws.gate_path),
         config=loaded.sha256,
         weights=_sha_or_missing(loaded.weights_path),
         templates=_templates_or_missing(loaded.templates_path),

@@ -59,6 +59,15 @@ class Workspace(msgspec.Struct, frozen=True, kw_only=True):
         return self.data_dir / "shadow_manifest.json"
 
     @property
+    def gate_path(self) -> Path:
+        """The release verdict's held-out items (README "Evaluation and the release gate")."""
+        return self.data_dir / "gate.jsonl"
+
+    @property
+    def gate_manifest_path(self) -> Path:
+        return self.data_dir / "gate_manifest.json"
+
+    @property
     def metrics_path(self) -> Path:
         """Per-item difficulty metrics of the seed pool (`rc1 difficulty metrics`)."""
         return self.data_dir / "difficulty_metrics.jsonl"

@@ -111,3 +111,12 @@ def test_a_source_is_a_file_or_a_hub_dataset_never_both_nor_neither():
         load_config(CONFIGS / "local.yaml", ["data.sources.gsm8k.path=train.jsonl", "data.sources.gsm8k.shadow_split=test"])
     with pytest.raises(BadInput, match=r"data\.sources\.gsm8k: a hub source names its held-out records with `shadow_split`"):
         load_config(CONFIGS / "local.yaml", [*hub, "data.sources.gsm8k.shadow_path=test.jsonl"])
+
+
+def test_full_fine_tuning_is_accepted_for_the_trl_engine_and_refused_for_the_torch_engine():
+    assert load_config(CONFIGS / "local.yaml", ["finetune.method=full"]).config.finetune.method == "full"
+    with pytest.raises(BadInput, match=r"local\.yaml: finetune\.method: full is trained by the trl engine; .* Use "
+                                       r"engine\.name trl \(grpo, rloo or dpo\), or finetune\.method lora"):
+        load_config(CONFIGS / "local.yaml", ["finetune.method=full", "engine.name=torch"])
+    with pytest.raises(BadInput, match=r"finetune\.method: full is not trained with engine\.strategy sft yet"):
+        load_config(CONFIGS / "local.yaml", ["finetune.method=full", "engine.strategy=sft", "train.target_kl=null"])

@@ -321,5 +321,9 @@ def test_a_log_of_every_older_schema_version_still_reads_and_replays(version, pa
         assert ev.event_type(event) == record["type"]
         if record["type"] == "eval_completed" and version == 1:
             assert (event.success, event.per_task_success) == (record["accuracy"], record["per_task_accuracy"])
+        if record["type"] == "release_evaluated" and version <= 2:  # v2's verdict: greedy, on the shadow's hard items
+            assert (event.baseline_success, event.selected_success) == (record["baseline_hard_success"], record["hard_success"])
+            assert (event.items, event.samples, event.ci_low_pp, event.passed) == ("shadow_hard", 0, None, record["passed"])
+            assert event.failed or event.passed
     projection = replay(contents.events).projection
     assert projection.complete and not projection.violations and projection.evals

@@ -25,7 +25,7 @@ LAYERS = [
     {"session"},
     {"stages"},
     {"commands"},
-    {"cli", "__main__", "bench", "bench_training"},
+    {"cli", "__main__", "bench", "bench_training", "bench_arms"},
 ]
 LAYER_OF = {name: index for index, names in enumerate(LAYERS) for name in names}
 

@@ -116,7 +116,7 @@ def model_dir(tmp_path_factory) -> Path:
 
 
 def make_engine(config: Config, model_dir: Path, root: Path) -> TrlEngine:
-    model, tokenizer = load_policy(config.model, "lora", "cpu", torch.float32, model_dir)
+    model, tokenizer = load_policy(config.model, config.finetune.method, "cpu", torch.float32, model_dir)
     return build_engine(config, make_items(), digit_reward, model, tokenizer, root / "staging", "cpu")
 
 
@@ -340,7 +340,7 @@ def torch_config(strategy: str, max_steps: int, save_steps: int, engine: str = "
 
 
 def make_torch_engine(config: Config, model_dir: Path, root: Path):
-    model, tokenizer = load_policy(config.model, "lora", "cpu", torch.float32, model_dir)
+    model, tokenizer = load_policy(config.model, config.finetune.method, "cpu", torch.float32, model_dir)
     return build_engine(config, make_items(), digit_reward, model, tokenizer, root / "staging", "cpu")
 
 
@@ -381,7 +381,7 @@ def test_every_pair_resumes_exactly(engine_name, strategy, model_dir, tmp_path):
     timed = {"trainer_state.json"}
     assert {k: v for k, v in second.published[4][1].items() if k not in timed} == \
         {k: v for k, v in whole.published[4][1].items() if k not in timed}
-    assert set(whole.staged[2]) >= set(layout.REQUIRED)  # rc1's layout, whichever engine wrote it
+    assert set(whole.staged[2]) >= set(layout.required("lora"))  # rc1's layout, whichever engine wrote it
     # The step report is real: finite, and the ratio an importance ratio (exactly 1 where the trl engine
     # updates once on the weights that sampled), never a constant 0.
     assert all(math.isfinite(m.loss) and m.tokens > 0 for m in whole.steps)
@@ -428,6 +428,107 @@ def test_micro_batches_bound_memory_and_leave_the_step_unchanged(strategy, model
         return torch.tensor([[m.loss, m.kl, m.ratio, m.reward, m.tokens] for m in hooks.steps], dtype=torch.float64)
 
     torch.testing.assert_close(run(4, 2), run(8, 1), rtol=1e-4, atol=1e-5)
+
+
+# --- finetune.method full: the whole model trained by the trl engine, no adapter ---------------------------
+
+def full_config(max_steps: int, save_steps: int) -> Config:
+    config = torch_config("grpo", max_steps, save_steps, engine="trl")
+    return msgspec.structs.replace(config, finetune=msgspec.structs.replace(config.finetune, method="full"))
+
+
+@pytest.fixture(scope="module")
+def full_weights_run(model_dir, tmp_path_factory):
+    """trl×grpo with finetune.method full, 4 steps, checkpoints at 2 and 4, uninterrupted."""
+    root = tmp_path_factory.mktemp("full-weights")
+    engine = make_engine(full_config(4, 2), model_dir, root)
+    before = {name: p.detach().clone() for name, p in engine.model.named_parameters()}
+    hooks = Recorder(root / "checkpoints", [engine], evaluate_at_checkpoint=True)
+    engine.train(hooks, resume_from=None)
+    return {"engine": engine, "hooks": hooks, "before": before}
+
+
+def test_full_fine_tuning_moves_every_weight_and_checkpoints_the_model_not_an_adapter(full_weights_run):
+    engine, hooks, before = full_weights_run["engine"], full_weights_run["hooks"], full_weights_run["before"]
+    params = dict(engine.model.named_parameters())
+    assert not any("lora_" in name for name in params)
+    assert {n for n, p in params.items() if p.requires_grad} == set(before)  # every weight is trained
+    assert [n for n, p in params.items() if torch.equal(p.detach(), before[n])] == []  # and every one moved
+    assert any(m.kl > 0 for m in hooks.steps[1:])  # against a reference: TRL's frozen copy of the start
+    for step in (2, 4):
+        final, _files = hooks.published[step]
+        names = hooks.staged[step]
+        assert {layout.FULL_WEIGHTS, layout.MODEL_CONFIG, "generation_config.json"} <= names
+        assert not {layout.ADAPTER, layout.ADAPTER_CONFIG} & names
+        assert layout.missing(final, "full") == []
+        assert layout.missing(final, "lora") == [layout.ADAPTER, layout.ADAPTER_CONFIG]
+
+
+def test_full_fine_tuning_resumes_exactly(full_weights_run, model_dir, tmp_path):
+    whole = full_weights_run["hooks"]
+    config = full_config(4, 2)
+    first = StopAtFirstCheckpoint(tmp_path / "part", [])
+    with pytest.raises(Interrupted):
+        make_engine(config, model_dir, tmp_path / "b").train(first, resume_from=None)
+    second = Recorder(tmp_path / "part", [])
+    make_engine(config, model_dir, tmp_path / "c").train(second, resume_from=first.published[2][0])
+
+    assert [step_record(m) for m in first.steps + second.steps] == [step_record(m) for m in whole.steps]
+    assert [m.step for m in second.steps] == [3, 4]
+    timed = {"trainer_state.json"}  # the trainer's log holds wall-clock times
+    assert {k: v for k, v in second.published[4][1].items() if k not in timed} == \
+        {k: v for k, v in whole.published[4][1].items() if k not in timed}
+    assert layout.FULL_WEIGHTS in second.published[4][1]
+
+
+def _logits(model, tokenizer) -> torch.Tensor:
+    was_training = model.training
+    model.eval()  # dropout off: the same weights give the same logits
+    try:
+        with torch.no_grad():
+            return model(**tokenizer(make_items()[0].prompt, return_tensors="pt")).logits
+    finally:
+        model.train(was_training)
+
+
+@pytest.mark.parametrize("method", ["full", "lora"])
+def test_policy_at_a_checkpoint_is_the_trained_policy(method, full_weights_run, full_run, model_dir):
+    from rc1.train.checkpoint_policy import policy_at
+
+    run = full_weights_run if method == "full" else full_run
+    final, _files = run["hooks"].published[max(run["hooks"].published)]
+    base, tokenizer = load_policy(make_config(1, 1).model, method, "cpu", torch.float32, model_dir)
+    untrained = _logits(base, tokenizer)
+    policy = policy_at(base, final, method)
+    torch.testing.assert_close(_logits(policy, tokenizer), _logits(run["engine"].model, tokenizer), rtol=0, atol=0)
+    assert not torch.equal(_logits(policy, tokenizer), untrained)
+    other = {"full": "lora", "lora": "full"}[method]
+    with pytest.raises(BadInput, match=f"holds no weights of a finetune.method {other} run"):
+        policy_at(load_policy(make_config(1, 1).model, other, "cpu", torch.float32, model_dir)[0], final, other)
+
+
+def test_policy_at_refuses_full_weights_of_another_model(model_dir, tmp_path):
+    from safetensors.torch import save_file
+
+    from rc1.train.checkpoint_policy import policy_at
+
+    (tmp_path / layout.MODEL_CONFIG).write_text("{}")
+    base, _tokenizer = load_policy(make_config(1, 1).model, "full", "cpu", torch.float32, model_dir)
+    save_file({"model.embed_tokens.weight": torch.zeros(3, 3)}, tmp_path / layout.FULL_WEIGHTS)
+    with pytest.raises(BadInput, match=r"model\.safetensors: not the weights of this model \(other shapes: "
+                                       r"model\.embed_tokens\.weight\); evaluate it with the model\.name"):
+        policy_at(base, tmp_path, "full")
+    save_file({"model.norm.weight": torch.zeros(64), "other.weight": torch.zeros(1)}, tmp_path / layout.FULL_WEIGHTS)
+    with pytest.raises(BadInput, match=r"not the weights of this model \(missing lm_head\.weight, .* and 19 more; "
+                                       r"unexpected other\.weight\)"):
+        policy_at(base, tmp_path, "full")
+
+
+def test_full_fine_tuning_in_fp16_is_refused(model_dir, tmp_path):
+    config = full_config(1, 1)
+    model, tokenizer = load_policy(config.model, "full", "cpu", torch.float16, model_dir)
+    with pytest.raises(BadInput, match=r"model\.dtype: finetune\.method full trains every weight, and fp16 weights"):
+        build_engine(config, make_items(), digit_reward, model, tokenizer, tmp_path / "staging", "cpu")
 
 
 # --- priority sampling: the sampler's state resumes the same batches ---------------------------------------

@@ -61,11 +61,16 @@ _COMMON: list[Rule] = [
     ("use_overclar_penalty", lambda c: float(c.reward.use_overclar_penalty), lambda v: v == 1.0,
      "reward.use_overclar_penalty must be true"),
 ]
-# Only the RL strategies act on a KL target (config refuses one for sft and dpo).
+# Only the RL strategies act on a KL target (config refuses one for sft and dpo), and GRPO and RLOO only through
+# β: with β 0 (no KL term, as the local profile's full fine-tuning trains) there is nothing for a target to adapt.
 _RL: list[Rule] = [
     ("target_kl", lambda c: c.train.target_kl or 0.0, lambda v: 0.02 <= v <= 0.05,
      "train.target_kl must be set, in [0.02, 0.05]"),
 ]
+
+
+def _has_kl_target(c: Config) -> bool:
+    return c.engine.strategy == "ppo" or (c.engine.strategy in RL_STRATEGIES and c.train.beta > 0)
 
 def _floor_rule(key: str, side: str, bound: float) -> Rule:
     # The message is formatted with the measured value (see training_config_check).
@@ -91,6 +96,8 @@ PRODUCTION_RULES: list[Rule] = _COMMON + [
      f"data.shadow_size must be ≥ {PRODUCTION_SHADOW_SIZE}"),
     ("min_hard_gain_pp", lambda c: c.release.min_hard_gain_pp, lambda v: v >= PRODUCTION_MIN_HARD_GAIN_PP,
      f"release.min_hard_gain_pp must be ≥ {PRODUCTION_MIN_HARD_GAIN_PP} (the RC1 release gate)"),
+    ("gold_answers", lambda c: float(c.reward.answers == "gold"), lambda v: v == 1.0,
+     "reward.answers must be gold (shuffled answers are a control arm, not a release)"),
 ] + [_floor_rule(key, side, bound) for key, (side, bound) in PRODUCTION_FLOORS.items()]
 
 LOCAL_RULES: list[Rule] = _COMMON + [
@@ -102,7 +109,7 @@ LOCAL_RULES: list[Rule] = _COMMON + [
 
 def training_config_check(config: Config) -> CheckResult:
     rules = PRODUCTION_RULES if config.profile == "production" else LOCAL_RULES
-    rules = rules + (_RL if config.engine.strategy in RL_STRATEGIES else [])
+    rules = rules + (_RL if _has_kl_target(config) else [])
     measured = {"production_profile": float(config.profile == "production")}
     failures = []
     for name, measure, ok, message in rules:

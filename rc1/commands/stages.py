@@ -15,7 +15,7 @@ from rc1.errors import BadInput, ExitCode
 from rc1 import distributed
 from rc1.session import FollowerSession, Session
 from rc1.stages import datasets
-from rc1.stages.artifacts import write_artifact
+from rc1.stages.artifacts import write_artifact, write_held_out
 from rc1.stages.gate import record_checks_adhoc, require_allowed
 from rc1.stages.shadow_run import run_shadow
 from rc1.stages.preflight import pool_checks, round_scoring, run_round1, run_round2, spread
@@ -71,10 +71,10 @@ def shadow(args) -> int:
         return _shadow_run(args)
     with _open(args) as session:
         _before_any_gate(session, "shadow materialize")
-        items = datasets.build_shadow(session.loaded)
-        write_artifact(session, session.ws.shadow_path, items, "shadow")
-        datasets.write_shadow_manifest(session.config, session.ws, items)
-        print(f"wrote {len(items)} items to {session.ws.shadow_path} and its manifest")
+        held = datasets.build_held_out(session.loaded)
+        write_held_out(session, held)
+        print(f"wrote {len(held.shadow)} items to {session.ws.shadow_path} and {len(held.gate)} to "
+              f"{session.ws.gate_path}, each with its manifest")
     return 0
 
 

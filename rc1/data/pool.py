@@ -66,3 +66,15 @@ def build_shadow(n: int, mix: dict[str, float], seed: int) -> list[TaskItem]:
         difficulties = [d for d in DIFFICULTIES for _ in range(per_difficulty[d])]
         items += generate(task, count, seed, f"shadow-{task}", difficulties=difficulties)
     return items
+
+
+def build_gate(n: int, mix: dict[str, float], tasks: list[str], seed: int) -> list[TaskItem]:
+    """n held-out hard items of `tasks` for the release verdict (the gate set), ids f"gate-{task}-{i:06d}": split
+    by the tasks' shares in `mix` (equally when none of them has one), from a stream no pool or shadow item shares."""
+    shares = {task: mix.get(task, 0.0) for task in tasks}
+    if sum(shares.values()) <= 0:
+        shares = dict.fromkeys(tasks, 1.0)
+    items = []
+    for task, count in allocate(n, shares).items():
+        items += generate(task, count, seed, f"gate-{task}", difficulties=["hard"] * count)
+    return items

@@ -45,13 +45,24 @@ class EvalPoint(msgspec.Struct, frozen=True, kw_only=True):
     success: float
     mean_reward: float
     buckets: list[ev.EvalBucket]
+    hard_sampled_success: float | None = None
 
 
 class ReleaseView(msgspec.Struct, frozen=True, kw_only=True):
+    """A line of training's release verdict (README "Evaluation and the release gate")."""
+
     passed: bool
     hard_gain_pp: float
     threshold: float
-    step: int | None
+    step: int | None  # the selected checkpoint
+    ci_low_pp: float | None = None  # the paired 95 % interval of the gain (None: a v2 verdict, which had none)
+    ci_high_pp: float | None = None
+    n: int = 0  # gate items
+    samples: int = 0  # sampled replies per item
+    baseline_success: float = 0.0
+    selected_success: float = 0.0
+    selected_by: str = ""  # best | final
+    failed: list[str] = msgspec.field(default_factory=list)
 
 
 class LineResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -95,6 +106,10 @@ class Projection(msgspec.Struct, kw_only=True):
     last_eval: dict[str, float] | None = None
     evals: list[EvalPoint] = msgspec.field(default_factory=list)  # of the current line of training
     release: ReleaseView | None = None
+    # The gate set's evaluations: the step-0 policy's (round 2, shared by every line of training) and the selected
+    # checkpoint's of the current line; the verdict is computed from the two.
+    gate_base: ev.GateSetEvaluated | None = None
+    gate_selected: ev.GateSetEvaluated | None = None
     best_step: int | None = None
     best_value: float | None = None
     last_error: str | None = None
@@ -229,6 +244,7 @@ def _(event: ev.GateFailed, p: Projection) -> None:
 @_mutate.register
 def _(event: ev.GateInvalidated, p: Projection) -> None:
     p.gates = {"round1": GateView(), "round2": GateView()}
+    p.gate_base = p.gate_selected = None  # measured on inputs no gate vouches for any more
     p.complete = False
     p.seed, p.finished, p.across_seeds = None, [], None  # lines trained on the old inputs count for nothing
     p.last_error = f"gate invalidated: {event.input} changed ({event.old_sha256[:12]} -> {event.new_sha256[:12]})"
@@ -238,6 +254,7 @@ def _(event: ev.GateInvalidated, p: Projection) -> None:
 def _(event: ev.TrainingStarted, p: Projection) -> None:
     if event.seed != p.seed:  # a new line of training (another seed): nothing of the last line carries over
         p.checkpoints, p.evals, p.release, p.best_step, p.best_value = [], [], None, None, None
+        p.gate_selected = None
     p.seed, p.seeds = event.seed, list(event.seeds)
     p.training_segments += 1
     p.segment_first_step = event.resume_from_step
@@ -247,6 +264,8 @@ def _(event: ev.TrainingStarted, p: Projection) -> None:
     # Checkpoints past the resume point belong to an abandoned future; they are no longer "latest".
     p.checkpoints = [c for c in p.checkpoints if c.step <= event.resume_from_step]
     p.evals = [e for e in p.evals if e.step <= event.resume_from_step]
+    if p.gate_selected is not None and p.gate_selected.step > event.resume_from_step:
+        p.gate_selected = None
     p.release = None
 
 
@@ -269,13 +288,25 @@ def _(event: ev.EvalCompleted, p: Projection) -> None:
     if p.evals and p.evals[-1].step >= event.step:
         p.evals = [e for e in p.evals if e.step != event.step]
     p.evals.append(EvalPoint(step=event.step, hard_success=event.hard_success, success=event.success,
-                             mean_reward=event.mean_reward, buckets=event.buckets))
+                             mean_reward=event.mean_reward, buckets=event.buckets,
+                             hard_sampled_success=event.hard_sampled_success))
 
 
 @_mutate.register
 def _(event: ev.ReleaseEvaluated, p: Projection) -> None:
     p.release = ReleaseView(passed=event.passed, hard_gain_pp=event.hard_gain_pp, threshold=event.threshold_pp,
-                            step=event.step)
+                            step=event.step, ci_low_pp=event.ci_low_pp, ci_high_pp=event.ci_high_pp, n=event.n,
+                            samples=event.samples, baseline_success=event.baseline_success,
+                            selected_success=event.selected_success, selected_by=event.selected_by,
+                            failed=list(event.failed))
+
+
+@_mutate.register
+def _(event: ev.GateSetEvaluated, p: Projection) -> None:
+    if event.policy == "base":
+        p.gate_base = event
+    else:
+        p.gate_selected = event
 
 
 @_mutate.register

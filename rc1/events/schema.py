@@ -12,8 +12,10 @@ from typing import Union
 import msgspec
 
 # v1: the first shipped schema. v2: eval_completed says `success` and `per_task_success` (it measured success,
-# the release gate's word, under the name `accuracy`).
-SCHEMA_VERSION = 2
+# the release gate's word, under the name `accuracy`). v3: release_evaluated is the gate set's paired verdict
+# (sampled success of the selected checkpoint vs step 0, with its interval); v2 measured the shadow set's hard
+# items greedily, on the items that had also chosen the checkpoint.
+SCHEMA_VERSION = 3
 GENESIS_HASH = "0" * 64
 
 
@@ -37,9 +39,10 @@ class Fingerprints(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     # Added after schema v1 shipped: "" in an older gate means "not recorded", never compared.
     balanced_pool: str = ""
     templates: str = ""
+    gate: str = ""  # the gate set (schema v3)
 
 
-GATED_INPUTS = ("pool", "balanced_pool", "shadow", "config", "weights", "templates")
+GATED_INPUTS = ("pool", "balanced_pool", "shadow", "gate", "config", "weights", "templates")
 
 
 def changed_inputs(recorded: Fingerprints, current: Fingerprints) -> list[tuple[str, str, str]]:
@@ -176,6 +179,9 @@ class EvalBucket(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     overclar_rate: float  # share of replies asking a question their item did not need
     avg_turns: float  # user turns of the episodes
     delta_pp: float | None = None
+    # Success averaged over `samples` sampled replies per item (EvalCompleted.samples), at the training temperature:
+    # greedy success hides what RL sharpens when the greedy reply does not change. None before v3.
+    sampled_success: float | None = None
 
 
 class EvalCompleted(Event, frozen=True, kw_only=True, tag="eval_completed"):
@@ -187,7 +193,9 @@ class EvalCompleted(Event, frozen=True, kw_only=True, tag="eval_completed"):
     scoring: ScoringSummary = msgspec.field(default_factory=ScoringSummary)
     # Added with the release gate; an older line has none.
     buckets: list[EvalBucket] = msgspec.field(default_factory=list)
-    hard_success: float | None = None  # success on the hard HotpotQA + StrategyQA items (the release metric)
+    hard_success: float | None = None  # success on the hard items of release.tasks (greedy)
+    hard_sampled_success: float | None = None  # the same, averaged over `samples` sampled replies per item
+    samples: int = 0  # sampled replies per item behind the sampled figures (0: none taken, before v3)
 
 
 class BestPromoted(Event, frozen=True, kw_only=True, tag="best_promoted"):
@@ -212,17 +220,52 @@ class ShadowRunCompleted(Event, frozen=True, kw_only=True, tag="shadow_run_compl
     scoring: ScoringSummary = msgspec.field(default_factory=ScoringSummary)  # the judge calls it made
 
 
-class ReleaseEvaluated(Event, frozen=True, kw_only=True, tag="release_evaluated"):
-    """The RC1 release gate, computed from the log's evaluations: the hard bucket's gain at the best
-    checkpoint over step 0."""
+class GateSetEvaluated(Event, frozen=True, kw_only=True, tag="gate_set_evaluated"):
+    """The gate set's replies from one policy, item by item: the step-0 policy (`policy` "base", round 2's
+    `release_power` check; a LoRA adapter starts at zero and full fine-tuning at the base weights, so it is every
+    line's step 0) or the checkpoint the shadow set chose for a line of training (`policy` "selected")."""
 
-    step: int | None  # the best checkpoint's step; None when no checkpoint beat step 0
-    baseline_hard_success: float
-    hard_success: float
+    policy: str  # base | selected
+    step: int  # 0 for the base
+    checkpoint: str | None  # the selected checkpoint's directory (best/step_N or the final one)
+    selected_by: str = ""  # best (the last best/ promotion) | final (no checkpoint beat step 0 on the shadow set)
+    seed: int | None = None  # the line of training (None: the base, shared by every line)
+    gate_sha256: str
+    samples: int
+    temperature: float
+    generation_seed: int
+    item_ids: list[str]
+    sampled: list[int]  # per item: how many of its `samples` sampled replies were scored correct
+    greedy: list[int]  # per item: 1 when its greedy reply was scored correct
+    sampled_success: float
+    greedy_success: float
+    seconds: float = 0.0
+
+
+class ReleaseEvaluated(Event, frozen=True, kw_only=True, tag="release_evaluated"):
+    """The RC1 release verdict of a line of training, computed from its two gate-set evaluations: the mean
+    per-item gain in sampled success (selected checkpoint − step 0) with a paired bootstrap interval over items.
+    Passed only when the gain reaches the threshold and the interval lies above 0 (`failed` says what did not)."""
+
+    step: int | None  # the selected checkpoint's step (v2: the best checkpoint's, None when none beat step 0)
+    selected_by: str = ""  # best | final
+    items: str = "gate"  # what it measured: the gate set (v3); v2 lines, upcast: shadow_hard
+    n: int = 0  # items (v2: not recorded)
+    samples: int = 0  # sampled replies per item (v2: 0, greedy)
+    baseline_success: float  # step 0, sampled (v2: greedy)
+    selected_success: float
+    baseline_greedy: float | None = None
+    selected_greedy: float | None = None
     hard_gain_pp: float
+    ci_low_pp: float | None = None  # None: v2, no interval
+    ci_high_pp: float | None = None
+    confidence: float = 0.95
+    resamples: int = 0  # bootstrap resamples behind the interval, drawn from a generator seeded with `bootstrap_seed`
+    bootstrap_seed: int = 0
     threshold_pp: float
     passed: bool
-    metric: str
+    failed: list[str] = msgspec.field(default_factory=list)  # each part of the rule that failed, in words
+    metric: str  # what chose the checkpoint (release.metric, on the shadow set)
     seed: int | None = None  # the line of training it judges
 
 
@@ -279,6 +322,7 @@ AnyEvent = Union[
     ReleaseEvaluated,
     ReleaseAcrossSeeds,
     ShadowRunCompleted,
+    GateSetEvaluated,
 ]
 
 EVENT_TYPES: dict[str, type[Event]] = {cls.__struct_config__.tag: cls for cls in AnyEvent.__args__}
@@ -295,10 +339,24 @@ def _eval_completed_v1(raw: dict) -> dict:
     return raw
 
 
+def _release_evaluated_v2(raw: dict) -> dict:
+    """v2 measured hard success on the shadow set, greedily, at the best checkpoint (or none): the same items that
+    had chosen it. Its numbers are kept as they were, named as v3 names them, with what they were measured on."""
+    raw = dict(raw)
+    raw["baseline_success"] = raw["baseline_greedy"] = raw.pop("baseline_hard_success")
+    raw["selected_success"] = raw["selected_greedy"] = raw.pop("hard_success")
+    raw.update(items="shadow_hard", samples=0, n=0, selected_by="best" if raw.get("step") is not None else "final")
+    if not raw["passed"]:
+        raw["failed"] = ["no checkpoint beat step 0" if raw.get("step") is None else
+                         f"the gain {raw['hard_gain_pp']:+.1f} pp is below the threshold {raw['threshold_pp']:g} pp"]
+    return raw
+
+
 # (event type, version) -> what turns a raw line of that type and version into the next version's shape. A
 # type a version bump did not change needs none: its line is the same at the next version.
 UPCASTERS: dict[tuple[str, int], Callable[[dict], dict]] = {
     ("eval_completed", 1): _eval_completed_v1,
+    ("release_evaluated", 2): _release_evaluated_v2,
 }
 
 

@@ -1,8 +1,10 @@
-"""An evaluation of the shadow set, by task × difficulty bucket: success, mean reward, over-clarification
-rate, episode turns and the change in success since step 0. Pure: scored replies in, buckets out.
+"""An evaluation of the shadow set, by task × difficulty bucket: success (greedy, and averaged over sampled
+replies), mean reward, over-clarification rate, episode turns and the change in success since step 0. Pure:
+scored replies in, buckets out.
 
-The release metric is `hard_success`: success on the hard HotpotQA and StrategyQA items, the multi-hop
-and implicit-reasoning questions the fine-tune is for (seed 003 §4.3).
+The release question (seed 003 §4.3) is about the hard items of `release.tasks` (HotpotQA and StrategyQA by
+default: the multi-hop and implicit-reasoning questions the fine-tune is for): `hard_success` on the shadow set
+is what `best/` may be promoted on; the verdict itself is measured on the gate set (rc1/stages/release.py).
 """
 
 from __future__ import annotations
@@ -15,14 +17,14 @@ from rc1.data.task import DIFFICULTIES, TaskItem
 from rc1.events.schema import EvalBucket
 from rc1.scoring.pipeline import Scored
 
-RELEASE_TASKS = ("hotpotqa", "strategyqa")
 ALL = "all"
 
 
 def evaluate_buckets(items: Sequence[TaskItem], scored: Sequence[Scored], rewards: Sequence[float],
-                     baseline: Sequence[EvalBucket] = ()) -> list[EvalBucket]:
-    """Every task × difficulty cell present, each task, each difficulty and the whole set, in that order."""
-    rows = list(zip(items, scored, rewards, strict=True))
+                     baseline: Sequence[EvalBucket] = (), sampled: Sequence[float] | None = None) -> list[EvalBucket]:
+    """Every task × difficulty cell present, each task, each difficulty and the whole set, in that order.
+    `sampled[i]`: item i's success averaged over its sampled replies (absent: no sampled figures)."""
+    rows = list(zip(items, scored, rewards, sampled if sampled is not None else [None] * len(items), strict=True))
     tasks = sorted({item.task for item in items})
     groups: list[tuple[str, str]] = [(t, d) for t in tasks for d in DIFFICULTIES]
     groups += [(t, ALL) for t in tasks] + [(ALL, d) for d in DIFFICULTIES] + [(ALL, ALL)]
@@ -39,27 +41,38 @@ def evaluate_buckets(items: Sequence[TaskItem], scored: Sequence[Scored], reward
     return buckets
 
 
-def hard_success(items: Sequence[TaskItem], scored: Sequence[Scored]) -> float:
-    hard = [s.components["correctness"] for item, s in zip(items, scored, strict=True)
-            if item.difficulty == "hard" and item.task in RELEASE_TASKS]
-    return sum(hard) / len(hard) if hard else 0.0
+def hard_items(items: Sequence[TaskItem], tasks: Sequence[str]) -> list[int]:
+    """Indices of the items the release question is about: hard items of `tasks`."""
+    return [i for i, item in enumerate(items) if item.difficulty == "hard" and item.task in tasks]
 
 
-def metric_value(metric: str, hard: float, buckets: Sequence[EvalBucket]) -> float:
-    """The value of `release.metric` for one evaluation."""
+def hard_success(items: Sequence[TaskItem], success: Sequence[float], tasks: Sequence[str]) -> float | None:
+    """Mean of `success` (per item: 1/0 greedy, or a sampled rate) over the hard items of `tasks`; None without any."""
+    hard = hard_items(items, tasks)
+    return sum(success[i] for i in hard) / len(hard) if hard else None
+
+
+def metric_value(metric: str, hard: float | None, hard_sampled: float | None, buckets: Sequence[EvalBucket]) -> float:
+    """The value of `release.metric` for one evaluation (0 where it was not measured)."""
     if metric == "hard_success":
-        return hard
+        return hard or 0.0
+    if metric == "hard_sampled_success":
+        return hard_sampled or 0.0
     overall = next(b for b in buckets if b.task == ALL and b.difficulty == ALL)
+    if metric == "sampled_success":
+        return overall.sampled_success or 0.0
     return overall.success if metric == "success" else overall.mean_reward
 
 
-def _bucket(task: str, difficulty: str, members: list[tuple[TaskItem, Scored, float]]) -> EvalBucket:
+def _bucket(task: str, difficulty: str, members: list[tuple[TaskItem, Scored, float, float | None]]) -> EvalBucket:
     n = len(members)
-    unneeded = [s for item, s, _ in members if not item.needs_clarification]
+    unneeded = [s for item, s, _, _ in members if not item.needs_clarification]
+    sampled = [rate for _, _, _, rate in members if rate is not None]
     return EvalBucket(
         task=task, difficulty=difficulty, n=n,
-        success=sum(s.components["correctness"] for _, s, _ in members) / n,
-        mean_reward=sum(r for _, _, r in members) / n,
+        success=sum(s.components["correctness"] for _, s, _, _ in members) / n,
+        mean_reward=sum(r for _, _, r, _ in members) / n,
         overclar_rate=sum(s.clarifications > 0 for s in unneeded) / len(unneeded) if unneeded else 0.0,
-        avg_turns=sum(item.user_turns() for item, _, _ in members) / n,
+        avg_turns=sum(item.user_turns() for item, _, _, _ in members) / n,
+        sampled_success=sum(sampled) / n if len(sampled) == n else None,
     )

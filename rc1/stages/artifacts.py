@@ -17,3 +17,14 @@ def write_artifact(session: Session, path: Path, items: list[TaskItem], kind: st
             path=str(path.relative_to(session.ws.root)), sha256=sha256_file(path), bytes=path.stat().st_size, kind=kind
         )
     )
+
+
+def write_held_out(session: Session, held) -> None:
+    """The shadow set and the gate set (rc1.stages.datasets.HeldOut), each with its manifest."""
+    from rc1.stages.datasets import write_manifest
+
+    ws = session.ws
+    for items, path, manifest, kind in ((held.shadow, ws.shadow_path, ws.shadow_manifest_path, "shadow"),
+                                        (held.gate, ws.gate_path, ws.gate_manifest_path, "gate")):
+        write_artifact(session, path, items, kind)
+        write_manifest(session.config, path, manifest, items)

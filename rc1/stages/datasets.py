@@ -69,11 +69,26 @@ def dress_items(loaded: LoadedConfig, items: list[TaskItem], seed: int, stream: 
                  max_tool_hops=data.max_tool_hops, clarify_rate=data.clarify_rate, tools=list(data.tools))
 
 
-def build_shadow(loaded: LoadedConfig) -> list[TaskItem]:
-    data = loaded.config.data
+class HeldOut(msgspec.Struct, frozen=True):
+    """The two held-out sets: the shadow set (periodic evaluation, choosing best/) and the gate set (the release
+    verdict alone, never used to choose anything)."""
+
+    shadow: list[TaskItem]
+    gate: list[TaskItem]
+
+
+def build_held_out(loaded: LoadedConfig) -> HeldOut:
+    """Both held-out sets from `data.shadow_seed`. Where a task names held-out records (`shadow_path`,
+    `shadow_split`), its shadow and gate slots draw them in one pass, so no record is in both; the shadow slots
+    come first and get the records they would get alone."""
+    data, release = loaded.config.data, loaded.config.release
     shadow = pool_builder.build_shadow(data.shadow_size, data.mix, data.shadow_seed)
-    shadow = replace_from_sources(shadow, shadow_sources(data.sources, loaded.resolve), data.shadow_seed, by_difficulty=True)
-    return dress_items(loaded, shadow, data.shadow_seed, "shadow")
+    gate = pool_builder.build_gate(release.gate_size, data.mix, list(release.tasks), data.shadow_seed)
+    both = replace_from_sources(shadow + gate, shadow_sources(data.sources, loaded.resolve), data.shadow_seed,
+                                by_difficulty=True)
+    shadow, gate = both[: len(shadow)], both[len(shadow):]
+    return HeldOut(shadow=dress_items(loaded, shadow, data.shadow_seed, "shadow"),
+                   gate=dress_items(loaded, gate, data.shadow_seed, "gate"))
 
 
 def build_seed_pool(loaded: LoadedConfig) -> list[TaskItem]:
@@ -122,15 +137,16 @@ def write_metrics(ws: Workspace, metrics: list[ItemMetrics]) -> None:
     atomic_write_bytes(ws.metrics_path, b"".join(encoder.encode(m) + b"\n" for m in metrics))
 
 
-def write_shadow_manifest(config: Config, ws: Workspace, shadow: list[TaskItem]) -> None:
-    """data/<run>/shadow_manifest.json: size, seed, per-cell counts, ids and the file's sha256."""
+def write_manifest(config: Config, path, manifest_path, items: list[TaskItem]) -> None:
+    """A held-out set's manifest (data/<run>/shadow_manifest.json, gate_manifest.json): size, seed, per-cell
+    counts, ids and the file's sha256."""
     cells: dict[str, int] = {}
-    for item in shadow:
+    for item in items:
         key = f"{item.task}/{item.difficulty}"
         cells[key] = cells.get(key, 0) + 1
     manifest = {
-        "n": len(shadow), "seed": config.data.shadow_seed, "sha256": sha256_file(ws.shadow_path),
-        "cells": dict(sorted(cells.items())), "ids": [item.id for item in shadow],
-        "needs_clarification": sum(item.needs_clarification for item in shadow),
+        "n": len(items), "seed": config.data.shadow_seed, "sha256": sha256_file(path),
+        "cells": dict(sorted(cells.items())), "ids": [item.id for item in items],
+        "needs_clarification": sum(item.needs_clarification for item in items),
     }
-    atomic_write_text(ws.shadow_manifest_path, json.dumps(manifest, indent=2) + "\n")
+    atomic_write_text(manifest_path, json.dumps(manifest, indent=2) + "\n")

@@ -3,10 +3,10 @@
 
 Slot k of step s gets a task drawn by `data.mix` and the difficulty the sampler asked for; a task with a
 `data.sources` file gives one of its records the seed pool does not hold, any other task a new item of
-its generator (ids `fresh-<step>-<k>-<task>-…`, a stream no pool or shadow item shares). Each is dressed
+its generator (ids `fresh-<step>-<k>-<task>-…`, a stream no pool or held-out item shares). Each is dressed
 as an episode like the pool's, measured (its bucket becomes its difficulty), and leak-checked against
-the shadow set exactly as the pool is (`preflight.leak_ngram`, `preflight.leak_similarity`): a leaking
-item is replaced by the next candidate. Deterministic in (run seed, step, slot).
+the held-out sets (shadow and gate) exactly as the pool is (`preflight.leak_ngram`, `preflight.leak_similarity`):
+a leaking item is replaced by the next candidate. Deterministic in (run seed, step, slot).
 """
 
 from __future__ import annotations
@@ -29,19 +29,20 @@ ATTEMPTS = 20  # candidates per slot before giving up: generated items leak esse
 
 
 class FreshItems:
-    def __init__(self, session: Session, pool: list[TaskItem], shadow: list[TaskItem]):
+    def __init__(self, session: Session, pool: list[TaskItem], held_out: list[TaskItem]):
+        """`held_out`: the shadow set and the gate set, which training must never see."""
         self._session = session
         self._seed = session.config.run.seed
         self._mix = {task: share for task, share in sorted(session.config.data.mix.items()) if share > 0}
-        self._shadow = shadow
-        self._held = {item.id for item in pool} | {item.id for item in shadow}
+        self._held_out = held_out
+        self._held = {item.id for item in pool} | {item.id for item in held_out}
         self._records_by_task: dict[str, list[TaskItem]] | None = None
         self._pack = template_pack(session.loaded)
         self.leaks_replaced = 0
 
     @property
     def _records(self) -> dict[str, list[TaskItem]]:
-        """The source records the pool and shadow set do not hold, loaded when a step first asks for a fresh
+        """The source records the pool and held-out sets do not hold, loaded when a step first asks for a fresh
         item (a schedule whose seed share never drops below 1 never does)."""
         if self._records_by_task is None:
             sources = pool_sources(self._session.config.data.sources, self._session.loaded.resolve)
@@ -64,7 +65,7 @@ class FreshItems:
                 (candidate,) = generate(task, 1, self._seed, f"fresh-{step}-{k}-{attempt}-{task}", difficulties=[difficulty])
             (dressed,) = dress_items(self._session.loaded, [candidate], self._seed, f"fresh-{step}-{k}", self._pack)
             preflight = self._session.config.preflight
-            if not find_leaks([dressed], self._shadow, preflight.leak_ngram, preflight.leak_similarity):
+            if not find_leaks([dressed], self._held_out, preflight.leak_ngram, preflight.leak_similarity):
                 return msgspec.structs.replace(dressed, difficulty=bucket(measure(dressed)))
             self.leaks_replaced += 1
-        raise TrainingError(f"priority sampling: {ATTEMPTS} fresh {task} items for step {step} all leak from the shadow set")
+        raise TrainingError(f"priority sampling: {ATTEMPTS} fresh {task} items for step {step} all leak from the held-out sets")

@@ -1,9 +1,10 @@
 """Rounds 1 and 2: materialize and check every gated input, then open (or refuse) the gate.
 
-Round 1 builds the shadow set, the seed pool and the balanced pool, and checks them. Round 2 reads
-them back from disk, requires the fingerprints round 1 recorded, re-runs every check, verifies that
-rebalancing the seed pool still gives the balanced pool on disk, and adds the live scorer self-check
-and the pre-run shadow check (tagged `pre_run_check`).
+Round 1 builds the held-out sets (shadow and gate), the seed pool and the balanced pool, and checks them.
+Round 2 reads them back from disk, requires the fingerprints round 1 recorded, re-runs every check, verifies
+that rebalancing the seed pool still gives the balanced pool on disk, and adds the live scorer self-check, the
+pre-run shadow check and shadow run (tagged `pre_run_check`), and `release_power`: the step-0 policy on the gate
+set, and whether a verdict on it can tell the threshold's gain from noise.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import json
 
 from rc1.checks import coverage, diversity, duplicates, leak, ngram_kl, resources, weights
 from rc1.checks.consistency import training_config_check
+from rc1.checks.gate_set import gate_set_check
 from rc1.checks.overclar import overclar_check
 from rc1.checks.result import CheckResult
 from rc1.checks.scorer import scorer_cache, scorer_live, scorer_probe, scorer_selfcheck
@@ -30,10 +32,12 @@ from rc1.fsutil import sha256_file
 from rc1.scoring.pipeline import components_for
 from rc1.session import Session
 from rc1.stages import datasets
-from rc1.stages.artifacts import write_artifact
+from rc1.stages.artifacts import write_artifact, write_held_out
+from rc1.stages.datasets import HeldOut
 from rc1.stages.gate import ensure_inputs_unchanged, record_checks, require_allowed
 from rc1.stages.heap import cyclic_gc_paused
 from rc1.stages.scoring import RunScoring, judge_buildable, open_scoring, policy_thinking
+from rc1.stages.gate_set import Policy, release_power_check
 from rc1.stages.shadow_run import pre_run_shadow_run
 
 PROBE_ITEMS = 8  # judge calls a round's probe makes (`rc1 scorer probe --n` for another number)
@@ -55,14 +59,17 @@ def pool_checks(session: Session, pool: list[TaskItem], shadow: list[TaskItem]) 
     ]
 
 
-def data_checks(session: Session, pool: list[TaskItem], shadow: list[TaskItem], metrics: list[ItemMetrics],
+def data_checks(session: Session, pool: list[TaskItem], held: HeldOut, metrics: list[ItemMetrics],
                 balanced: Balanced, scoring: RunScoring, round_no: int) -> list[CheckResult]:
     config = session.config
     t = config.preflight
     resolve = session.loaded.resolve
+    shadow = held.shadow
     return [
         data_sources_check(pool, shadow, pool_sources(config.data.sources, resolve), shadow_sources(config.data.sources, resolve)),
         shadow_stratification(shadow, config.data.shadow_size, config.data.mix),
+        gate_set_check(held.gate, shadow, pool, size=config.release.gate_size, tasks=list(config.release.tasks),
+                       ngram=t.leak_ngram, similarity=t.leak_similarity),
         *pool_checks(session, pool, shadow),
         datasets.difficulty_check(session.config, session.ws, pool, metrics, balanced),
         weights.weights_check(session.loaded.weights_path, components_for(session.loaded)),
@@ -103,18 +110,17 @@ def spread(items: list[TaskItem], n: int) -> list[TaskItem]:
     return [items[i * len(items) // n] for i in range(n)]
 
 
-def materialize(session: Session) -> tuple[list[TaskItem], list[TaskItem], list[ItemMetrics], Balanced]:
-    # Both built before either is written: a source that falls short leaves the files on disk as they were.
-    shadow = datasets.build_shadow(session.loaded)
+def materialize(session: Session) -> tuple[list[TaskItem], HeldOut, list[ItemMetrics], Balanced]:
+    # All built before any is written: a source that falls short leaves the files on disk as they were.
+    held = datasets.build_held_out(session.loaded)
     pool = datasets.build_seed_pool(session.loaded)
-    write_artifact(session, session.ws.shadow_path, shadow, "shadow")
-    datasets.write_shadow_manifest(session.config, session.ws, shadow)
+    write_held_out(session, held)
     write_artifact(session, session.ws.pool_path, pool, "pool")
     metrics = datasets.measure_all(pool)
     datasets.write_metrics(session.ws, metrics)
     balanced = datasets.balance(session.config, pool, metrics)
     write_artifact(session, session.ws.balanced_pool_path, balanced.items, "balanced_pool")
-    return pool, shadow, metrics, balanced
+    return pool, held, metrics, balanced
 
 
 def run_round1(session: Session) -> None:
@@ -122,11 +128,11 @@ def run_round1(session: Session) -> None:
     scoring = round_scoring(session, 1)
     with cyclic_gc_paused():
         try:
-            pool, shadow, metrics, balanced = materialize(session)
+            pool, held, metrics, balanced = materialize(session)
         except SourceShortfall as short:  # nothing to check the data with: the round fails on this alone
             results = [shortfall_check(short.missing)]
         else:
-            results = data_checks(session, pool, shadow, metrics, balanced, scoring, 1)
+            results = data_checks(session, pool, held, metrics, balanced, scoring, 1)
     record_checks(session, 1, results, current_fingerprints(session.ws, session.loaded), _drain(scoring))
 
 
@@ -137,14 +143,25 @@ def run_round2(session: Session) -> None:
     ws = session.ws
     scoring = round_scoring(session, 2)
     with cyclic_gc_paused():
-        pool, shadow, on_disk = _read(ws.pool_path), _read(ws.shadow_path), _read(ws.balanced_pool_path)
+        pool, on_disk = _read(ws.pool_path), _read(ws.balanced_pool_path)
+        held = HeldOut(shadow=_read(ws.shadow_path), gate=_read(ws.gate_path))
         metrics = datasets.measure_all(pool)
         balanced = datasets.balance(session.config, pool, metrics)
-        results = data_checks(session, pool, shadow, metrics, balanced, scoring, 2)
-        results += [_same_balanced_pool(on_disk, balanced), scorer_selfcheck(shadow, scoring.pipeline.rule),
-                    pre_run_shadow_check(session, shadow, on_disk)]
-    results.append(pre_run_shadow_run(session))  # loads (for the built-in model: builds) the base policy
+        results = data_checks(session, pool, held, metrics, balanced, scoring, 2)
+        results += [_same_balanced_pool(on_disk, balanced), scorer_selfcheck(held.shadow, scoring.pipeline.rule),
+                    pre_run_shadow_check(session, held.shadow, on_disk)]
+    policy = base_policy(session)  # for the built-in model: builds and warm-starts it, cached for training
+    results.append(pre_run_shadow_run(session, policy))
+    results.append(release_power_check(session, policy))
     record_checks(session, 2, results, fingerprints, _drain(scoring))
+
+
+def base_policy(session: Session) -> Policy:
+    """The step-0 policy: the base model before any adapter or update."""
+    from rc1.stages.train import load_run_policy
+
+    model, tokenizer, device, _ = load_run_policy(session, _read(session.ws.balanced_pool_path))
+    return Policy(model, tokenizer, device)
 
 
 def _drain(scoring: RunScoring) -> ev.ScoringSummary:

@@ -1,9 +1,11 @@
-"""The RC1 release gate, computed from the log: did the hard bucket improve?
+"""The RC1 release verdict of a line of training, computed when it completes.
 
-hard_gain_pp = 100 · (hard success at the best checkpoint − hard success at step 0), where hard success
-is the share of hard HotpotQA + StrategyQA shadow items answered correctly and the best checkpoint is
-the last one promoted to best/ (by `release.metric`). With no checkpoint better than step 0 the gain is
-the final checkpoint's, and the gate is closed. Passed when hard_gain_pp ≥ `release.min_hard_gain_pp`.
+Selection and measurement never share items. The shadow set chose the checkpoint: the last one promoted to best/
+(by `release.metric`), else the final checkpoint. The gate set, which nothing else ever reads, then measures it:
+its step-0 evaluation (round 2's, on the base policy) against the selected checkpoint's, per item, success
+averaged over `release.samples` sampled replies. The gain is the mean per-item difference with a 95 % paired
+bootstrap interval over items (rc1/scoring/release_stats.py); PASSED only when the gain reaches
+`release.min_hard_gain_pp` and the interval lies above 0.
 
 With several seeds (`run.seeds`) each line of training gets that verdict, and the run gets one across them
 (`release_across_seeds`): the mean gain minus its spread must reach the threshold, every seed having passed.
@@ -13,60 +15,117 @@ from __future__ import annotations
 
 import statistics
 
+from rc1.errors import TrainingError
 from rc1.events import schema as ev
-from rc1.events.replay import EvalPoint, Projection
+from rc1.events.replay import CheckpointRef, EvalPoint, Projection
+from rc1.scoring.release_stats import paired_gain, release_verdict
 from rc1.session import Session
+from rc1.stages.gate_set import Policy, evaluate_gate_set
 
 
-def release_event(p: Projection, threshold_pp: float, metric: str) -> ev.ReleaseEvaluated | None:
-    """None when the log holds no step-0 evaluation to measure a gain from (a run begun before it existed)."""
-    by_step = {e.step: e for e in p.evals}
-    base = by_step.get(0)
-    if base is None or base.hard_success is None or len(by_step) < 2:
-        return None
-    best = by_step.get(p.best_step) if p.best_step else None
-    measured = best or by_step[max(by_step)]
-    gain = 100.0 * ((measured.hard_success or 0.0) - base.hard_success)
+def selected_checkpoint(p: Projection, final: CheckpointRef) -> tuple[CheckpointRef, str]:
+    """The checkpoint the shadow set chose, and how: the last best/ promotion ("best"), else the final one."""
+    if p.best_step is not None:
+        chosen = [c for c in p.checkpoints if c.step == p.best_step]
+        if chosen:
+            return chosen[-1], "best"
+    return final, "final"
+
+
+def release_event(base: ev.GateSetEvaluated, selected: ev.GateSetEvaluated, threshold_pp: float, metric: str,
+                  seed: int | None) -> ev.ReleaseEvaluated:
+    """The verdict from two gate-set evaluations of the same items (a pure function of the log's events)."""
+    if base.item_ids != selected.item_ids or base.samples != selected.samples:
+        raise TrainingError("the gate set's two evaluations are not of the same items and samples; re-run the rounds "
+                            "(`rc1 advance` from INIT) to evaluate the step-0 policy on the gate set in force")
+    gain = paired_gain([k / base.samples for k in base.sampled], [k / selected.samples for k in selected.sampled],
+                       seed=base.generation_seed)
+    verdict = release_verdict(gain, threshold_pp)
     return ev.ReleaseEvaluated(
-        step=best.step if best else None, baseline_hard_success=base.hard_success,
-        hard_success=measured.hard_success or 0.0, hard_gain_pp=gain, threshold_pp=threshold_pp,
-        passed=best is not None and gain >= threshold_pp, metric=metric, seed=p.seed,
+        step=selected.step, selected_by=selected.selected_by, items="gate", n=gain.n, samples=selected.samples,
+        baseline_success=gain.baseline, selected_success=gain.selected, baseline_greedy=base.greedy_success,
+        selected_greedy=selected.greedy_success, hard_gain_pp=gain.gain_pp, ci_low_pp=gain.ci_low_pp,
+        ci_high_pp=gain.ci_high_pp, confidence=gain.confidence, resamples=gain.resamples, bootstrap_seed=gain.seed,
+        threshold_pp=threshold_pp,
+        passed=verdict.passed, failed=list(verdict.failed), metric=metric, seed=seed,
     )
 
 
-def evaluate_release(session: Session) -> None:
-    event = release_event(session.projection, session.config.release.min_hard_gain_pp, session.config.release.metric)
-    if event is None:
-        print("release: not evaluated (this run has no step-0 evaluation to compare with)", flush=True)
+def evaluate_release(session: Session, final: CheckpointRef, base_seed: int) -> None:
+    """Evaluate the selected checkpoint on the gate set (unless the log already holds it: a crash came between),
+    then append and print the verdict. `base_seed` builds the built-in base model the checkpoint's weights go on."""
+    p = session.projection
+    base = p.gate_base
+    if base is None:
+        print("release: not evaluated (round 2 left no gate-set evaluation of the step-0 policy: a run begun before "
+              "gate sets existed)", flush=True)
         return
-    session.append(event)
-    print(release_table(session.projection.evals), flush=True)
+    chosen, how = selected_checkpoint(p, final)
+    selected = p.gate_selected
+    if selected is None or selected.step != chosen.step:
+        policy = _policy_at(session, chosen, base_seed)
+        print(f"  gate set: evaluating step {chosen.step} ({how}) on {len(base.item_ids)} items × {base.samples} samples",
+              flush=True)
+        selected = evaluate_gate_set(session, policy, which="selected", step=chosen.step, checkpoint=chosen.dir,
+                                     selected_by=how, seed=p.seed)
+    event = session.append(release_event(base, selected, session.config.release.min_hard_gain_pp,
+                                         session.config.release.metric, p.seed))
+    print(release_table(p.evals, chosen.step), flush=True)
+    print(verdict_line(event), flush=True)
+
+
+def _policy_at(session: Session, ref: CheckpointRef, base_seed: int) -> Policy:
+    """The base policy with the checkpoint's weights, once its files match the hashes its event recorded."""
+    from rc1.data.task import read_items
+    from rc1.stages.train import load_run_policy
+    from rc1.train import checkpoints
+    from rc1.train.checkpoint_policy import policy_at
+
+    directory = session.ws.root / ref.dir
+    problems = checkpoints.verify(directory, ref.files)
+    if problems:
+        raise TrainingError(f"the selected checkpoint cannot be evaluated on the gate set: {'; '.join(problems)}")
+    model, tokenizer, device, _ = load_run_policy(session, read_items(session.ws.balanced_pool_path), base_seed)
+    return Policy(policy_at(model, directory, session.config.finetune.method), tokenizer, device)
+
+
+def verdict_line(event: ev.ReleaseEvaluated) -> str:
     verdict = "PASSED" if event.passed else "NOT PASSED"
-    where = f"best checkpoint step {event.step}" if event.step is not None else "no checkpoint beat step 0"
-    print(f"release (RC1 gate): {verdict}: hard HotpotQA+StrategyQA success {event.baseline_hard_success:.3f} -> "
-          f"{event.hard_success:.3f} ({event.hard_gain_pp:+.1f} pp; needs ≥ {event.threshold_pp:g} pp; {where})", flush=True)
+    interval = (f", {100 * event.confidence:g} % CI [{event.ci_low_pp:+.1f}, {event.ci_high_pp:+.1f}] pp"
+                if event.ci_low_pp is not None else "")
+    line = (f"release (RC1 gate): {verdict}: gate set n={event.n} hard items × {event.samples} samples, sampled success "
+            f"{event.baseline_success:.3f} -> {event.selected_success:.3f} at step {event.step} ({event.selected_by}), "
+            f"gain {event.hard_gain_pp:+.1f} pp{interval}; needs ≥ {event.threshold_pp:g} pp and an interval above 0")
+    if event.baseline_greedy is not None and event.selected_greedy is not None:
+        line += f"\n  greedy success (secondary) {event.baseline_greedy:.3f} -> {event.selected_greedy:.3f}"
+    return line + "".join(f"\n  not passed: {reason}" for reason in event.failed)
 
 
-def release_table(evals: list[EvalPoint]) -> str:
-    """Step 0 against the last evaluation, by task × difficulty."""
-    first, last = evals[0], evals[-1]
+def release_table(evals: list[EvalPoint], selected_step: int) -> str:
+    """Step 0 against the selected checkpoint on the shadow set, by task × difficulty: greedy and sampled success."""
+    first = evals[0]
+    chosen = next((e for e in evals if e.step == selected_step), evals[-1])
     before = {(b.task, b.difficulty): b for b in first.buckets}
-    lines = [f"evaluation on the shadow set: step 0 vs step {last.step}",
-             f"  {'task':<11}{'bucket':<8}{'n':>4}  {'success':>15}  {'delta':>8}  {'reward':>15}  {'overclar':>13}"]
-    for b in last.buckets:
+    lines = [f"evaluation on the shadow set: step 0 vs step {chosen.step} (selected)",
+             f"  {'task':<11}{'bucket':<8}{'n':>4}  {'greedy success':>15}  {'sampled success':>15}  {'delta':>8}"
+             f"  {'reward':>15}"]
+    for b in chosen.buckets:
         a = before.get((b.task, b.difficulty))
         if a is None:
             continue
-        lines.append(f"  {b.task:<11}{b.difficulty:<8}{b.n:>4}  {a.success:>6.3f} -> {b.success:<6.3f}"
-                     f"  {100 * (b.success - a.success):>+6.1f}pp  {a.mean_reward:>6.3f} -> {b.mean_reward:<6.3f}"
-                     f"  {a.overclar_rate:>4.2f} -> {b.overclar_rate:<4.2f}")
+        sampled = (f"{a.sampled_success:>6.3f} -> {b.sampled_success:<6.3f}"
+                   if a.sampled_success is not None and b.sampled_success is not None else f"{'-':>15}")
+        delta = (b.sampled_success - a.sampled_success) if a.sampled_success is not None and b.sampled_success is not None \
+            else b.success - a.success
+        lines.append(f"  {b.task:<11}{b.difficulty:<8}{b.n:>4}  {a.success:>6.3f} -> {b.success:<6.3f}  {sampled}"
+                     f"  {100 * delta:>+6.1f}pp  {a.mean_reward:>6.3f} -> {b.mean_reward:<6.3f}")
     return "\n".join(lines)
 
 
 def across_seeds_event(p: Projection, threshold_pp: float) -> ev.ReleaseAcrossSeeds | None:
-    """The verdict over every finished line of training: mean hard gain minus its spread (sample standard
-    deviation over seeds) must reach the threshold, and every line must have passed its own gate. None
-    when a line has no release of its own (a run begun before the step-0 evaluation existed)."""
+    """The verdict over every finished line of training: mean gain minus its spread (sample standard deviation
+    over seeds) must reach the threshold, and every line must have passed its own verdict (gain and interval).
+    None when a line has no release of its own (a run begun before the gate set existed)."""
     releases = {str(line.seed): line.release for line in p.finished}
     if not releases or any(r is None for r in releases.values()):
         return None

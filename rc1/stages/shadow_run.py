@@ -20,17 +20,18 @@ from rc1.scoring.pipeline import components_for, rewards_of
 from rc1.scoring.reward import weighted_sum
 from rc1.scoring.shadow_stats import Sample, shadow_statistics
 from rc1.session import Session
+from rc1.stages.gate_set import Policy, replies_per_pass
 from rc1.stages.scoring import open_scoring, policy_thinking
 
 PRE_RUN_TAG = "pre_run_check"
 
 
-def run_shadow(session: Session, tag: str, checkpoint: str = "base", samples: int | None = None) -> ev.ShadowRunCompleted:
-    import torch
-    from transformers import GenerationConfig
-
+def run_shadow(session: Session, tag: str, checkpoint: str = "base", samples: int | None = None,
+               base: Policy | None = None) -> ev.ShadowRunCompleted:
+    """`base`: the base policy when the caller has it loaded already (round 2), for `checkpoint` base."""
     from rc1.stages.train import line_session, load_run_policy
-    from rc1.train.generation import generate_replies
+    from rc1.train.generation import eos_token_ids, evaluate_policy
+    from rc1.train.metrics import Sampling
 
     base_seed = session.config.run.seed
     if session.projection.seed is not None:  # the line of training the checkpoints belong to
@@ -38,22 +39,21 @@ def run_shadow(session: Session, tag: str, checkpoint: str = "base", samples: in
     config = session.config
     k = samples or config.shadow.samples
     shadow = read_items(session.ws.shadow_path)
-    pool = read_items(session.ws.balanced_pool_path)
-    model, tokenizer, device, _ = load_run_policy(session, pool, base_seed)
-    model = _with_adapter(session, model, checkpoint)
+    if base is not None and checkpoint == "base":
+        model, tokenizer, device = base.model, base.tokenizer, base.device
+    else:
+        pool = read_items(session.ws.balanced_pool_path)
+        model, tokenizer, device, _ = load_run_policy(session, pool, base_seed)
+        model = _policy_of(session, model, checkpoint)
     thinking = policy_thinking(session.loaded, tokenizer.chat_template, template_known=True)
     scoring = open_scoring(session.loaded, session.ws, thinking)
     old_weights = (load_weights(session.loaded.resolve(config.shadow.old_weights), components_for(session.loaded))
                    if config.shadow.old_weights else scoring.weights)
-    generation = GenerationConfig(max_new_tokens=config.train.max_completion_tokens, do_sample=True,
-                                  temperature=config.train.temperature, num_return_sequences=k,
-                                  pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id)
-    model.eval()
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(config.run.seed)
-        texts, counts = generate_replies(model, tokenizer, shadow, max_prompt_tokens=config.train.max_prompt_tokens,
-                                         generation=generation, eos_ids=[tokenizer.eos_token_id],
-                                         batch_size=config.train.per_device_batch_size, device=device)
+    replies = evaluate_policy(model, tokenizer, shadow, max_prompt_tokens=config.train.max_prompt_tokens,
+                              max_new_tokens=config.train.max_completion_tokens, eos_ids=eos_token_ids(model, tokenizer),
+                              batch_size=replies_per_pass(config), device=device,
+                              sampling=Sampling(samples=k, temperature=config.train.temperature, seed=config.run.seed))
+    texts, counts = replies.completions, replies.completion_tokens
     items = [item for item in shadow for _ in range(k)]
     if scoring.judge is not None:
         scoring.judge.ledger.scope = f"shadow {tag}"
@@ -76,7 +76,8 @@ def run_shadow(session: Session, tag: str, checkpoint: str = "base", samples: in
     ))
 
 
-def _with_adapter(session: Session, model, checkpoint: str):
+def _policy_of(session: Session, model, checkpoint: str):
+    """The base `model` as it is (`base`), or with the weights of the named checkpoint of this run."""
     if checkpoint == "base":
         return model
     p = session.projection
@@ -92,14 +93,14 @@ def _with_adapter(session: Session, model, checkpoint: str):
         directory = session.ws.root / refs[-1].dir
     else:
         raise BadInput(f"--checkpoint {checkpoint!r}: use base, best or step_N")
-    from peft import PeftModel
+    from rc1.train.checkpoint_policy import policy_at
 
-    return PeftModel.from_pretrained(model, str(directory))
+    return policy_at(model, directory, session.config.finetune.method)
 
 
-def pre_run_shadow_run(session: Session) -> CheckResult:
+def pre_run_shadow_run(session: Session, base: Policy) -> CheckResult:
     """Round 2's shadow run on the base model: it must compute (rank agreement defined on stable items)."""
-    event = run_shadow(session, PRE_RUN_TAG)
+    event = run_shadow(session, PRE_RUN_TAG, base=base)
     s = event.statistics
     problems = [name for name in ("spearman", "kendall_tau") if s.get(name) is None]
     stable = (s.get("items") or 0) - (s.get("unstable_items") or 0)

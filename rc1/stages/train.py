@@ -20,6 +20,7 @@ from rc1.events import schema as ev
 from rc1.events.replay import CheckpointRef, pending_seed
 from rc1.failure import write_error_report
 from rc1.fsutil import held_lock, sha256_file
+from rc1.scoring.control import with_shuffled_answers
 from rc1.scoring.pipeline import make_reward_fn
 from rc1.scoring.rules import gold_reply
 from rc1.session import Session
@@ -67,7 +68,7 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
     _refuse_unsupported_launch(config)
     resume = None if new_line else pick_resume(session, explicit_resume)
     if resume is not None and resume.step >= config.train.max_steps:
-        _complete(session, resume, seeds)  # crashed after the final checkpoint, before run_completed
+        _complete(session, resume, seeds, base_seed)  # crashed after the final checkpoint, before run_completed
         return
 
     from rc1.train.generation import generation_backend
@@ -79,7 +80,9 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
     thinking = policy_thinking(session.loaded, tokenizer.chat_template, template_known=True)
     scoring = open_scoring(session.loaded, session.ws, thinking)
     reward_fn = make_reward_fn(config.reward, scoring.weights, scoring.pipeline)
-    sampling = _Sampling(session, pool, shadow)
+    if config.reward.answers == "shuffled":  # a control arm: rewarded against another item's gold
+        reward_fn = with_shuffled_answers(reward_fn, pool, base_seed)
+    sampling = _Sampling(session, pool, shadow + read_items(session.ws.gate_path))
     engine = build_engine(config, pool, reward_fn, model, tokenizer, session.ws.staging_dir, device, sampling.make)
     if engine.truncated_prompts:
         print(f"note: {engine.truncated_prompts} of {len(pool)} prompts were cut to fit train.max_prompt_tokens "
@@ -120,7 +123,8 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
     latest = session.projection.latest_checkpoint
     if latest is None or latest.step != config.train.max_steps:
         raise TrainingError(f"training stopped at step {session.projection.step} without a checkpoint at max_steps {config.train.max_steps}")
-    _complete(session, latest, seeds)
+    del engine, model, hooks  # the verdict loads the checkpoint it measures from disk; free the trained policy first
+    _complete(session, latest, seeds, base_seed)
 
 
 def _next_line(p, seeds: list[int]) -> tuple[int, bool]:
@@ -165,8 +169,8 @@ class _Sampling:
     """Builds the sampler the engine draws its batches from, for the engine's prompts per step, and keeps
     it for the train_step events (the batch mix)."""
 
-    def __init__(self, session: Session, pool: list[TaskItem], shadow: list[TaskItem]):
-        self._session, self._pool, self._shadow = session, pool, shadow
+    def __init__(self, session: Session, pool: list[TaskItem], held_out: list[TaskItem]):
+        self._session, self._pool, self._held_out = session, pool, held_out
         self.sampler: Sampler | None = None
 
     def make(self, prompts_per_step: int) -> Sampler:
@@ -174,15 +178,15 @@ class _Sampling:
         if config.priority_sampling is None:
             self.sampler = PassSampler(self._pool, prompts_per_step, config.train.max_steps, config.run.seed)
         else:
-            fresh = FreshItems(self._session, self._pool, self._shadow)
+            fresh = FreshItems(self._session, self._pool, self._held_out)
             self.sampler = PrioritySampler(self._pool, prompts_per_step, config.run.seed, config.priority_sampling, fresh)
         return self.sampler
 
 
-def _complete(session: Session, final: CheckpointRef, seeds: list[int]) -> None:
+def _complete(session: Session, final: CheckpointRef, seeds: list[int], base_seed: int) -> None:
     p = session.projection
     if p.release is None:
-        evaluate_release(session)
+        evaluate_release(session, final, base_seed)
     session.append(ev.RunCompleted(step=final.step, best_step=p.best_step, final_checkpoint=final.dir, seed=p.seed))
     if len(seeds) > 1 and p.complete:
         evaluate_release_across_seeds(session)

@@ -12,7 +12,9 @@ from rc1.data.task import TaskItem
 from rc1.events import schema as ev
 from rc1.scoring.evaluation import evaluate_buckets, hard_success, metric_value
 from rc1.scoring.pipeline import rewards_of
+from rc1.scoring.release_stats import promotes
 from rc1.session import Session
+from rc1.stages.gate_set import correct_counts, gate_sampling
 from rc1.stages.scoring import RunScoring
 from rc1.train import checkpoints
 from rc1.train.metrics import StepMetrics
@@ -72,30 +74,39 @@ class EventHooks:
             self._promote(step, final, value)
 
     def evaluate(self, step: int) -> float:
-        """Greedy replies to the shadow set, scored by the run's scorer: an eval_completed event; returns
-        the value of `release.metric`."""
-        result = self.engine.evaluate(self.shadow, self.session.config.train.max_completion_tokens)
+        """Greedy replies to the shadow set, scored by the run's scorer, and `release.samples` sampled replies per
+        item scored by the rule scorer: an eval_completed event; returns the value of `release.metric`."""
+        config = self.session.config
+        max_tokens = config.train.max_completion_tokens
+        result = self.engine.evaluate(self.shadow, max_tokens)
+        sampled = self.engine.evaluate(self.shadow, max_tokens, sampling=gate_sampling(config))
         self._scope(f"eval {step}")
         scored = self.scoring.pipeline.score(self.shadow, result.completions, result.completion_tokens)
-        rewards = rewards_of(self.session.config.reward, self.scoring.weights, self.shadow, scored)
+        rewards = rewards_of(config.reward, self.scoring.weights, self.shadow, scored)
+        rates = [k / sampled.samples for k in correct_counts(self.scoring.pipeline.rule, self.shadow, sampled)]
         step0 = next((e for e in self.session.projection.evals if e.step == 0), None)
-        buckets = evaluate_buckets(self.shadow, scored, rewards, step0.buckets if step0 and step else ())
-        hard = hard_success(self.shadow, scored)
+        buckets = evaluate_buckets(self.shadow, scored, rewards, step0.buckets if step0 and step else (), rates)
+        tasks = list(config.release.tasks)
+        hard = hard_success(self.shadow, [s.components["correctness"] for s in scored], tasks)
+        hard_sampled = hard_success(self.shadow, rates, tasks)
         overall = buckets[-1]
         per_task = {b.task: b.success for b in buckets if b.difficulty == "all" and b.task != "all"}
         self.session.append(ev.EvalCompleted(
             step=step, n=overall.n, mean_reward=overall.mean_reward, success=overall.success,
             per_task_success=per_task, scoring=self._judge_calls(), buckets=buckets, hard_success=hard,
+            hard_sampled_success=hard_sampled, samples=sampled.samples,
         ))
         self._scope(f"step {step + 1}")
-        return metric_value(self.session.config.release.metric, hard, buckets)
+        return metric_value(config.release.metric, hard, hard_sampled, buckets)
 
     def _promote(self, step: int, final: Path, value: float) -> None:
-        """best/ grows by a copy of each checkpoint that beats every evaluation before it, step 0 included."""
+        """best/ grows by a copy of each checkpoint that beats every evaluation before it, step 0 included
+        (`promotes`, the rule the release verdict's simulations test)."""
         p = self.session.projection
         metric = self.session.config.release.metric
-        earlier = [metric_value(metric, e.hard_success or 0.0, e.buckets) for e in p.evals if e.step < step and e.buckets]
-        if earlier and value <= max(earlier):
+        earlier = [metric_value(metric, e.hard_success, e.hard_sampled_success, e.buckets)
+                   for e in p.evals if e.step < step and e.buckets]
+        if not promotes(value, earlier):
             return
         best_dir = self.session.ws.checkpoints_dir / "best" / final.name
         files = checkpoints.promote_best(final, best_dir)

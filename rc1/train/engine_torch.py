@@ -1,6 +1,8 @@
 """The `torch` engine: a plain PyTorch loop rc1 owns, on the same model, data order, reward, evaluation
 and checkpoint publishing as the `trl` engine, running any strategy of rc1.train.strategies.
 
+It trains a LoRA adapter (`finetune.method` lora or qlora), and its strategies take the reference policy by
+switching the adapter off; `full` is the trl engine's, and config refuses torch × full (rc1/config_rules.py).
 Its checkpoints are rc1's layout (rc1/train/layout.py), written by rc1 itself.
 Resume restores every one of them, so step N+1 after a resume is the step N+1 of an uninterrupted run.
 """
@@ -25,7 +27,7 @@ from rc1.data.task import TaskItem
 from rc1.errors import BadInput, TrainingError
 from rc1.train import divergence, layout
 from rc1.train.generation import eos_token_ids, evaluate_policy
-from rc1.train.metrics import EvalResult, StepMetrics
+from rc1.train.metrics import EvalResult, Sampling, StepMetrics
 from rc1.train.model_loading import lora_config
 from rc1.train.policy_math import Rollout
 from rc1.train.prompts import FittedPrompts
@@ -118,10 +120,10 @@ class TorchEngine:
         return msgspec.structs.replace(metrics, mem_used_mb=memory_mb(self.device),
                                        sec_per_step=time.perf_counter() - started)
 
-    def eval_step(self, items: list[TaskItem], max_new_tokens: int) -> EvalResult:
+    def eval_step(self, items: list[TaskItem], max_new_tokens: int, sampling: Sampling | None = None) -> EvalResult:
         return evaluate_policy(self._model, self.tokenizer, items, max_prompt_tokens=self.train_cfg.max_prompt_tokens,
                                max_new_tokens=max_new_tokens, eos_ids=self.eos_ids,
-                               batch_size=self.train_cfg.per_device_batch_size, device=self.device)
+                               batch_size=self.train_cfg.per_device_batch_size, device=self.device, sampling=sampling)
 
     evaluate = eval_step
 
@@ -177,7 +179,7 @@ class TorchEngine:
 
 def read_checkpoint(directory: Path) -> dict:
     """The state a torch-engine checkpoint holds, as `TorchEngine.load_state_dict` takes it."""
-    absent = layout.missing(directory)
+    absent = layout.missing(directory, "lora")  # an adapter checkpoint: lora and qlora write the same files
     if absent:
         raise TrainingError(f"{directory}: not an rc1 checkpoint (missing {', '.join(absent)})")
     return {

@@ -1,5 +1,12 @@
-"""The `trl` engine: TRL's trainers (`GRPOTrainer`, `RLOOTrainer`, `OnlineDPOTrainer`, `SFTTrainer`) with a
-LoRA adapter, bridged to rc1's hooks. GRPO is the production default.
+"""The `trl` engine: TRL's trainers (`GRPOTrainer`, `RLOOTrainer`, `OnlineDPOTrainer`, `SFTTrainer`) training a
+LoRA adapter (`finetune.method` lora, qlora) or the whole model (full), bridged to rc1's hooks. GRPO is the
+production default.
+
+The reference policy: with an adapter, the base with the adapter switched off. Full fine-tuning has no adapter
+to switch off, so TRL 1.16 builds a frozen one beside the policy when β > 0: GRPOTrainer and RLOOTrainer load it
+again from the policy's `config._name_or_path` (the directory or hub id `load_policy` read, so the same weights),
+in the policy's dtype and attention; OnlineDPOTrainer deep-copies the policy it is given. Either way it is a
+second copy of the model in memory.
 
 Exact resume is a design goal (DESIGN §5), and it holds because:
 - the data order is ours: the dataset is the whole schedule, one row per prompt of every step, fed
@@ -32,7 +39,7 @@ from rc1 import distributed
 from rc1.config import Config, TrainConfig
 from rc1.data.task import TaskItem
 from rc1.errors import BadInput, TrainingError
-from rc1.train.metrics import EvalResult, StepMetrics
+from rc1.train.metrics import EvalResult, Sampling, StepMetrics
 from rc1.train.model_loading import lora_config
 from rc1.train import divergence, layout
 from rc1.train.generation import eos_token_ids, evaluate_policy, generation_backend
@@ -77,6 +84,11 @@ class TrlEngine:
     ):
         if not items:
             raise BadInput("data: no task items to train on")
+        if config.finetune.method == "full" and model.dtype == torch.float16:
+            # The fp16 loss scaler unscales fp32 gradients only (torch: "Attempting to unscale FP16 gradients"):
+            # peft keeps a LoRA adapter in fp32 over an fp16 base; a fully trained model has no fp32 weights.
+            raise BadInput("model.dtype: finetune.method full trains every weight, and fp16 weights cannot be trained "
+                           "under the fp16 loss scaler; use model.dtype bf16 or fp32, or finetune.method lora")
         self._config = config
         self._reward_fn = reward_fn
         self._tokenizer = tokenizer
@@ -123,7 +135,7 @@ class TrlEngine:
                 args=args,
                 train_dataset=dataset,
                 processing_class=tokenizer,
-                peft_config=lora_config(config.model),
+                peft_config=None if config.finetune.method == "full" else lora_config(config.model),
                 callbacks=[self._bridge],
                 **trainer_kwargs,
             )
@@ -135,7 +147,8 @@ class TrlEngine:
 
     @property
     def model(self) -> torch.nn.Module:
-        """The trained policy (a peft model: base weights frozen, LoRA adapter trainable)."""
+        """The trained policy: a peft model (base weights frozen, LoRA adapter trainable), or with
+        `finetune.method` full the model itself, every weight trainable."""
         return self._trainer.model
 
     def train(self, hooks: TrainingHooks, resume_from: Path | None) -> None:
@@ -143,7 +156,8 @@ class TrlEngine:
         self._clear_stale_staging()
         if resume_from is not None:
             resume_from = Path(resume_from)
-            absent = layout.missing(resume_from) + [n for n in (TRAINER_STATE,) if not (resume_from / n).is_file()]
+            absent = layout.missing(resume_from, self._config.finetune.method) + [
+                n for n in (TRAINER_STATE,) if not (resume_from / n).is_file()]
             if absent:
                 raise TrainingError(f"{resume_from}: not an rc1 checkpoint (missing {', '.join(absent)})")
             self._sampler.load_state_dict(layout.read_sampler(resume_from), str(resume_from / layout.SAMPLER))
@@ -163,12 +177,12 @@ class TrlEngine:
         finally:
             self._bridge.hooks = None
 
-    def evaluate(self, items: list[TaskItem], max_new_tokens: int) -> EvalResult:
-        """Greedy completions of `items`; leaves every RNG and the model's mode as found."""
+    def evaluate(self, items: list[TaskItem], max_new_tokens: int, sampling: Sampling | None = None) -> EvalResult:
+        """Greedy (or `sampling`'s sampled) completions of `items`; leaves every RNG and the model's mode as found."""
         batch_size = self._config.train.per_device_batch_size * self._config.train.gradient_accumulation_steps
         return evaluate_policy(self._trainer.model, self._tokenizer, items, max_prompt_tokens=self._config.train.max_prompt_tokens,
                                max_new_tokens=max_new_tokens, eos_ids=self._eos_ids, batch_size=batch_size,
-                               device=self._trainer.args.device)
+                               device=self._trainer.args.device, sampling=sampling)
 
     def _at(self, position: int) -> TaskItem:
         return self._sampler.batch(position // self._per_step + 1)[position % self._per_step]

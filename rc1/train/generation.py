@@ -10,7 +10,7 @@ import torch
 from transformers import GenerationConfig, PreTrainedTokenizerBase
 
 from rc1.data.task import TaskItem
-from rc1.train.metrics import EvalResult
+from rc1.train.metrics import EvalResult, Sampling
 from rc1.train.prompts import fit_prompt
 from rc1.train.runtime import capture_rng, restore_rng
 
@@ -51,20 +51,31 @@ def generate_replies(model, tokenizer: PreTrainedTokenizerBase, items: list[Task
 
 
 def evaluate_policy(model, tokenizer: PreTrainedTokenizerBase, items: list[TaskItem], *, max_prompt_tokens: int,
-                    max_new_tokens: int, eos_ids: list[int], batch_size: int, device) -> EvalResult:
-    """Greedy replies of `model` to `items` (the same checkpoint gives the same replies); every RNG and the
-    model's train/eval mode are left as found, so evaluating inside a run does not change its training."""
+                    max_new_tokens: int, eos_ids: list[int], batch_size: int, device,
+                    sampling: Sampling | None = None) -> EvalResult:
+    """Replies of `model` to `items`: greedy, or `sampling.samples` sampled ones per item under `sampling.seed`.
+    Either way the same weights give the same replies, and every RNG and the model's train/eval mode are left as
+    found, so evaluating inside a run does not change its training. `batch_size` counts replies per forward pass."""
     started = time.perf_counter()
     was_training = model.training
     rng = capture_rng()
-    generation = GenerationConfig(max_new_tokens=max_new_tokens, do_sample=False, pad_token_id=tokenizer.pad_token_id,
-                                  eos_token_id=eos_ids)
+    if sampling is None:
+        generation = GenerationConfig(max_new_tokens=max_new_tokens, do_sample=False, pad_token_id=tokenizer.pad_token_id,
+                                      eos_token_id=eos_ids)
+    else:
+        generation = GenerationConfig(max_new_tokens=max_new_tokens, do_sample=True, temperature=sampling.temperature,
+                                      top_k=0, top_p=1.0, num_return_sequences=sampling.samples,
+                                      pad_token_id=tokenizer.pad_token_id, eos_token_id=eos_ids)
+        batch_size = max(1, batch_size // sampling.samples)
     try:
+        if sampling is not None:
+            torch.manual_seed(sampling.seed)
         model.eval()
         completions, counts = generate_replies(model, tokenizer, items, max_prompt_tokens=max_prompt_tokens,
                                                generation=generation, eos_ids=eos_ids, batch_size=batch_size, device=device)
     finally:
         model.train(was_training)
         restore_rng(rng)
-    return EvalResult(item_ids=[item.id for item in items], completions=completions, completion_tokens=counts,
-                      seconds=time.perf_counter() - started)
+    samples = 1 if sampling is None else sampling.samples
+    return EvalResult(item_ids=[item.id for item in items for _ in range(samples)], completions=completions,
+                      completion_tokens=counts, seconds=time.perf_counter() - started, samples=samples)

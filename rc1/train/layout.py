@@ -1,6 +1,10 @@
 """rc1's checkpoint layout, whatever engine wrote it (`step_XXXXX/` once published):
 
-  adapter_model.safetensors, adapter_config.json   the LoRA adapter (peft's format: loadable alone)
+  the weights, by `finetune.method`:
+    lora, qlora: adapter_model.safetensors,     the LoRA adapter (peft's format: loadable alone onto the base)
+                 adapter_config.json
+    full:        model.safetensors, config.json  every weight of the model (transformers' format), as the trainer
+                                                 saved it, with whatever it saves beside them (generation_config.json)
   optimizer.pt, scheduler.pt                       the optimizer and the learning-rate schedule
   scaler.pt                                        the fp16 loss scaler, where the engine used one
   rng.pt                                           python, numpy, cpu (and cuda/mps) RNG states
@@ -8,6 +12,10 @@
   strategy.pt                                      the strategy's own state (PPO's value head, GRPO's β)
   trainer_state.json                               trl engine only: its trainer's step counter and log
   rc1_meta.json                                    written by the stage when it publishes
+
+Which weight files a checkpoint must hold is the run's `finetune.method`, said by the caller: a directory's
+files alone cannot tell a full checkpoint missing its weights from an adapter one. A model above
+transformers' shard size (50 GB) would be saved in shards, and such a checkpoint is refused as incomplete.
 
 The trl engine's trainer writes its own names; `from_trainer` renames them into this layout, and
 `trainer_view` shows a published checkpoint back to the trainer under its names for a resume.
@@ -23,12 +31,19 @@ from pathlib import Path
 import torch
 
 
-ADAPTER = "adapter_model.safetensors"
+ADAPTER, ADAPTER_CONFIG = "adapter_model.safetensors", "adapter_config.json"
+FULL_WEIGHTS, MODEL_CONFIG = "model.safetensors", "config.json"
+WEIGHTS = {"lora": (ADAPTER, ADAPTER_CONFIG), "qlora": (ADAPTER, ADAPTER_CONFIG), "full": (FULL_WEIGHTS, MODEL_CONFIG)}
 OPTIMIZER, SCHEDULER, RNG, SAMPLER, STRATEGY = "optimizer.pt", "scheduler.pt", "rng.pt", "sampler.json", "strategy.pt"
-REQUIRED = (ADAPTER, "adapter_config.json", OPTIMIZER, SCHEDULER, RNG, SAMPLER, STRATEGY)
+STATE = (OPTIMIZER, SCHEDULER, RNG, SAMPLER, STRATEGY)
 _TRAINER_NAMES = {RNG: "rng_state.pth"}  # HF Trainer's name for rc1's file
 _RANK0_RNG = "rng_state_0.pth"  # its name in a multi-process run, where every rank saves its own
 _TRAINER_ONLY = ("training_args.bin",)  # pickled arguments: the run's config says the same, and a resume never reads it
+
+
+def required(method: str) -> tuple[str, ...]:
+    """The files a checkpoint of a `finetune.method` run must hold."""
+    return WEIGHTS[method] + STATE
 
 
 def write_state(directory: Path, sampler: dict, strategy: dict) -> None:
@@ -44,8 +59,8 @@ def read_sampler(directory: Path) -> dict:
     return state
 
 
-def missing(directory: Path) -> list[str]:
-    return [name for name in REQUIRED if not (directory / name).is_file()]
+def missing(directory: Path, method: str) -> list[str]:
+    return [name for name in required(method) if not (directory / name).is_file()]
 
 
 def from_trainer(staged: Path, sampler: dict, strategy: dict) -> None:

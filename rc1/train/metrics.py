@@ -20,11 +20,21 @@ class StepMetrics(msgspec.Struct, frozen=True, kw_only=True):
     kl_coef: float = 0.0  # β in force this step (GRPO adapts it to target_kl)
 
 
+class Sampling(msgspec.Struct, frozen=True, kw_only=True):
+    """Sampled rather than greedy replies: `samples` per item at `temperature` (no top-k or top-p cut, as TRL's
+    trainers sample), the sampler seeded with `seed` so the same weights give the same replies."""
+
+    samples: int
+    temperature: float
+    seed: int
+
+
 class EvalResult(msgspec.Struct, frozen=True, kw_only=True):
-    """Greedy decoding of a fixed item list: `completions[i]` answers `item_ids[i]` in `completion_tokens[i]`
-    tokens. Scoring them is the caller's (one scorer call per completion, judge included)."""
+    """Replies to a fixed item list, greedy or sampled (`samples` per item, item by item): `completions[i]` answers
+    `item_ids[i]` in `completion_tokens[i]` tokens. Scoring them is the caller's."""
 
     item_ids: list[str]
     completions: list[str]
     completion_tokens: list[int]
     seconds: float
+    samples: int = 1

@@ -15,7 +15,7 @@ from typing import Protocol
 import torch
 
 from rc1.data.task import TaskItem
-from rc1.train.metrics import EvalResult, StepMetrics
+from rc1.train.metrics import EvalResult, Sampling, StepMetrics
 
 # (items, completions, completion token counts) -> rewards: rc1.scoring.pipeline.make_reward_fn
 RewardFn = Callable[[list[TaskItem], list[str], list[int]], list[float]]
@@ -51,8 +51,9 @@ class TrainingEngine(Protocol):
     def train(self, hooks: TrainingHooks, resume_from: Path | None) -> None:
         """Train to `train.max_steps`, from scratch or from a published checkpoint directory."""
 
-    def evaluate(self, items: list[TaskItem], max_new_tokens: int) -> EvalResult:
-        """Replies of the current policy to `items`; leaves every RNG and the model's mode as found."""
+    def evaluate(self, items: list[TaskItem], max_new_tokens: int, sampling: Sampling | None = None) -> EvalResult:
+        """Replies of the current policy to `items`, greedy or sampled (`sampling`); leaves every RNG and the
+        model's mode as found."""
 
 
 class Engine(TrainingEngine, Protocol):
@@ -64,7 +65,7 @@ class Engine(TrainingEngine, Protocol):
     def train_step(self, step: int) -> StepMetrics:
         """Run optimizer step `step` (1-based) on the batch the schedule gives it."""
 
-    def eval_step(self, items: list[TaskItem], max_new_tokens: int) -> EvalResult: ...
+    def eval_step(self, items: list[TaskItem], max_new_tokens: int, sampling: Sampling | None = None) -> EvalResult: ...
 
     def state_dict(self) -> dict:
         """Everything the next step depends on: adapter, optimizer, scheduler, scaler, RNGs, sampler, strategy."""

@@ -19,7 +19,7 @@ def draw_all(ws: Workspace, events: list[ev.Event]) -> list[Path]:
     matplotlib.use("Agg")  # no display: files only
     out = ws.reports_dir / "plots"
     drawn = [_training_curves(out, [e for e in events if isinstance(e, ev.TrainStep)])]
-    drawn.append(_success_by_difficulty(out, [e for e in events if isinstance(e, ev.EvalCompleted) and e.buckets]))
+    drawn.append(_success_by_difficulty(out, _current_line(events)))
     drawn.append(_pool_difficulty(out, ws))
     return [path for path in drawn if path is not None]
 
@@ -52,22 +52,48 @@ def _training_curves(out: Path, steps: list[ev.TrainStep]) -> Path | None:
     return _save(fig, out / "training.png")
 
 
-def _success_by_difficulty(out: Path, evals: list[ev.EvalCompleted]) -> Path | None:
+def _current_line(events: list[ev.Event]) -> tuple[list[ev.EvalCompleted], ev.ReleaseEvaluated | None]:
+    """The evaluations of the last line of training (a run of several seeds trains one after another) and its
+    release verdict, if it has one."""
+    start = max((i for i, e in enumerate(events) if isinstance(e, ev.TrainingStarted) and e.resume_from_step == 0),
+                default=0)
+    line = events[start:]
+    evals = {e.step: e for e in line if isinstance(e, ev.EvalCompleted) and e.buckets}  # a step evaluated again: the last
+    release = next((e for e in reversed(line) if isinstance(e, ev.ReleaseEvaluated)), None)
+    return [evals[step] for step in sorted(evals)], release
+
+
+def _success_by_difficulty(out: Path, line: tuple[list[ev.EvalCompleted], ev.ReleaseEvaluated | None]) -> Path | None:
+    evals, release = line
     if not evals:
         return None
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = plt.subplots(figsize=(8, 4.5))
     x = [e.step for e in evals]
     for difficulty in (*DIFFICULTIES, "all"):
         ys = [next((b.success for b in e.buckets if b.task == "all" and b.difficulty == difficulty), None) for e in evals]
-        ax.plot(x, ys, marker="o", label=difficulty, linewidth=2 if difficulty == "all" else 1)
-    ax.plot(x, [e.hard_success for e in evals], marker="s", linestyle="--", label="hard HotpotQA+StrategyQA (release)")
+        ax.plot(x, ys, marker="o", label=f"{difficulty} (greedy)", linewidth=2 if difficulty == "all" else 1, alpha=0.6)
+    ax.plot(x, [e.hard_success for e in evals], marker="s", linestyle="--", label="hard release tasks (greedy)")
+    if any(e.hard_sampled_success is not None for e in evals):
+        ax.plot(x, [e.hard_sampled_success for e in evals], marker="s", linestyle="-", color="black",
+                label=f"hard release tasks (sampled, {evals[-1].samples} per item)")
+    if release is not None and release.step is not None:
+        ax.axvline(release.step, color="grey", linestyle=":", label=f"selected: step {release.step} ({release.selected_by})")
+        if release.ci_low_pp is not None:
+            base, gain = release.baseline_success, release.selected_success - release.baseline_success
+            low, high = base + release.ci_low_pp / 100, base + release.ci_high_pp / 100
+            ax.errorbar([0, release.step], [base, base + gain], yerr=[[0, base + gain - low], [0, high - base - gain]],
+                        color="red", marker="D", capsize=4, linestyle="-", linewidth=1.5,
+                        label=f"gate set n={release.n}: {release.hard_gain_pp:+.1f} pp "
+                              f"[{release.ci_low_pp:+.1f}, {release.ci_high_pp:+.1f}] "
+                              f"{'PASSED' if release.passed else 'NOT PASSED'}")
     ax.set_xlabel("step")
-    ax.set_ylabel("shadow-set success")
+    ax.set_ylabel("success")
+    ax.set_title("shadow set by difficulty; the release verdict on the gate set")
     ax.set_ylim(-0.02, 1.02)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return _save(fig, out / "success_by_difficulty.png")
 
 

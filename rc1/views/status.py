@@ -20,6 +20,13 @@ class GateStatus(msgspec.Struct, frozen=True, kw_only=True):
     changed: list[str]
 
 
+class ReleaseStatus(ReleaseView, frozen=True, kw_only=True):
+    """The release verdict of the line of training in view, each finished line's (`seeds`), and the one across them."""
+
+    seeds: dict[str, ReleaseView] = msgspec.field(default_factory=dict)
+    across_seeds: AcrossSeedsView | None = None
+
+
 class StatusView(msgspec.Struct, frozen=True, kw_only=True):
     run: str
     state: str
@@ -36,7 +43,7 @@ class StatusView(msgspec.Struct, frozen=True, kw_only=True):
     last_ts: str
     last_step: dict[str, float] | None
     last_eval: dict[str, float] | None
-    release: ReleaseView | None = None  # the RC1 gate, once evaluated
+    release: ReleaseStatus | None = None  # the RC1 verdict, once evaluated
     torn_tail_bytes: int = 0
     # `run.seeds`: the seed of the line of training above, every seed, each finished line, the verdict across
     seed: int | None = None
@@ -77,13 +84,32 @@ def status_view(replayer: Replayer, current: ev.Fingerprints | None, run: str, t
         last_ts=p.last_ts,
         last_step=last_step,
         last_eval=p.last_eval,
-        release=p.release,
+        release=_release_status(p),
         torn_tail_bytes=torn_bytes,
         seed=p.seed,
         seeds=list(p.seeds),
         finished=list(p.finished),
         across_seeds=p.across_seeds,
     )
+
+
+def _release_status(p) -> ReleaseStatus | None:
+    seeds = {str(line.seed): line.release for line in p.finished if line.release is not None}
+    current = p.release or (p.finished[-1].release if p.finished else None)
+    if current is None:
+        return None
+    return ReleaseStatus(**msgspec.structs.asdict(current), seeds=seeds, across_seeds=p.across_seeds)
+
+
+def verdict_text(r: ReleaseView) -> str:
+    """One line: the verdict, the gain with its interval, what it was measured on and what failed."""
+    interval = f" [{r.ci_low_pp:+.1f}, {r.ci_high_pp:+.1f}]" if r.ci_low_pp is not None else " (no interval: v2 verdict)"
+    measured = (f"n={r.n} × {r.samples} samples, {r.baseline_success:.3f} -> {r.selected_success:.3f}, "
+                if r.n else "")
+    at = f"step {r.step} ({r.selected_by})" if r.step is not None else "no checkpoint beat step 0"
+    failed = f"; {'; '.join(r.failed)}" if r.failed else ""
+    return (f"{'PASSED' if r.passed else 'NOT PASSED'}: gain {r.hard_gain_pp:+.1f} pp{interval} "
+            f"({measured}{at}; needs ≥ {r.threshold:g}{' and an interval above 0' if r.n else ''}){failed}")
 
 
 def render_text(view: StatusView) -> str:
@@ -103,10 +129,7 @@ def render_text(view: StatusView) -> str:
     if view.last_eval:
         lines.append(f"last eval  step {int(view.last_eval['step'])}: success {view.last_eval['success']:.3f}, mean reward {view.last_eval['mean_reward']:.4f}")
     if view.release:
-        r = view.release
-        at = f"best step {r.step}" if r.step is not None else "no checkpoint beat step 0"
-        lines.append(f"release    {'PASSED' if r.passed else 'NOT PASSED'}: hard gain {r.hard_gain_pp:+.1f} pp "
-                     f"(needs ≥ {r.threshold:g}; {at})")
+        lines.append(f"release    {verdict_text(view.release)}")
     if len(view.seeds) > 1:
         lines.append(f"seeds      {', '.join(map(str, view.seeds))}; training seed {view.seed}")
         done = {line.seed: line for line in view.finished}
@@ -116,7 +139,7 @@ def render_text(view: StatusView) -> str:
                 lines.append(f"  seed {seed:<6} {'in training' if seed == view.seed and not view.complete else 'pending'}")
                 continue
             r = line.release
-            verdict = f"{'PASSED' if r.passed else 'NOT PASSED'} {r.hard_gain_pp:+.1f} pp" if r else "release not evaluated"
+            verdict = verdict_text(r) if r else "release not evaluated"
             lines.append(f"  seed {seed:<6} complete at step {line.step}, best {line.best_step if line.best_step is not None else '-'}; {verdict}")
         if view.across_seeds:
             a = view.across_seeds
@@ -129,7 +152,8 @@ def render_text(view: StatusView) -> str:
         match = {True: "inputs match", False: "INPUTS CHANGED: " + ", ".join(gate.changed), None: "inputs not compared"}[gate.inputs_match]
         fp = gate.fingerprints
         lines.append(f"{name:<10} passed; {match}")
-        lines.append(f"           pool {fp.pool[:12]}  shadow {fp.shadow[:12]}  config {fp.config[:12]}  weights {fp.weights[:12]}")
+        lines.append(f"           pool {fp.pool[:12]}  shadow {fp.shadow[:12]}  gate set {fp.gate[:12] or '-'}  "
+                     f"config {fp.config[:12]}  weights {fp.weights[:12]}")
     if view.torn_tail_bytes:
         lines.append(f"log        TORN TAIL of {view.torn_tail_bytes} bytes: run `rc1 repair`")
     if view.last_error:

@@ -1,0 +1,98 @@
+"""The gate set at work: a policy's replies to it, item by item, as a gate_set_evaluated event; and round 2's
+`release_power` check, which takes the step-0 policy's evaluation and asks whether a verdict on this gate set can
+tell a gain of the threshold's size from noise.
+
+Each item is answered greedily once and `release.samples` times sampled (at `train.temperature`, no top-k/top-p
+cut, the sampler seeded with `data.shadow_seed`, so the same weights give the same numbers); a reply succeeds when
+the rule scorer's `correctness` says so (no judge call: success is the rule component, as in every evaluation).
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from rc1.checks.result import CheckResult
+from rc1.config import Config
+from rc1.data.task import TaskItem, read_items
+from rc1.events import schema as ev
+from rc1.fsutil import sha256_file
+from rc1.scoring.pipeline import rule_scorer
+from rc1.scoring.release_stats import release_power
+from rc1.scoring.rules import RuleScorer
+from rc1.session import Session
+from rc1.stages.scoring import policy_thinking
+from rc1.train.metrics import EvalResult, Sampling
+
+
+class Policy(msgspec.Struct, frozen=True):
+    """A loaded policy to evaluate: the model (with its checkpoint's weights, if any), its tokenizer, its device."""
+
+    model: object
+    tokenizer: object
+    device: str
+
+
+def gate_sampling(config: Config) -> Sampling:
+    return Sampling(samples=config.release.samples, temperature=config.train.temperature, seed=config.data.shadow_seed)
+
+
+def replies_per_pass(config: Config) -> int:
+    return config.train.per_device_batch_size * config.train.gradient_accumulation_steps
+
+
+def correct_counts(rule: RuleScorer, items: list[TaskItem], replies: EvalResult) -> list[int]:
+    """Per item, how many of its replies (`replies.samples` each, item by item) the rule scorer calls correct."""
+    k = replies.samples
+    return [sum(round(rule.score(item, text, tokens)["correctness"]) for text, tokens in
+                zip(replies.completions[i * k:(i + 1) * k], replies.completion_tokens[i * k:(i + 1) * k]))
+            for i, item in enumerate(items)]
+
+
+def success_counts(session: Session, policy: Policy, items: list[TaskItem]) -> tuple[list[int], list[int], float]:
+    """Per item: sampled replies scored correct (of `release.samples`), whether the greedy reply was; seconds taken."""
+    from rc1.train.generation import eos_token_ids, evaluate_policy
+
+    config = session.config
+    rule = rule_scorer(session.loaded, policy_thinking(session.loaded, policy.tokenizer.chat_template, template_known=True))
+    common = dict(max_prompt_tokens=config.train.max_prompt_tokens, max_new_tokens=config.train.max_completion_tokens,
+                  eos_ids=eos_token_ids(policy.model, policy.tokenizer), batch_size=replies_per_pass(config),
+                  device=policy.device)
+    greedy = evaluate_policy(policy.model, policy.tokenizer, items, **common)
+    sampled = evaluate_policy(policy.model, policy.tokenizer, items, **common, sampling=gate_sampling(config))
+    return correct_counts(rule, items, sampled), correct_counts(rule, items, greedy), greedy.seconds + sampled.seconds
+
+
+def evaluate_gate_set(session: Session, policy: Policy, *, which: str, step: int, checkpoint: str | None = None,
+                      selected_by: str = "", seed: int | None = None) -> ev.GateSetEvaluated:
+    """`policy`'s replies to the gate set, appended as a gate_set_evaluated event (`which`: base | selected)."""
+    gate = read_items(session.ws.gate_path)
+    sampled, greedy, seconds = success_counts(session, policy, gate)
+    k = session.config.release.samples
+    sampling = gate_sampling(session.config)
+    return session.append(ev.GateSetEvaluated(
+        policy=which, step=step, checkpoint=checkpoint, selected_by=selected_by, seed=seed,
+        gate_sha256=sha256_file(session.ws.gate_path), samples=k, temperature=sampling.temperature,
+        generation_seed=sampling.seed, item_ids=[item.id for item in gate], sampled=sampled, greedy=greedy,
+        sampled_success=sum(sampled) / (k * len(gate)), greedy_success=sum(greedy) / len(gate), seconds=seconds,
+    ))
+
+
+def release_power_check(session: Session, policy: Policy) -> CheckResult:
+    """Round 2: the step-0 policy on the gate set (its evaluation is every line's step 0), and the smallest gain the
+    verdict would detect with 80 % power (rc1/scoring/release_stats.py); fails above the threshold, naming the gate
+    size that would suffice."""
+    base = evaluate_gate_set(session, policy, which="base", step=0)
+    release = session.config.release
+    power = release_power([k / base.samples for k in base.sampled], base.samples, release.min_hard_gain_pp)
+    measured = {"n": float(power.n), "samples": float(power.samples), "base_success": power.base_success,
+                "base_greedy_success": base.greedy_success, "sd_diff": power.sd_diff, "mde_pp": power.mde_pp,
+                "n_needed": float(power.n_needed)}
+    said = (f"{power.n} gate items × {power.samples} samples, step-0 success {power.base_success:.3f}: the verdict "
+            f"detects a gain of {power.mde_pp:.1f} pp with 80 % power")
+    return CheckResult(
+        name="release_power", passed=power.passed, measured=measured,
+        thresholds={"mde_pp": release.min_hard_gain_pp, "power": 0.8},
+        detail=(f"{said} (threshold {release.min_hard_gain_pp:g} pp; {power.n_needed} items would do)" if power.passed else
+                f"{said}, above the threshold {release.min_hard_gain_pp:g} pp: a verdict on this gate set would be "
+                f"decided by noise; set release.gate_size to at least {power.n_needed} (or raise release.samples)"),
+    )

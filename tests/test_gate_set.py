@@ -1,0 +1,99 @@
+"""The gate set: a third gated input, drawn in round 1 from its own stream, hard items of the release tasks only,
+apart from the shadow set and the pool, fingerprinted like them, and never used to choose anything."""
+
+import json
+
+import msgspec
+import pytest
+
+from conftest import events, make_workspace, rc1_here
+from test_loaders import SHARED, needs_shared
+from rc1.checks.gate_set import gate_set_check
+from rc1.config import load_config
+from rc1.data.task import read_items
+from rc1.fsutil import sha256_file
+from rc1.stages.datasets import build_held_out
+
+GATE = {"release.gate_size": 90}
+
+
+def test_round1_draws_the_gate_set_hard_items_of_the_release_tasks_apart_from_the_shadow_set(tmp_path):
+    root = make_workspace(tmp_path, **GATE)
+    result = rc1_here(root, "preflight", "--round", "1")
+    assert result.returncode == 0, result.stderr
+    gate, shadow = read_items(root / "data/local/gate.jsonl"), read_items(root / "data/local/shadow.jsonl")
+    assert len(gate) == 90 and {item.difficulty for item in gate} == {"hard"}
+    assert [sum(item.task == task for item in gate) for task in ("hotpotqa", "strategyqa")] == [54, 36]  # 0.45 : 0.30
+    assert all(item.id.startswith(f"gate-{item.task}-") for item in gate)
+    assert not {item.id for item in gate} & {item.id for item in shadow}
+    assert not {item.question for item in gate} & {item.question for item in shadow}
+    assert all(item.turns and item.template for item in gate)  # dressed as episodes, like the shadow set
+
+    manifest = json.loads((root / "data/local/gate_manifest.json").read_text())
+    assert manifest["ids"] == [item.id for item in gate] and manifest["sha256"] == sha256_file(root / "data/local/gate.jsonl")
+    log = events(root)
+    check = next(e for e in log if e.get("name") == "gate_set")
+    assert check["type"] == "check_passed" and check["measured"]["pool_leaked"] == 0 and check["measured"]["in_shadow"] == 0
+    passed = next(e for e in log if e["type"] == "round1_passed")
+    assert passed["fingerprints"]["gate"] == manifest["sha256"]
+    assert {"path": "data/local/gate.jsonl", "kind": "gate"}.items() <= next(
+        e for e in log if e["type"] == "artifact_written" and e["kind"] == "gate").items()
+
+
+def test_a_gate_set_changed_after_round_1_invalidates_the_gate(tmp_path):
+    root = make_workspace(tmp_path, **GATE)
+    assert rc1_here(root, "preflight", "--round", "1").returncode == 0
+    path = root / "data/local/gate.jsonl"
+    path.write_text("".join(path.read_text().splitlines(keepends=True)[1:]))  # one item fewer
+    result = rc1_here(root, "preflight", "--round", "2")
+    assert result.returncode == 3 and "gate:" in result.stderr
+    invalidated = events(root)[-1]
+    assert invalidated["type"] == "gate_invalidated" and invalidated["input"] == "gate"
+
+
+def _items(root, name):
+    return read_items(root / f"data/local/{name}.jsonl")
+
+
+@pytest.fixture(scope="module")
+def drawn(tmp_path_factory):
+    root = make_workspace(tmp_path_factory.mktemp("gate"), **GATE)
+    assert rc1_here(root, "preflight", "--round", "1").returncode == 0
+    return _items(root, "gate"), _items(root, "shadow"), _items(root, "pool")
+
+
+def test_the_gate_set_check_fails_when_a_pool_item_leaks_from_it(drawn):
+    gate, shadow, pool = drawn
+    leaky = pool + [msgspec.structs.replace(gate[3], id="hotpotqa-999999")]
+    result = gate_set_check(gate, shadow, leaky, size=90, tasks=["hotpotqa", "strategyqa"], ngram=5, similarity=0.85)
+    assert not result.passed and result.measured["pool_leaked"] == 1
+    assert f"hotpotqa-999999 ~ {gate[3].id} (same question)" in result.detail
+
+
+def test_the_gate_set_check_fails_on_a_shadow_item_an_easy_item_or_the_wrong_size(drawn):
+    gate, shadow, pool = drawn
+    hard_shadow = next(item for item in shadow if item.difficulty == "hard" and item.task == "hotpotqa")
+    mixed = gate[:-2] + [hard_shadow, msgspec.structs.replace(gate[-1], difficulty="easy")]
+    result = gate_set_check(mixed, shadow, pool, size=90, tasks=["hotpotqa", "strategyqa"], ngram=5, similarity=0.85)
+    assert not result.passed and (result.measured["in_shadow"], result.measured["not_hard"]) == (1, 1)
+    result = gate_set_check(gate[:80], shadow, pool, size=90, tasks=["hotpotqa", "strategyqa"], ngram=5, similarity=0.85)
+    assert not result.passed and "80 items, release.gate_size is 90" in result.detail
+    result = gate_set_check(gate, shadow, pool, size=90, tasks=["hotpotqa"], ngram=5, similarity=0.85)
+    assert not result.passed and result.measured["off_task"] == 36
+
+
+@needs_shared
+def test_held_out_records_are_shared_out_between_the_shadow_and_gate_sets_never_both(tmp_path):
+    root = make_workspace(tmp_path, **GATE)
+    dev = SHARED / "strategyqa/dev.json"
+    loaded = load_config(root / "configs/short.yaml", [f"data.sources.strategyqa.path={dev}",
+                                                      f"data.sources.strategyqa.shadow_path={dev}"])
+    held = build_held_out(loaded)
+    alone = build_held_out(load_config(root / "configs/short.yaml", [f"data.sources.strategyqa.path={dev}",
+                                                                     f"data.sources.strategyqa.shadow_path={dev}",
+                                                                     "release.gate_size=2", "release.tasks=[hotpotqa]"]))
+    assert held.shadow == alone.shadow  # the shadow slots come first and take the records they would alone
+    gate_records = [item for item in held.gate if item.task == "strategyqa"]
+    shadow_records = [item for item in held.shadow if item.task == "strategyqa"]
+    assert len(gate_records) == 36 and all(item.source == str(dev) for item in gate_records + shadow_records)
+    assert not {item.question for item in gate_records} & {item.question for item in shadow_records}
