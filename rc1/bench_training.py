@@ -1,4 +1,4 @@
-"""`make bench`, training: N GRPO steps through rc1 against the same steps through a bare TRL
+"""`make bench`, training: `train.max_steps` GRPO steps through rc1 against the same steps through a bare TRL
 `GRPOTrainer` (same model, data, reward, seed, arguments), measured in one run; and tokens/s of the
 torch engine's PPO against its GRPO.
 
@@ -32,7 +32,8 @@ def _rc1(root: Path, *args: str) -> float:
     return time.perf_counter() - start
 
 
-def bench_training(steps: int = 40, repeat: int = 2) -> None:
+def bench_training(repeat: int = 2) -> None:
+    """`train.max_steps` GRPO steps of the embedded default, each way."""
     import torch
     from transformers.trainer_callback import PrinterCallback
     from trl import GRPOTrainer
@@ -64,6 +65,8 @@ def bench_training(steps: int = 40, repeat: int = 2) -> None:
 
         loaded = load_config(root / CONFIG)
         config = loaded.config
+        steps = config.train.max_steps
+        peft_config = None if config.finetune.method == "full" else lora_config(config.model)
         ws = Workspace(root=root, run=config.run.name)
         pool = read_items(ws.balanced_pool_path)
         base = builtin_model_dir(ws, config.run.seed)
@@ -74,7 +77,7 @@ def bench_training(steps: int = 40, repeat: int = 2) -> None:
         def bare() -> float:
             from datasets import Dataset
 
-            model, tokenizer = load_policy(config.model, "lora", "cpu", torch.float32, model_dir)
+            model, tokenizer = load_policy(config.model, config.finetune.method, "cpu", torch.float32, model_dir)
             args = trl_args(config, root / "bare", "cpu", torch.float32)
             prompts = [fit_prompt(tokenizer, item, config.train.max_prompt_tokens)[0] for item in pool]
             order = schedule(len(pool), steps * (args.generation_batch_size // args.num_generations), config.run.seed)
@@ -85,7 +88,7 @@ def bench_training(steps: int = 40, repeat: int = 2) -> None:
 
             with _quiet_renamed_property():
                 trainer = GRPOTrainer(model=model, reward_funcs=[reward], args=args, train_dataset=dataset,
-                                      processing_class=tokenizer, peft_config=lora_config(config.model))
+                                      processing_class=tokenizer, peft_config=peft_config)
                 trainer.remove_callback(PrinterCallback)
                 start = time.perf_counter()
                 trainer.train()
@@ -94,7 +97,7 @@ def bench_training(steps: int = 40, repeat: int = 2) -> None:
             return seconds
 
         def loop() -> float:
-            model, tokenizer = load_policy(config.model, "lora", "cpu", torch.float32, model_dir)
+            model, tokenizer = load_policy(config.model, config.finetune.method, "cpu", torch.float32, model_dir)
             engine = build_engine(config, pool, reward_fn, model, tokenizer, root / "staging", "cpu")
             start = time.perf_counter()
             engine.train(NoHooks(), resume_from=None)  # the engine quiets the same warning itself
@@ -106,12 +109,14 @@ def bench_training(steps: int = 40, repeat: int = 2) -> None:
         for _ in range(repeat):  # alternated, best of each: neither pays the other's warm-up
             bare_s = min(bare_s, bare())
             loop_s = min(loop_s, loop())
-        print(f"training: {steps} GRPO steps of the embedded default (trl engine), best of {repeat}")
+        print(f"training: {steps} GRPO steps of the embedded default (trl engine, finetune.method "
+              f"{config.finetune.method}), best of {repeat}")
         print(f"  bare TRL GRPOTrainer.train()   : {bare_s:.1f} s")
         print(f"  rc1 loop (TrlEngine.train) : {loop_s:.1f} s   ratio {loop_s / bare_s:.3f}x bare (target ≤ 1.05)")
         print(f"  rc1 train (process)            : {process:.1f} s   ratio {process / bare_s:.2f}x bare; of it "
-              f"{loop_in_process:.1f} s in steps, the rest start-up, {evals} shadow-set evaluations, publishing")
-        _bench_torch_strategies(loaded, pool, reward_fn, model_dir, root, steps)
+              f"{loop_in_process:.1f} s in steps, the rest start-up, {evals} shadow-set evaluations, publishing, "
+              "the gate-set evaluation of the selected checkpoint")
+        _bench_torch_strategies(loaded, pool, reward_fn, model_dir, root, min(steps, 40))
 
 
 def _bench_torch_strategies(loaded, pool, reward_fn, model_dir: Path, root: Path, steps: int) -> None:
@@ -124,7 +129,9 @@ def _bench_torch_strategies(loaded, pool, reward_fn, model_dir: Path, root: Path
     rates = {}
     for strategy in ("grpo", "ppo"):
         config = loaded.config
-        config = msgspec.structs.replace(config, engine=msgspec.structs.replace(config.engine, name="torch", strategy=strategy))
+        # The torch engine trains adapters (rc1/train/engine_torch.py); its strategies are compared on one.
+        config = msgspec.structs.replace(config, engine=msgspec.structs.replace(config.engine, name="torch", strategy=strategy),
+                                         finetune=msgspec.structs.replace(config.finetune, method="lora"))
         model, tokenizer = load_policy(config.model, "lora", "cpu", torch.float32, model_dir)
         engine = build_engine(config, pool, reward_fn, model, tokenizer, root / f"staging-{strategy}", "cpu")
         tokens, start = 0, time.perf_counter()

@@ -111,18 +111,14 @@ def _training_problems(config: Config) -> list[str]:
 
 
 def _finetune_problems(config: Config) -> list[str]:
-    method, engine, strategy = config.finetune.method, config.engine.name, config.engine.strategy
+    method, engine = config.finetune.method, config.engine.name
     problems = []
     if method == "qlora" and is_builtin(config.model.name):
         problems.append("finetune.method: qlora needs a CUDA model from the hub; use lora with builtin models")
     if method == "full" and engine == "torch":
         problems.append("finetune.method: full is trained by the trl engine; the torch engine's strategies take their "
                         "reference policy by switching the LoRA adapter off and checkpoint the adapter alone. Use "
-                        "engine.name trl (grpo, rloo or dpo), or finetune.method lora with the torch engine")
-    if method == "full" and (engine, strategy) == ("trl", "sft"):
-        problems.append("finetune.method: full is not trained with engine.strategy sft yet: the SFT probe measures KL "
-                        "and π_θ/π_ref to the reference by switching the LoRA adapter off. Use finetune.method lora "
-                        "for sft, or grpo, rloo or dpo for full fine-tuning")
+                        "engine.name trl, or finetune.method lora with the torch engine")
     return problems
 
 

@@ -27,8 +27,8 @@ def test_under_a_multi_process_launch_only_rank_0_writes_and_the_run_completes_a
     assert [e["type"] for e in log].count("training_started") == 1
     steps = [e for e in log if e["type"] == "train_step"]
     assert [e["step"] for e in steps] == [1, 2]  # once each: rank 1 appended nothing
-    # A step trains both ranks' prompts: 2 prompts per rank, 4 replies each.
-    assert all(sum(e["batch_difficulty"].values()) == 4 for e in steps)
+    # A step trains both ranks' prompts: 4 prompts per rank, 4 replies each.
+    assert all(sum(e["batch_difficulty"].values()) == 8 for e in steps)
     final = root / "checkpoints/local/step_00002"
     assert (final / "rng.pt").is_file() and (final / "rng_state_1.pth").is_file()  # each rank's RNG, published
     assert [e["type"] for e in log][-1] == "run_completed"

@@ -97,3 +97,17 @@ def test_held_out_records_are_shared_out_between_the_shadow_and_gate_sets_never_
     shadow_records = [item for item in held.shadow if item.task == "strategyqa"]
     assert len(gate_records) == 36 and all(item.source == str(dev) for item in gate_records + shadow_records)
     assert not {item.question for item in gate_records} & {item.question for item in shadow_records}
+
+
+def test_round_2_refuses_a_gate_set_too_small_to_tell_the_threshold_from_noise_and_names_a_size_that_would(tmp_path):
+    root = make_workspace(tmp_path, **{"release.gate_size": 10, "release.min_hard_gain_pp": 2.0})
+    result = rc1_here(root, "advance", "--until", "R2_PASSED")
+    assert result.returncode == 3
+    log = events(root)
+    base = [e for e in log if e["type"] == "gate_set_evaluated"]
+    assert [(e["policy"], e["step"], len(e["sampled"]), e["samples"]) for e in base] == [("base", 0, 10, 8)]
+    check = [e for e in log if e.get("name") == "release_power"][-1]
+    measured = check["measured"]
+    assert check["type"] == "check_failed" and measured["n"] == 10 and measured["mde_pp"] > 2.0 == check["thresholds"]["mde_pp"]
+    assert measured["n_needed"] > 10 and f"set release.gate_size to at least {measured['n_needed']:.0f}" in result.stderr
+    assert log[-1]["type"] == "gate_failed" and log[-1]["failures"] == ["release_power"]

@@ -19,7 +19,7 @@ import pytest
 import torch
 
 from conftest import events, make_workspace, rc1_here
-from rc1.config_rules import ENGINE_STRATEGIES, RL_STRATEGIES
+from rc1.config_rules import ENGINE_STRATEGIES
 
 pytestmark = pytest.mark.e2e
 
@@ -45,13 +45,16 @@ def test_every_pair_but_the_default_has_a_kill_point():
 
 def pair_workspace(root, engine: str, strategy: str):
     train = {"train.max_steps": STEPS, "train.save_steps": 2, "train.eval_steps": STEPS}  # evaluated at 0 and 6
-    if strategy not in RL_STRATEGIES:
-        train["train.target_kl"] = None
+    if strategy in ("ppo", "dpo"):
+        train["train.beta"] = 0.04  # PPO's per-token KL reward and DPO's β (the embedded default's GRPO has none)
+    if strategy == "ppo":
+        train["train.target_kl"] = 0.03  # PPO stops its passes at it; training_config requires one
     if engine == "torch" and strategy in ("grpo", "ppo"):
         train["train.update_epochs"] = 2
     if (engine, strategy) == ("trl", "dpo"):
         train["train.num_generations"] = 2
-    return make_workspace(root, **{"engine.name": engine, "engine.strategy": strategy, **train})
+    method = "lora" if engine == "torch" else "full"  # the torch engine trains adapters
+    return make_workspace(root, **{"engine.name": engine, "engine.strategy": strategy, "finetune.method": method, **train})
 
 
 def step_metrics(root) -> dict[int, tuple]:

@@ -360,6 +360,26 @@ def step_record(m: StepMetrics) -> tuple:
     return (m.step, m.loss, m.kl, m.ratio, m.lr, m.reward, m.reward_std, m.tokens, m.epochs, m.kl_coef)
 
 
+def interrupted_then_resumed(build, tmp_path: Path) -> tuple[Recorder, Recorder]:
+    """An engine from `build(root)` stopped at its first checkpoint, and a new one resumed from that checkpoint."""
+    first = StopAtFirstCheckpoint(tmp_path / "part", [])
+    with pytest.raises(Interrupted):
+        build(tmp_path / "b").train(first, resume_from=None)
+    second = Recorder(tmp_path / "part", [])
+    build(tmp_path / "c").train(second, resume_from=first.published[min(first.published)][0])
+    return first, second
+
+
+def assert_resumed_exactly(first: Recorder, second: Recorder, whole: Recorder) -> None:
+    """The same steps as the uninterrupted run, and every file of the final checkpoint bit for bit (the trl
+    trainer's own state logs wall-clock times)."""
+    assert [step_record(m) for m in first.steps + second.steps] == [step_record(m) for m in whole.steps]
+    timed = {"trainer_state.json"}
+    last = max(whole.published)
+    assert {k: v for k, v in second.published[last][1].items() if k not in timed} == \
+        {k: v for k, v in whole.published[last][1].items() if k not in timed}
+
+
 @pytest.mark.parametrize("engine_name, strategy", sorted(ENGINE_STRATEGIES))
 def test_every_pair_resumes_exactly(engine_name, strategy, model_dir, tmp_path):
     config = torch_config(strategy, max_steps=4, save_steps=2, engine=engine_name)
@@ -369,18 +389,9 @@ def test_every_pair_resumes_exactly(engine_name, strategy, model_dir, tmp_path):
     whole._evaluate = True  # evaluating at checkpoints must not change the run
     engine.train(whole, resume_from=None)
 
-    first = StopAtFirstCheckpoint(tmp_path / "part", [])
-    with pytest.raises(Interrupted):
-        make_torch_engine(config, model_dir, tmp_path / "b").train(first, resume_from=None)
-    second = Recorder(tmp_path / "part", [])
-    make_torch_engine(config, model_dir, tmp_path / "c").train(second, resume_from=first.published[2][0])
-
-    assert [step_record(m) for m in first.steps + second.steps] == [step_record(m) for m in whole.steps]
+    first, second = interrupted_then_resumed(lambda root: make_torch_engine(config, model_dir, root), tmp_path)
+    assert_resumed_exactly(first, second, whole)
     assert [m.step for m in second.steps] == [3, 4]
-    # Every file of the final checkpoint, bit for bit; the trl trainer's own state logs wall-clock times.
-    timed = {"trainer_state.json"}
-    assert {k: v for k, v in second.published[4][1].items() if k not in timed} == \
-        {k: v for k, v in whole.published[4][1].items() if k not in timed}
     assert set(whole.staged[2]) >= set(layout.required("lora"))  # rc1's layout, whichever engine wrote it
     # The step report is real: finite, and the ratio an importance ratio (exactly 1 where the trl engine
     # updates once on the weights that sampled), never a constant 0.
@@ -467,17 +478,9 @@ def test_full_fine_tuning_moves_every_weight_and_checkpoints_the_model_not_an_ad
 def test_full_fine_tuning_resumes_exactly(full_weights_run, model_dir, tmp_path):
     whole = full_weights_run["hooks"]
     config = full_config(4, 2)
-    first = StopAtFirstCheckpoint(tmp_path / "part", [])
-    with pytest.raises(Interrupted):
-        make_engine(config, model_dir, tmp_path / "b").train(first, resume_from=None)
-    second = Recorder(tmp_path / "part", [])
-    make_engine(config, model_dir, tmp_path / "c").train(second, resume_from=first.published[2][0])
-
-    assert [step_record(m) for m in first.steps + second.steps] == [step_record(m) for m in whole.steps]
+    first, second = interrupted_then_resumed(lambda root: make_engine(config, model_dir, root), tmp_path)
+    assert_resumed_exactly(first, second, whole)
     assert [m.step for m in second.steps] == [3, 4]
-    timed = {"trainer_state.json"}  # the trainer's log holds wall-clock times
-    assert {k: v for k, v in second.published[4][1].items() if k not in timed} == \
-        {k: v for k, v in whole.published[4][1].items() if k not in timed}
     assert layout.FULL_WEIGHTS in second.published[4][1]
 
 
@@ -606,3 +609,15 @@ def test_rollouts_are_sampled_by_vllm_only_for_trl_grpo_and_rloo_on_cuda_with_vl
 
     expected = "vllm" if importlib.util.find_spec("vllm") else "hf"
     assert generation_backend("trl", "rloo", "cuda") == expected
+
+
+def test_full_fine_tuning_with_sft_moves_every_weight_and_measures_its_drift_from_a_frozen_start(model_dir, tmp_path):
+    config = full_config(2, 2)
+    config = msgspec.structs.replace(config, engine=msgspec.structs.replace(config.engine, strategy="sft"),
+                                     train=msgspec.structs.replace(config.train, target_kl=None))
+    engine = make_engine(config, model_dir, tmp_path)
+    before = {name: p.detach().clone() for name, p in engine.model.named_parameters()}
+    hooks = Recorder(tmp_path / "checkpoints", [engine])
+    engine.train(hooks, resume_from=None)
+    assert [n for n, p in engine.model.named_parameters() if torch.equal(p.detach(), before[n])] == []
+    assert hooks.steps[0].kl == 0 and hooks.steps[1].kl > 0  # the probe's reference stayed where training began

@@ -49,7 +49,22 @@ def report(args) -> int:
 
     for path in draw_all(ws, contents.events):
         print(f"plot: {path.relative_to(ws.root)}")
+    _print_verdicts(contents.events)
     return 0
+
+
+def _print_verdicts(events: list) -> None:
+    """The release verdict of every line of training, as it was printed when the line completed."""
+    from rc1.events import schema as ev
+    from rc1.events.replay import replay
+    from rc1.views.release import release_table, verdict_line
+
+    verdicts = [(i, e) for i, e in enumerate(events) if isinstance(e, ev.ReleaseEvaluated)]
+    for i, verdict in verdicts:
+        evals = replay(events[:i]).projection.evals
+        if evals and verdict.step is not None:
+            print(release_table(evals, verdict.step))
+        print(verdict_line(verdict))
 
 
 def failpack(args) -> int:

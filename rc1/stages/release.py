@@ -17,10 +17,11 @@ import statistics
 
 from rc1.errors import TrainingError
 from rc1.events import schema as ev
-from rc1.events.replay import CheckpointRef, EvalPoint, Projection
+from rc1.events.replay import CheckpointRef, Projection
 from rc1.scoring.release_stats import paired_gain, release_verdict
 from rc1.session import Session
 from rc1.stages.gate_set import Policy, evaluate_gate_set
+from rc1.views.release import release_table, verdict_line
 
 
 def selected_checkpoint(p: Projection, final: CheckpointRef) -> tuple[CheckpointRef, str]:
@@ -35,9 +36,10 @@ def selected_checkpoint(p: Projection, final: CheckpointRef) -> tuple[Checkpoint
 def release_event(base: ev.GateSetEvaluated, selected: ev.GateSetEvaluated, threshold_pp: float, metric: str,
                   seed: int | None) -> ev.ReleaseEvaluated:
     """The verdict from two gate-set evaluations of the same items (a pure function of the log's events)."""
-    if base.item_ids != selected.item_ids or base.samples != selected.samples:
-        raise TrainingError("the gate set's two evaluations are not of the same items and samples; re-run the rounds "
-                            "(`rc1 advance` from INIT) to evaluate the step-0 policy on the gate set in force")
+    if (base.gate_sha256, base.item_ids, base.samples) != (selected.gate_sha256, selected.item_ids, selected.samples):
+        raise TrainingError("the gate set's two evaluations are not of the same items and samples (the gate set "
+                            "changed after round 2?); re-run the rounds (`rc1 advance` from INIT) to evaluate the "
+                            "step-0 policy on the gate set in force")
     gain = paired_gain([k / base.samples for k in base.sampled], [k / selected.samples for k in selected.sampled],
                        seed=base.generation_seed)
     verdict = release_verdict(gain, threshold_pp)
@@ -46,8 +48,7 @@ def release_event(base: ev.GateSetEvaluated, selected: ev.GateSetEvaluated, thre
         baseline_success=gain.baseline, selected_success=gain.selected, baseline_greedy=base.greedy_success,
         selected_greedy=selected.greedy_success, hard_gain_pp=gain.gain_pp, ci_low_pp=gain.ci_low_pp,
         ci_high_pp=gain.ci_high_pp, confidence=gain.confidence, resamples=gain.resamples, bootstrap_seed=gain.seed,
-        threshold_pp=threshold_pp,
-        passed=verdict.passed, failed=list(verdict.failed), metric=metric, seed=seed,
+        threshold_pp=threshold_pp, passed=verdict.passed, failed=list(verdict.failed), metric=metric, seed=seed,
     )
 
 
@@ -87,39 +88,6 @@ def _policy_at(session: Session, ref: CheckpointRef, base_seed: int) -> Policy:
         raise TrainingError(f"the selected checkpoint cannot be evaluated on the gate set: {'; '.join(problems)}")
     model, tokenizer, device, _ = load_run_policy(session, read_items(session.ws.balanced_pool_path), base_seed)
     return Policy(policy_at(model, directory, session.config.finetune.method), tokenizer, device)
-
-
-def verdict_line(event: ev.ReleaseEvaluated) -> str:
-    verdict = "PASSED" if event.passed else "NOT PASSED"
-    interval = (f", {100 * event.confidence:g} % CI [{event.ci_low_pp:+.1f}, {event.ci_high_pp:+.1f}] pp"
-                if event.ci_low_pp is not None else "")
-    line = (f"release (RC1 gate): {verdict}: gate set n={event.n} hard items × {event.samples} samples, sampled success "
-            f"{event.baseline_success:.3f} -> {event.selected_success:.3f} at step {event.step} ({event.selected_by}), "
-            f"gain {event.hard_gain_pp:+.1f} pp{interval}; needs ≥ {event.threshold_pp:g} pp and an interval above 0")
-    if event.baseline_greedy is not None and event.selected_greedy is not None:
-        line += f"\n  greedy success (secondary) {event.baseline_greedy:.3f} -> {event.selected_greedy:.3f}"
-    return line + "".join(f"\n  not passed: {reason}" for reason in event.failed)
-
-
-def release_table(evals: list[EvalPoint], selected_step: int) -> str:
-    """Step 0 against the selected checkpoint on the shadow set, by task × difficulty: greedy and sampled success."""
-    first = evals[0]
-    chosen = next((e for e in evals if e.step == selected_step), evals[-1])
-    before = {(b.task, b.difficulty): b for b in first.buckets}
-    lines = [f"evaluation on the shadow set: step 0 vs step {chosen.step} (selected)",
-             f"  {'task':<11}{'bucket':<8}{'n':>4}  {'greedy success':>15}  {'sampled success':>15}  {'delta':>8}"
-             f"  {'reward':>15}"]
-    for b in chosen.buckets:
-        a = before.get((b.task, b.difficulty))
-        if a is None:
-            continue
-        sampled = (f"{a.sampled_success:>6.3f} -> {b.sampled_success:<6.3f}"
-                   if a.sampled_success is not None and b.sampled_success is not None else f"{'-':>15}")
-        delta = (b.sampled_success - a.sampled_success) if a.sampled_success is not None and b.sampled_success is not None \
-            else b.success - a.success
-        lines.append(f"  {b.task:<11}{b.difficulty:<8}{b.n:>4}  {a.success:>6.3f} -> {b.success:<6.3f}  {sampled}"
-                     f"  {100 * delta:>+6.1f}pp  {a.mean_reward:>6.3f} -> {b.mean_reward:<6.3f}")
-    return "\n".join(lines)
 
 
 def across_seeds_event(p: Projection, threshold_pp: float) -> ev.ReleaseAcrossSeeds | None:

@@ -22,6 +22,7 @@ Exact resume is a design goal (DESIGN §5), and it holds because:
 from __future__ import annotations
 
 import contextlib
+import copy
 import shutil
 import sys
 import time
@@ -114,8 +115,11 @@ class TrlEngine:
             scheduled = [self._at(position) for position in range(positions)]
             dataset = Dataset.from_dict({"prompt": [self._prompt(item) for item in scheduled],
                                          "completion": [gold_reply(item) for item in scheduled]})
+            # Full fine-tuning has no adapter to switch off: the probe's reference is a frozen copy of the start.
+            reference = (copy.deepcopy(model).eval().requires_grad_(False) if config.finetune.method == "full"
+                         else None)
             probe = SftProbe(self._sampler.batch, lambda batch: [self._prompt(item) for item in batch], tokenizer,
-                             reward_fn, self._eos_ids, config.train, device)
+                             reward_fn, self._eos_ids, config.train, device, reference)
             trainer_kwargs = {}
         else:
             # Row k is prompt k % P of step k // P + 1, drawn from the sampler only when the trainer fetches it,

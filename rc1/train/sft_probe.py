@@ -16,7 +16,10 @@ from rc1.train.strategies.sft import gold_rollout
 
 class SftProbe:
     def __init__(self, items_of_step: Callable[[int], list[TaskItem]], prompts_for: Callable[[list[TaskItem]], list[str]],
-                 tokenizer, reward_fn: RewardFn, eos_ids: list[int], train, device: str):
+                 tokenizer, reward_fn: RewardFn, eos_ids: list[int], train, device: str,
+                 reference: torch.nn.Module | None = None):
+        """`reference`: the policy training started from, where it is not the model with its adapter off
+        (`finetune.method` full)."""
         self._items_of_step = items_of_step
         self._prompts_for = prompts_for
         self._tokenizer = tokenizer
@@ -24,6 +27,7 @@ class SftProbe:
         self._eos_ids = eos_ids
         self._train = train
         self._device = device
+        self._reference = reference
         self.measured: dict[str, float] = {}
 
     def before_step(self, step: int, model) -> None:
@@ -39,8 +43,11 @@ class SftProbe:
         try:
             with torch.no_grad():
                 logprobs = token_logprobs(model, gold, t.temperature)
-                with model.disable_adapter():
-                    ref = token_logprobs(model, gold, t.temperature)
+                if self._reference is not None:
+                    ref = token_logprobs(self._reference, gold, t.temperature)
+                else:
+                    with model.disable_adapter():
+                        ref = token_logprobs(model, gold, t.temperature)
         finally:
             model.train(was_training)
         kl, ratio = reference_drift([(logprobs, ref, gold.completion_mask.float())])

@@ -72,7 +72,7 @@ def handoff(events: list[ev.Event], replayer: Replayer, current: ev.Fingerprints
         # What the round produced: the artifacts recorded up to its latest verdict.
         artifacts = _latest_artifacts([e for e in events if not verdicts or e.seq <= verdicts[-1]])
     else:
-        artifacts = [Artifact(path=c.dir, sha256=c.files.get("adapter_model.safetensors", ""), seq=c.seq) for c in p.checkpoints]
+        artifacts = [Artifact(path=c.dir, sha256=_weights_sha(c.files), seq=c.seq) for c in p.checkpoints]
         risks += [Risk(kind="training_failed", seq=e.seq, message=f"step {e.step}: {e.error}")
                   for e in events if isinstance(e, ev.TrainingFailed)][-1:]
     risks += [Risk(kind="violation", seq=v.seq, message=v.message) for v in p.violations]
@@ -85,6 +85,14 @@ def handoff(events: list[ev.Event], replayer: Replayer, current: ev.Fingerprints
     return Handoff(run=p.run, from_=who, stage={"1": "round 1", "2": "round 2"}.get(stage, "training"), state=p.state,
                    at_seq=p.head_seq, artifacts=artifacts, checks=checks, risks=risks, blockers=blockers,
                    next_actions=_next_actions(replayer, blockers))
+
+
+# A checkpoint's weights: the adapter (lora, qlora) or the whole model (full), as rc1/train/layout.py names them.
+_WEIGHT_FILES = ("adapter_model.safetensors", "model.safetensors")
+
+
+def _weights_sha(files: dict[str, str]) -> str:
+    return next((files[name] for name in _WEIGHT_FILES if name in files), "")
 
 
 def _latest_artifacts(events: list[ev.Event]) -> list[Artifact]:

@@ -76,6 +76,9 @@ def _success_by_difficulty(out: Path, line: tuple[list[ev.EvalCompleted], ev.Rel
         ax.plot(x, ys, marker="o", label=f"{difficulty} (greedy)", linewidth=2 if difficulty == "all" else 1, alpha=0.6)
     ax.plot(x, [e.hard_success for e in evals], marker="s", linestyle="--", label="hard release tasks (greedy)")
     if any(e.hard_sampled_success is not None for e in evals):
+        overall = [next((b.sampled_success for b in e.buckets if b.task == "all" and b.difficulty == "all"), None)
+                   for e in evals]
+        ax.plot(x, overall, marker="o", linestyle="-.", color="grey", label=f"all (sampled, {evals[-1].samples} per item)")
         ax.plot(x, [e.hard_sampled_success for e in evals], marker="s", linestyle="-", color="black",
                 label=f"hard release tasks (sampled, {evals[-1].samples} per item)")
     if release is not None and release.step is not None:

@@ -6,6 +6,7 @@ import msgspec
 
 from rc1.events import schema as ev
 from rc1.events.replay import AcrossSeedsView, LineResult, ReleaseView, Replayer
+from rc1.views.release import verdict_text
 
 
 class CheckpointView(msgspec.Struct, frozen=True):
@@ -99,17 +100,6 @@ def _release_status(p) -> ReleaseStatus | None:
     if current is None:
         return None
     return ReleaseStatus(**msgspec.structs.asdict(current), seeds=seeds, across_seeds=p.across_seeds)
-
-
-def verdict_text(r: ReleaseView) -> str:
-    """One line: the verdict, the gain with its interval, what it was measured on and what failed."""
-    interval = f" [{r.ci_low_pp:+.1f}, {r.ci_high_pp:+.1f}]" if r.ci_low_pp is not None else " (no interval: v2 verdict)"
-    measured = (f"n={r.n} × {r.samples} samples, {r.baseline_success:.3f} -> {r.selected_success:.3f}, "
-                if r.n else "")
-    at = f"step {r.step} ({r.selected_by})" if r.step is not None else "no checkpoint beat step 0"
-    failed = f"; {'; '.join(r.failed)}" if r.failed else ""
-    return (f"{'PASSED' if r.passed else 'NOT PASSED'}: gain {r.hard_gain_pp:+.1f} pp{interval} "
-            f"({measured}{at}; needs ≥ {r.threshold:g}{' and an interval above 0' if r.n else ''}){failed}")
 
 
 def render_text(view: StatusView) -> str:
