@@ -2,6 +2,10 @@
 apart from the shadow set and the pool, fingerprinted like them, and never used to choose anything."""
 
 import json
+import os
+import signal
+import subprocess
+import sys
 
 import msgspec
 import pytest
@@ -111,3 +115,26 @@ def test_round_2_refuses_a_gate_set_too_small_to_tell_the_threshold_from_noise_a
     assert check["type"] == "check_failed" and measured["n"] == 10 and measured["mde_pp"] > 2.0 == check["thresholds"]["mde_pp"]
     assert measured["n_needed"] > 10 and f"set release.gate_size to at least {measured['n_needed']:.0f}" in result.stderr
     assert log[-1]["type"] == "gate_failed" and log[-1]["failures"] == ["release_power"]
+
+
+@pytest.mark.e2e
+def test_a_run_killed_after_the_selected_checkpoints_gate_evaluation_completes_from_that_evaluation(tmp_path):
+    root = make_workspace(tmp_path, **{"train.max_steps": 4, "train.save_steps": 2, "train.eval_steps": 2})
+    killed = subprocess.run([sys.executable, "-m", "rc1", "advance", "--all", "--config", "configs/short.yaml"], cwd=root,
+                            env={**os.environ, "RC1_KILL_AT": "append:gate_set_evaluated@2"}, capture_output=True,
+                            text=True, timeout=600)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    log = events(root)
+    assert [e["policy"] for e in log if e["type"] == "gate_set_evaluated"] == ["base", "selected"]
+    assert "release_evaluated" not in {e["type"] for e in log}
+
+    result = rc1_here(root, "advance", "--all")
+    assert result.returncode == 0, result.stderr
+    log = events(root)
+    base, selected = [e for e in log if e["type"] == "gate_set_evaluated"]  # not evaluated a second time
+    assert [e["type"] for e in log][-2:] == ["release_evaluated", "run_completed"]
+    release = log[-2]
+    gain = 100 * (sum(selected["sampled"]) - sum(base["sampled"])) / (selected["samples"] * len(selected["sampled"]))
+    assert (release["step"], release["hard_gain_pp"]) == (selected["step"], pytest.approx(gain))
+    assert "release (RC1 gate)" in result.stdout and f"gain {release['hard_gain_pp']:+.1f} pp" in result.stdout
+    assert rc1_here(root, "audit").returncode == 0

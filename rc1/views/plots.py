@@ -41,8 +41,11 @@ def _training_curves(out: Path, steps: list[ev.TrainStep]) -> Path | None:
 
     fig, axes = plt.subplots(2, 2, figsize=(10, 6), sharex=True)
     x = [s.step for s in steps]
+    # At β 0 TRL computes no KL to the reference (it builds none), and train_step records 0.
+    unmeasured = not any(s.kl_coef or s.kl for s in steps)
+    kl = "kl (not measured: β = 0, no reference)" if unmeasured else "kl"
     for ax, (name, values) in zip(axes.flat, [("reward", [s.reward for s in steps]), ("loss", [s.loss for s in steps]),
-                                              ("kl", [s.kl for s in steps]),
+                                              (kl, [s.kl for s in steps]),
                                               ("completion tokens per step", [s.tokens for s in steps])]):
         ax.plot(x, values, marker=".", linewidth=1)
         ax.set_title(name)

@@ -31,7 +31,7 @@ def release_table(evals: list[EvalPoint], selected_step: int) -> str:
     before = {(b.task, b.difficulty): b for b in first.buckets}
     lines = [f"evaluation on the shadow set: step 0 vs step {chosen.step} (selected)",
              f"  {'task':<11}{'bucket':<8}{'n':>4}  {'greedy success':>15}  {'sampled success':>15}  {'delta':>8}"
-             f"  {'reward':>15}"]
+             f"  {'greedy reward':>15}"]
     for b in chosen.buckets:
         a = before.get((b.task, b.difficulty))
         if a is None:
