@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from rc1 import distributed
+from rc1.closed_pipe import CLOSED_PIPE_EXIT, guarded_stdout
 from rc1.catalog import DIFFICULTIES, TASKS
 from rc1.views.handoff import STAGES as HANDOFF_STAGES
 from rc1.errors import ExitCode, Rc1Error, TrainingError
@@ -22,6 +23,7 @@ def _config_args(parser: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rc1", description="Gated, resumable, auditable RL fine-tuning.")
+    parser.add_argument("--version", action=_Version, help="print the code version rc1 records in run_started")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("advance", help="do the next stage the state machine allows")
@@ -103,7 +105,26 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _Version(argparse.Action):
+    """`rc1 --version`: the code version a run_started event records (package version, commit, +dirty)."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from rc1.provenance import code_version
+
+        print(f"rc1 {code_version()}")
+        parser.exit(0)
+
+
 def main(argv: list[str] | None = None) -> int:
+    with guarded_stdout() as stdout:
+        code = _main(argv)
+    return CLOSED_PIPE_EXIT if stdout.reader_gone and code == 0 else code
+
+
+def _main(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     from rc1 import commands
 
