@@ -34,6 +34,10 @@ class GateClosed(Rc1Error):
     exit_code = ExitCode.GATE_CLOSED
 
 
+class EventRefused(GateClosed):
+    """The run's rules refuse an event in its current state (rc1/events/door.py): it is not written. Exit 3."""
+
+
 class LogBusy(Rc1Error):
     """Another process holds the run's writer lock. Exit 4."""
 

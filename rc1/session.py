@@ -8,6 +8,7 @@ from rc1 import provenance
 from rc1.config import LoadedConfig, effective_yaml
 from rc1.errors import GateClosed
 from rc1.events import schema as ev
+from rc1.events.aggregate import RunAggregate
 from rc1.events.log import EventLog, read_log
 from rc1.events.replay import Projection, Replayer
 from rc1.events.snapshot import read_snapshot, replay_log, write_snapshot
@@ -36,7 +37,7 @@ class _RunView:
 class Session(_RunView):
     """One command's exclusive handle on a run. Appending keeps projection and views current."""
 
-    def __init__(self, loaded: LoadedConfig, ws: Workspace, *, allow_torn: bool = False):
+    def __init__(self, loaded: LoadedConfig, ws: Workspace, *, allow_torn: bool = False, allow_refused: bool = False):
         self.loaded = loaded
         self.ws = ws
         snapshot = read_snapshot(ws)
@@ -47,7 +48,9 @@ class Session(_RunView):
         tail = self.log.contents
         self.replayer = snapshot.replayer() if tail.base is not None else Replayer()
         self.replayer.apply_all(tail.events)
-        self._refuse_a_log_with_violations()
+        self.run = RunAggregate(self.replayer)
+        if not allow_refused:
+            self._refuse_a_log_with_violations()
         self.mirrors = Mirrors(ws)
         if tail.base is None:
             self.mirrors.rebuild(tail.events)
@@ -60,8 +63,8 @@ class Session(_RunView):
         self._announced = False
 
     @classmethod
-    def open(cls, loaded: LoadedConfig, *, allow_torn: bool = False) -> "Session":
-        return cls(loaded, Workspace.here(loaded.config.run.name), allow_torn=allow_torn)
+    def open(cls, loaded: LoadedConfig, *, allow_torn: bool = False, allow_refused: bool = False) -> "Session":
+        return cls(loaded, Workspace.here(loaded.config.run.name), allow_torn=allow_torn, allow_refused=allow_refused)
 
     def _refuse_a_log_with_violations(self) -> None:
         """A log holding events the state machine refused is not written to: what comes next cannot be decided
@@ -70,10 +73,13 @@ class Session(_RunView):
         if violations:
             self.log.close()
             raise GateClosed(f"{self.ws.log_path}: {len(violations)} event(s) the state machine refused, the first at "
-                             f"seq {violations[0].seq} ({violations[0].message}); nothing more is appended — see `rc1 audit`")
+                             f"seq {violations[0].seq} ({violations[0].message}), written by an older rc1; nothing more "
+                             "is appended until they are set aside: `rc1 repair` (see `rc1 audit`)")
 
     def append(self, event: ev.Event) -> ev.Event:
-        """Append an event; the first append of a session is preceded by run_started."""
+        """Persist an event the run's rules allow now, and publish it (projection, views); one they refuse raises
+        EventRefused (exit 3) before a byte is written. The first append of a session is preceded by run_started."""
+        self.run.decide(event)
         if not self._announced:
             self._announced = True
             self._announce()

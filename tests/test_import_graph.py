@@ -13,7 +13,8 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "rc1"
 
 LAYERS = [
-    {"rc1", "catalog", "errors", "fsutil", "failpoints", "progress", "provenance", "workspace", "distributed", "failure"},
+    {"rc1", "catalog", "errors", "fsutil", "failpoints", "progress", "provenance", "workspace", "distributed", "failure",
+     "closed_pipe"},
     {"events", "machine"},
     {"config", "config_rules"},
     {"data"},

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import msgspec
 
 from rc1.config import load_config
@@ -15,7 +17,7 @@ def run(args) -> int:
     loaded = load_config(args.config, args.overrides)
     ws = Workspace.here(loaded.config.run.name)
     if not ws.log_path.exists():
-        print(f"error: {ws.log_path}: no event log for run {ws.run!r}")
+        print(f"error: {ws.log_path}: no event log for run {ws.run!r}", file=sys.stderr)
         return int(ExitCode.BAD_INPUT)
     report = audit_log(ws, current_fingerprints(ws, loaded))
     if args.json:
@@ -25,5 +27,7 @@ def run(args) -> int:
         for f in report.findings:
             where = f"seq {f.seq}" if f.seq is not None else "log"
             print(f"  FAIL [{f.check}] {where}: {f.message}")
+        for f in report.set_aside:
+            print(f"  note [{f.check}] seq {f.seq}: {f.message} (by `rc1 repair`)")
         print("audit passed" if report.ok else f"audit FAILED: {len(report.findings)} finding(s)")
     return 0 if report.ok else int(ExitCode.GATE_CLOSED)

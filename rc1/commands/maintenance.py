@@ -17,24 +17,34 @@ import hashlib
 
 
 def repair(args) -> int:
-    """Move a torn tail to events/<run>.torn-<offset>, cut the log back, append log_repaired."""
+    """Move a torn tail to events/<run>.torn-<offset>, cut the log back, append log_repaired; set aside the events
+    an older rc1 wrote although the machine refused them (refused_set_aside), so the run can go on."""
     loaded = load_config(args.config, args.overrides)
-    with Session.open(loaded, allow_torn=True) as session:
+    with Session.open(loaded, allow_torn=True, allow_refused=True) as session:
         torn = session.log.contents.torn
-        if not torn:
-            print(f"{session.ws.log_path}: no torn tail; nothing to repair")
-            return 0
-        offset = session.log.contents.good_bytes
-        quarantine = session.ws.events_dir / f"{session.ws.run}.torn-{offset}"
-        atomic_write_bytes(quarantine, torn)
-        session.log.truncate_torn_tail()
-        fsync_dir(session.ws.events_dir)
-        session.append(ev.LogRepaired(
-            torn_bytes=len(torn), offset=offset,
-            quarantine=str(quarantine.relative_to(session.ws.root)), sha256=hashlib.sha256(torn).hexdigest(),
-        ))
-        print(f"moved {len(torn)} torn bytes to {quarantine}; appended log_repaired")
+        if torn:
+            _cut_torn_tail(session, torn)
+        refused = session.projection.violations
+        if refused:
+            session.append(session.run.set_aside_refused())
+            print(f"set aside {len(refused)} event(s) the state machine refused (seq "
+                  f"{', '.join(str(v.seq) for v in refused)}); they stay in the log, unfolded, and `rc1 audit` lists them")
+        if not torn and not refused:
+            print(f"{session.ws.log_path}: no torn tail and no refused event; nothing to repair")
     return 0
+
+
+def _cut_torn_tail(session: Session, torn: bytes) -> None:
+    offset = session.log.contents.good_bytes
+    quarantine = session.ws.events_dir / f"{session.ws.run}.torn-{offset}"
+    atomic_write_bytes(quarantine, torn)
+    session.log.truncate_torn_tail()
+    fsync_dir(session.ws.events_dir)
+    session.append(ev.LogRepaired(
+        torn_bytes=len(torn), offset=offset,
+        quarantine=str(quarantine.relative_to(session.ws.root)), sha256=hashlib.sha256(torn).hexdigest(),
+    ))
+    print(f"moved {len(torn)} torn bytes to {quarantine}; appended log_repaired")
 
 
 def report(args) -> int:

@@ -32,6 +32,9 @@ class AuditReport(msgspec.Struct, kw_only=True):
     events: int
     findings: list[Finding]
     checks_run: list[str]
+    # Refused events `rc1 repair` set aside (refused_set_aside): still in the log, never folded in; listed, not
+    # findings, because a person decided, on the record, that the run goes on without them.
+    set_aside: list[Finding] = msgspec.field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -58,12 +61,14 @@ def audit_log(ws: Workspace, current: ev.Fingerprints | None) -> AuditReport:
     replayer = replay(events)
     for violation in replayer.projection.violations:
         findings.append(Finding(check="transition", seq=violation.seq, message=violation.message))
+    set_aside = [Finding(check="transition", seq=v.seq, message=f"set aside: {v.message}")
+                 for v in replayer.projection.set_aside]
     findings += _step_findings(events)
     findings += _checkpoint_findings(events, workspace_root, contents.line_hashes)
     findings += _head_findings(ws, contents.line_hashes)
     if current is not None:
         findings += _gate_input_findings(replayer.projection, current)
-    return AuditReport(log=str(log_path), events=len(events), findings=findings, checks_run=checks)
+    return AuditReport(log=str(log_path), events=len(events), findings=findings, checks_run=checks, set_aside=set_aside)
 
 
 def _step_findings(events: list[ev.Event]) -> list[Finding]:

@@ -13,6 +13,7 @@ from itertools import groupby
 import msgspec
 
 from rc1.events import schema as ev
+from rc1.events.door import refusal
 from rc1.machine import TRIGGERS, RunMachine
 
 
@@ -115,6 +116,7 @@ class Projection(msgspec.Struct, kw_only=True):
     last_error: str | None = None
     checks: dict[str, bool] = msgspec.field(default_factory=dict)  # "r1.distinct2" -> passed, latest
     violations: list[Violation] = msgspec.field(default_factory=list)
+    set_aside: list[Violation] = msgspec.field(default_factory=list)  # refused events `rc1 repair` set aside
     # `run.seeds`: the line of training the fields above describe, every seed the run trains, the lines
     # finished so far, and the verdict across them (when the run trains more than one seed).
     seed: int | None = None
@@ -142,12 +144,12 @@ class Replayer:
         p.head_seq = event.seq
         p.last_ts = event.ts
         p.run = event.run
+        why = refusal(event, self.machine)
+        if why is not None:
+            # The line is there (the chain covers it) but what it claims never happened: not folded in.
+            p.violations.append(Violation(seq=event.seq, message=why))
+            return
         if kind in TRIGGERS:
-            if not self.machine.may_trigger(kind):
-                # The line is there (the chain covers it) but what it claims never happened: not folded in.
-                why = " (the run is complete)" if self.machine.complete else ""
-                p.violations.append(Violation(seq=event.seq, message=f"{kind} is not allowed in state {self.machine.state}{why}"))
-                return
             self.machine.trigger(kind)
         p.state = self.machine.state
         _mutate(event, p)
@@ -324,6 +326,13 @@ def _(event: ev.TrainingFailed, p: Projection) -> None:
 def _(event: ev.ReleaseAcrossSeeds, p: Projection) -> None:
     p.across_seeds = AcrossSeedsView(gains_pp=dict(event.gains_pp), mean_pp=event.mean_pp, spread_pp=event.spread_pp,
                                      threshold_pp=event.threshold_pp, passed=event.passed)
+
+
+@_mutate.register
+def _(event: ev.RefusedSetAside, p: Projection) -> None:
+    seqs = set(event.seqs)
+    p.set_aside += [v for v in p.violations if v.seq in seqs]
+    p.violations = [v for v in p.violations if v.seq not in seqs]
 
 
 @_mutate.register

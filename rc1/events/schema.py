@@ -75,7 +75,10 @@ class RunStarted(Event, frozen=True, kw_only=True, tag="run_started"):
     python: str
 
 
-class CheckPassed(Event, frozen=True, kw_only=True, tag="check_passed"):
+class CheckOutcome(Event, frozen=True, kw_only=True):
+    """A check's result (passed or failed: the tag says which): its round (0 for checks run by hand outside any
+    round), name, what it measured and the thresholds it held that to."""
+
     round: int
     name: str
     measured: dict[str, float]
@@ -84,13 +87,12 @@ class CheckPassed(Event, frozen=True, kw_only=True, tag="check_passed"):
     tags: list[str] = msgspec.field(default_factory=list)  # e.g. ["pre_run_check"]
 
 
-class CheckFailed(Event, frozen=True, kw_only=True, tag="check_failed"):
-    round: int
-    name: str
-    measured: dict[str, float]
-    thresholds: dict[str, float]
-    detail: str = ""
-    tags: list[str] = msgspec.field(default_factory=list)
+class CheckPassed(CheckOutcome, frozen=True, kw_only=True, tag="check_passed"):
+    pass
+
+
+class CheckFailed(CheckOutcome, frozen=True, kw_only=True, tag="check_failed"):
+    pass
 
 
 class ArtifactWritten(Event, frozen=True, kw_only=True, tag="artifact_written"):
@@ -100,16 +102,20 @@ class ArtifactWritten(Event, frozen=True, kw_only=True, tag="artifact_written"):
     kind: str = ""
 
 
-class Round1Passed(Event, frozen=True, kw_only=True, tag="round1_passed"):
+class RoundPassed(Event, frozen=True, kw_only=True):
+    """A preflight round passed (the tag says which): the fingerprints of every input its gate vouches for."""
+
     fingerprints: Fingerprints
     checks: list[str]
     scoring: ScoringSummary = msgspec.field(default_factory=ScoringSummary)
 
 
-class Round2Passed(Event, frozen=True, kw_only=True, tag="round2_passed"):
-    fingerprints: Fingerprints
-    checks: list[str]
-    scoring: ScoringSummary = msgspec.field(default_factory=ScoringSummary)
+class Round1Passed(RoundPassed, frozen=True, kw_only=True, tag="round1_passed"):
+    pass
+
+
+class Round2Passed(RoundPassed, frozen=True, kw_only=True, tag="round2_passed"):
+    pass
 
 
 class GateFailed(Event, frozen=True, kw_only=True, tag="gate_failed"):
@@ -302,30 +308,29 @@ class LogRepaired(Event, frozen=True, kw_only=True, tag="log_repaired"):
     sha256: str
 
 
-AnyEvent = Union[
-    RunStarted,
-    CheckPassed,
-    CheckFailed,
-    ArtifactWritten,
-    Round1Passed,
-    Round2Passed,
-    GateFailed,
-    GateInvalidated,
-    TrainingStarted,
-    TrainStep,
-    CheckpointSaved,
-    EvalCompleted,
-    BestPromoted,
-    TrainingFailed,
-    RunCompleted,
-    LogRepaired,
-    ReleaseEvaluated,
-    ReleaseAcrossSeeds,
-    ShadowRunCompleted,
-    GateSetEvaluated,
-]
+class RefusedSetAside(Event, frozen=True, kw_only=True, tag="refused_set_aside"):
+    """Events an older rc1 wrote although the state machine refused them (rc1 now refuses them at the write),
+    set aside by `rc1 repair`: they stay in the log (the chain covers them) and are still never folded in; the
+    run goes on from what the log holds without them, and `audit` lists them as set aside."""
 
-EVENT_TYPES: dict[str, type[Event]] = {cls.__struct_config__.tag: cls for cls in AnyEvent.__args__}
+    seqs: list[int]
+    messages: list[str]
+
+
+def _event_classes(base: type[Event]) -> list[type[Event]]:
+    """Every event class under `base`, in the order they are declared: the tagged leaves (a shared base such
+    as CheckOutcome carries no tag of its own and is never written)."""
+    found = []
+    for cls in base.__subclasses__():
+        found += [cls] if cls.__struct_config__.tag != cls.__name__ else _event_classes(cls)
+    return found
+
+
+# The tagged union every line decodes into, built from the classes above: declaring an event is all it takes.
+EVENT_CLASSES: tuple[type[Event], ...] = tuple(_event_classes(Event))
+AnyEvent = Union[EVENT_CLASSES]  # type: ignore[valid-type]
+
+EVENT_TYPES: dict[str, type[Event]] = {cls.__struct_config__.tag: cls for cls in EVENT_CLASSES}
 
 
 def event_type(event: Event) -> str:

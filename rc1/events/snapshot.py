@@ -5,13 +5,17 @@ projection and the machine's state, anchored to the last line they cover (its se
 begins and ends in the file), and the file views' own state, which this layer keeps but does not read.
 A reader or writer trusts the snapshot only when the log still holds that exact line there; it then decodes
 and chain-checks the lines after it and folds them in. A snapshot that is missing, unreadable, of another
-schema, or whose anchor line the log no longer holds is ignored: the log is replayed whole. The log is
+schema, of another projection (its shape digest differs: a field was added, renamed or retyped, or the fold's
+meaning changed), or whose anchor line the log no longer holds is ignored: the log is replayed whole. The log is
 always the authority; `rc1 audit` verifies the whole log and reads only the snapshot's anchor, to check
 that no line was cut off the end.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+from functools import cache
 from pathlib import Path
 
 import msgspec
@@ -25,8 +29,22 @@ from rc1.machine import RunMachine
 from rc1.workspace import Workspace
 
 
+# Bump when a mutator's meaning changes without the projection's shape changing (what a field holds, not its name
+# or type): a snapshot folded under the old meaning must not be trusted.
+FOLD_VERSION = 1
+
+
+@cache
+def projection_shape(projection: type = Projection) -> str:
+    """The digest of what a snapshot's projection is: its JSON schema (every field, type and default, nested
+    structs included) and FOLD_VERSION. A snapshot written by an rc1 whose projection differed is not read."""
+    schema = msgspec.json.schema(projection)
+    return hashlib.sha256(json.dumps([FOLD_VERSION, schema], sort_keys=True).encode()).hexdigest()[:16]
+
+
 class Snapshot(msgspec.Struct, kw_only=True):
     v: int  # the event schema the projection was folded under
+    shape: str = ""  # projection_shape() of the rc1 that wrote it ("": written before shapes were recorded)
     seq: int  # the last line it covers
     hash: str  # that line's sha256
     line_start: int  # where that line begins in the log
@@ -48,6 +66,10 @@ class Snapshot(msgspec.Struct, kw_only=True):
         return replayer
 
 
+class _Envelope(msgspec.Struct):
+    shape: str = ""
+
+
 def snapshot_path(ws: Workspace) -> Path:
     return ws.events_dir / f"{ws.run}.snapshot.json"
 
@@ -55,7 +77,7 @@ def snapshot_path(ws: Workspace) -> Path:
 def write_snapshot(ws: Workspace, replayer: Replayer, anchor: Anchor | None, views: bytes = b"null") -> None:
     if anchor is None:
         return  # an empty log: nothing to anchor to
-    snapshot = Snapshot(v=SCHEMA_VERSION, seq=anchor.seq, hash=anchor.hash, line_start=anchor.line_start, end=anchor.end,
+    snapshot = Snapshot(v=SCHEMA_VERSION, shape=projection_shape(), seq=anchor.seq, hash=anchor.hash, line_start=anchor.line_start, end=anchor.end,
                         state=replayer.machine.state, projection=replayer.projection, views=msgspec.Raw(views))
     atomic_write_bytes(snapshot_path(ws), msgspec.json.encode(snapshot))
 
@@ -63,7 +85,12 @@ def write_snapshot(ws: Workspace, replayer: Replayer, anchor: Anchor | None, vie
 def read_snapshot(ws: Workspace) -> Snapshot | None:
     """The run's snapshot when there is one this rc1 can use (it may still be stale: its anchor decides)."""
     try:
-        snapshot = msgspec.json.decode(snapshot_path(ws).read_bytes(), type=Snapshot)
+        raw = snapshot_path(ws).read_bytes()
+        # The envelope first: a projection of another shape may not even decode into this one, or (worse) decode
+        # with a missing field silently defaulted (0 training segments where the log holds 1).
+        if msgspec.json.decode(raw, type=_Envelope).shape != projection_shape():
+            return None
+        snapshot = msgspec.json.decode(raw, type=Snapshot)
     except (OSError, msgspec.DecodeError, msgspec.ValidationError):
         return None
     if snapshot.v != SCHEMA_VERSION or snapshot.projection.run not in ("", ws.run):

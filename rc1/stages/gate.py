@@ -23,7 +23,7 @@ def ensure_inputs_unchanged(session: Session, recorded: ev.Fingerprints, gate: s
     changed = ev.changed_inputs(recorded, current)
     if changed:
         name, old, new = changed[0]
-        session.append(ev.GateInvalidated(input=name, old_sha256=old, new_sha256=new))
+        session.append(session.run.invalidate_gate(name, old, new))
         listed = "; ".join(f"{n}: {o[:12]} -> {c[:12]}" for n, o, c in changed)
         raise GateClosed(
             f"inputs changed since {gate} passed ({listed}); the gate is invalidated and the run is back to INIT: "
@@ -39,11 +39,10 @@ def record_checks(session: Session, round_no: int, results: list[CheckResult], f
     _append_checks(session, round_no, results)
     failures = [r.name for r in results if not r.passed]
     if failures:
-        session.append(ev.GateFailed(round=round_no, failures=failures, scoring=scoring))
+        session.append(session.run.fail_round(round_no, failures, scoring))
         details = "\n".join(f"  - {r.name}: {r.detail}" for r in results if not r.passed)
         raise GateClosed(f"round {round_no} failed {len(failures)} of {len(results)} checks:\n{details}")
-    passed_cls = ev.Round1Passed if round_no == 1 else ev.Round2Passed
-    session.append(passed_cls(fingerprints=fingerprints, checks=[r.name for r in results], scoring=scoring))
+    session.append(session.run.pass_round(round_no, fingerprints, [r.name for r in results], scoring))
 
 
 ADHOC_ROUND = 0  # checks run by hand (`rc1 pool validate`) outside any round; they open no gate

@@ -16,7 +16,6 @@ from rc1.catalog import is_builtin
 from rc1.data.task import TaskItem, read_items
 from rc1 import distributed
 from rc1.errors import BadInput, DiskFull, GateClosed, TrainingError
-from rc1.events import schema as ev
 from rc1.events.replay import CheckpointRef, pending_seed
 from rc1.failure import write_error_report
 from rc1.fsutil import held_lock, sha256_file
@@ -87,7 +86,7 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
     if engine.truncated_prompts:
         print(f"note: {engine.truncated_prompts} of {len(pool)} prompts were cut to fit train.max_prompt_tokens "
               f"({config.train.max_prompt_tokens}); their earliest turns are left out", file=sys.stderr)
-    session.append(ev.TrainingStarted(
+    session.append(session.run.start_training(
         resume_from_step=resume.step if resume else 0,
         resume_from_dir=resume.dir if resume else None,
         max_steps=config.train.max_steps,
@@ -112,8 +111,7 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
         report = write_error_report(error, session.ws.root, step=session.projection.step)
         unlogged = ""
         try:
-            session.append(ev.TrainingFailed(error=f"{type(error).__name__}: {error}", report=str(report or ""),
-                                             step=session.projection.step))
+            session.append(session.run.fail_training(f"{type(error).__name__}: {error}", str(report or "")))
         except DiskFull as full:  # the log is still whole: it ends at its last event
             unlogged = f"; training_failed could not be logged: {full}"
         details = f"details in {report}" if report else "no error report: it could not be written"
@@ -187,7 +185,7 @@ def _complete(session: Session, final: CheckpointRef, seeds: list[int], base_see
     p = session.projection
     if p.release is None:
         evaluate_release(session, final, base_seed)
-    session.append(ev.RunCompleted(step=final.step, best_step=p.best_step, final_checkpoint=final.dir, seed=p.seed))
+    session.append(session.run.complete_line(final.step, p.best_step, final.dir, p.seed))
     if len(seeds) > 1 and p.complete:
         evaluate_release_across_seeds(session)
 

@@ -43,7 +43,7 @@ class EventHooks:
     def on_step(self, m: StepMetrics) -> None:
         failpoints.reached("step")
         mix = self.batch_mix(m.step)
-        self.session.append(ev.TrainStep(
+        self.session.append(self.session.run.record_step(
             step=m.step, loss=m.loss, kl=m.kl, ratio=m.ratio, lr=m.lr, reward=m.reward, reward_std=m.reward_std,
             mem_used_mb=m.mem_used_mb, sec_per_step=m.sec_per_step, tokens=m.tokens, scoring=self._judge_calls(),
             epochs=m.epochs, kl_coef=m.kl_coef, batch_difficulty=mix.difficulty, seed_share=mix.seed_share,
@@ -66,7 +66,7 @@ class EventHooks:
         files = checkpoints.publish(staged_dir, final, meta)
         failpoints.reached("checkpoint")
         rel = str(final.relative_to(ws.root))
-        self.session.append(ev.CheckpointSaved(step=step, dir=rel, files=files))
+        self.session.append(self.session.run.save_checkpoint(step, rel, files))
         checkpoints.update_latest(ws.checkpoints_dir, final)
         train = self.session.config.train
         if step % (train.eval_steps or train.save_steps) == 0 or step == train.max_steps:
