@@ -141,24 +141,36 @@ def _main(argv: list[str] | None) -> int:
         if e.exit_code != ExitCode.RUNTIME_FAILURE:
             print(f"error: {e}", file=sys.stderr)
             return int(e.exit_code)
-        print(f"FATAL: {e}{_report(e)}{_packed(args)}", file=sys.stderr)
+        print(f"FATAL: {e}{_report(e, args)}{_packed(args)}", file=sys.stderr)
         return int(e.exit_code)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
     except Exception as e:  # the boundary: anything unforeseen is a runtime failure with a report
-        print(f"FATAL: {type(e).__name__}: {e}{_report(e)}{_packed(args)}", file=sys.stderr)
+        print(f"FATAL: {type(e).__name__}: {e}{_report(e, args)}{_packed(args)}", file=sys.stderr)
         return int(ExitCode.RUNTIME_FAILURE)
 
 
-def _report(error: BaseException) -> str:
-    """Write reports/ERROR_<ts>.json and say where; under a multi-process launch only the writing rank does (the
-    others' errors reach the user through their own stderr)."""
+def _report(error: BaseException, args) -> str:
+    """Write ERROR_<ts>.json in the run's reports and say where; under a multi-process launch only the writing
+    rank does (the others' errors reach the user through their own stderr)."""
     if not distributed.is_writer():
         return ""
     from rc1.failure import write_error_report
 
-    return _details(write_error_report(error))
+    return _details(write_error_report(error, _workspace(args)))
+
+
+def _workspace(args):
+    """The run's workspace, when the command's config names one (a FATAL error comes after the config loaded);
+    None: the default run's folders."""
+    from rc1.config import load_config
+    from rc1.workspace import Workspace
+
+    try:
+        return Workspace.here(load_config(args.config, args.overrides).config.run.name)
+    except (Rc1Error, OSError):  # no config, or not a valid one: the error being reported is what matters
+        return None
 
 
 def _details(report) -> str:
@@ -173,5 +185,5 @@ def _packed(args) -> str:
     from rc1.failure import write_fatal_failpack
 
     config = getattr(args, "config", None)
-    path = write_fatal_failpack(config_path=Path(config) if config else None)
+    path = write_fatal_failpack(_workspace(args) if config else None, config_path=Path(config) if config else None)
     return f"; everything packed in {path}" if path else "; the failpack could not be written"

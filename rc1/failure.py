@@ -11,23 +11,24 @@ from collections import deque
 from pathlib import Path
 
 from rc1.fsutil import atomic_write_text
+from rc1.workspace import DEFAULT_RUN, Workspace
 
 TAIL_LINES = 200
 
 
-def write_error_report(error: BaseException, root: Path | None = None, step: int | None = None) -> Path | None:
-    """reports/ERROR_<ts>.json, relative to `root`; None when it cannot be written (a full disk): the error
-    itself must still be reported."""
+def write_error_report(error: BaseException, ws: Workspace | None = None, step: int | None = None) -> Path | None:
+    """ERROR_<ts>.json in the run's reports (the default run's when no run is known), relative to the workspace
+    root; None when it cannot be written (a full disk): the error itself must still be reported."""
     try:
-        return _write_error_report(error, root, step)
+        return _write_error_report(error, ws or Workspace(root=Path.cwd(), run=DEFAULT_RUN), step)
     except OSError:
         return None
 
 
-def _write_error_report(error: BaseException, root: Path | None, step: int | None) -> Path:
-    root = root or Path.cwd()
-    path = root / "reports" / f"ERROR_{utc_stamp()}.json"
-    train_log = root / "logs" / "train.log"
+def _write_error_report(error: BaseException, ws: Workspace, step: int | None) -> Path:
+    root = ws.root
+    path = ws.reports_dir / f"ERROR_{utc_stamp()}.json"
+    train_log = ws.train_log_path
     tail: list[str] = []
     if train_log.exists():
         with open(train_log, encoding="utf-8", errors="replace") as fh:
@@ -42,19 +43,22 @@ def _write_error_report(error: BaseException, root: Path | None, step: int | Non
     return path.relative_to(root)
 
 
-PACKED = ("logs", "reports", "configs", "events")  # the workspace folders a failpack holds
+def packed_folders(ws: Workspace) -> list[Path]:
+    """The workspace folders a failpack of the run holds: its logs and reports, the configs, the event logs."""
+    return [ws.logs_dir, ws.reports_dir, ws.root / "configs", ws.events_dir]
 
 
-def write_failpack(root: Path, out: Path, config_path: Path | None = None) -> Path:
+def write_failpack(ws: Workspace, out: Path, config_path: Path | None = None) -> Path:
     """One .tar.gz of the run's logs, reports, configs and events (log and ledger; not the lock), written to a
     temporary name and renamed. A config from outside `configs/` is added as configs/used/<name>."""
+    root = ws.root
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp")
     try:
         with tarfile.open(tmp, "w:gz") as tar:
-            for name in PACKED:
-                if (root / name).exists():
-                    tar.add(root / name, arcname=name,
+            for folder in packed_folders(ws):
+                if folder.exists():
+                    tar.add(folder, arcname=str(folder.relative_to(root)),
                             filter=lambda info: None if info.name.endswith(".tar.gz") or info.name.endswith(".lock") else info)
             if config_path is not None and config_path.is_file() and config_path.resolve().parent != (root / "configs").resolve():
                 tar.add(config_path, arcname=f"configs/used/{config_path.name}")
@@ -70,11 +74,11 @@ def utc_stamp() -> str:
     return dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
 
 
-def write_fatal_failpack(root: Path | None = None, config_path: Path | None = None) -> Path | None:
-    """The failpack a FATAL error writes by itself (the seed's error trap): reports/FAIL_<ts>.tar.gz. None when
-    it cannot be written (the disk that failed may be this one): the FATAL message must still get out."""
-    root = root or Path.cwd()
+def write_fatal_failpack(ws: Workspace | None = None, config_path: Path | None = None) -> Path | None:
+    """The failpack a FATAL error writes by itself (the seed's error trap): FAIL_<ts>.tar.gz in the run's reports.
+    None when it cannot be written (the disk that failed may be this one): the FATAL message must still get out."""
+    ws = ws or Workspace(root=Path.cwd(), run=DEFAULT_RUN)
     try:
-        return write_failpack(root, root / "reports" / f"FAIL_{utc_stamp()}.tar.gz", config_path).relative_to(root)
+        return write_failpack(ws, ws.reports_dir / f"FAIL_{utc_stamp()}.tar.gz", config_path).relative_to(ws.root)
     except OSError:
         return None

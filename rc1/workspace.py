@@ -6,6 +6,11 @@ from pathlib import Path
 
 import msgspec
 
+# The embedded default's run (configs/local.yaml) keeps the seed's paths: logs/train.log, reports/metrics.jsonl, …
+# Every other run has its own: logs/<run>/train.log, reports/<run>/metrics.jsonl, … Two runs of one workspace
+# never write into each other's views.
+DEFAULT_RUN = "local"
+
 
 class Workspace(msgspec.Struct, frozen=True, kw_only=True):
     root: Path
@@ -90,11 +95,16 @@ class Workspace(msgspec.Struct, frozen=True, kw_only=True):
 
     @property
     def reports_dir(self) -> Path:
-        return self.root / "reports"
+        """The run's reports: metrics, manifests, preflight reports, plots, shadow runs, its error reports."""
+        return self.root / "reports" if self.run == DEFAULT_RUN else self.root / "reports" / self.run
 
     @property
     def logs_dir(self) -> Path:
-        return self.root / "logs"
+        return self.root / "logs" if self.run == DEFAULT_RUN else self.root / "logs" / self.run
+
+    @property
+    def train_log_path(self) -> Path:
+        return self.logs_dir / "train.log"
 
     def checkpoint_dir(self, step: int) -> Path:
         return self.checkpoints_dir / f"step_{step:05d}"

@@ -53,8 +53,11 @@ def report(args) -> int:
     contents = read_log(ws.log_path)
     if not contents.events:
         raise BadInput(f"{ws.log_path}: no events to report on")
-    Mirrors(ws).rebuild(contents.events)
-    print(f"rebuilt logs/train.log, reports/metrics.jsonl, reports/ckpt_manifest.jsonl, reports/preflight/ from {len(contents.events)} events")
+    mirrors = Mirrors(ws)
+    mirrors.rebuild(contents.events)
+    print(f"rebuilt from {len(contents.events)} events of {ws.log_path.relative_to(ws.root)}:")
+    for path in mirrors.written():
+        print(f"view: {path.relative_to(ws.root)}")
     from rc1.views.plots import draw_all
 
     for path in draw_all(ws, contents.events):
@@ -80,7 +83,7 @@ def _print_verdicts(events: list) -> None:
 def failpack(args) -> int:
     loaded = load_config(args.config, args.overrides)
     ws = Workspace.here(loaded.config.run.name)
-    out = write_failpack(ws.root, Path(args.out) if args.out else ws.reports_dir / f"failpack_{utc_stamp()}.tar.gz",
+    out = write_failpack(ws, Path(args.out) if args.out else ws.reports_dir / f"failpack_{utc_stamp()}.tar.gz",
                          loaded.path)
     print(f"wrote {out}")
     return 0

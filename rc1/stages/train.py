@@ -108,7 +108,7 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
     except Exception as error:
         if not writer:
             raise
-        report = write_error_report(error, session.ws.root, step=session.projection.step)
+        report = write_error_report(error, session.ws, step=session.projection.step)
         unlogged = ""
         try:
             session.append(session.run.fail_training(f"{type(error).__name__}: {error}", str(report or "")))

@@ -126,7 +126,12 @@ class Mirrors:
 
     @property
     def train_log_path(self) -> Path:
-        return self.ws.logs_dir / "train.log"
+        return self.ws.train_log_path
+
+    def written(self) -> list[Path]:
+        """Every view file of the run that exists now (what `rc1 report` names)."""
+        rounds = [self.ws.reports_dir / "preflight" / name for name in ("round1.json", "round2.json", "round2_pass.json")]
+        return [path for path in (*self._files(), *rounds) if path.exists()]
 
     def _files(self) -> tuple[Path, ...]:
         """The views that are appended to (the round reports are rewritten whole from the round folds)."""

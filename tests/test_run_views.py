@@ -1,0 +1,61 @@
+"""Every run of a workspace has its own views: two runs side by side, one killed and resumed while the other
+trains, each end with views that hold their own lines only (the same as rebuilt from their own log)."""
+
+import json
+import os
+import shutil
+import signal
+
+import pytest
+
+from conftest import events, make_workspace, rc1, rc1_here
+from rc1.events.log import read_log
+from rc1.views.library_log import is_library_line
+from rc1.views.mirrors import Mirrors
+from rc1.workspace import Workspace
+
+pytestmark = pytest.mark.e2e
+
+VIEWS = ("metrics.jsonl", "ckpt_manifest.jsonl", "preflight/round1.json", "preflight/round2_pass.json",
+         "config_effective.yaml")
+
+
+def _rebuilt(ws: Workspace, scratch) -> Workspace:
+    """The run's views as `rc1 report` writes them from its own log alone, in a scratch workspace."""
+    copy = Workspace(root=scratch, run=ws.run)
+    copy.events_dir.mkdir(parents=True)
+    shutil.copy(ws.log_path, copy.log_path)
+    Mirrors(copy).rebuild(read_log(copy.log_path).events)
+    return copy
+
+
+def _event_lines(path) -> list[str]:
+    return [line for line in path.read_text().splitlines() if not is_library_line(line)]
+
+
+def test_two_runs_side_by_side_one_resumed_in_between_keep_their_own_views(tmp_path):
+    root = make_workspace(tmp_path, **{"train.max_steps": 8, "train.save_steps": 4, "train.eval_steps": 4})
+    killed = rc1(root, "advance", "--all", env={**os.environ, "RC1_KILL_AT": "append:train_step@6"})
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    other = rc1_here(root, "advance", "--all", "--set", "run.name=other")
+    assert other.returncode == 0, other.stderr
+    resumed = rc1_here(root, "advance", "--all")
+    assert resumed.returncode == 0, resumed.stderr
+
+    runs = {"local": Workspace(root=root, run="local"), "other": Workspace(root=root, run="other")}
+    assert runs["local"].reports_dir == root / "reports" and runs["other"].reports_dir == root / "reports" / "other"
+    assert runs["other"].train_log_path == root / "logs" / "other" / "train.log"
+    for name, ws in runs.items():
+        assert {e["run"] for e in events(root, name)} == {name}
+        rebuilt = _rebuilt(ws, tmp_path / f"scratch-{name}")
+        for view in VIEWS[:-1]:
+            assert (ws.reports_dir / view).read_bytes() == (rebuilt.reports_dir / view).read_bytes(), (name, view)
+        assert _event_lines(ws.train_log_path) == _event_lines(rebuilt.train_log_path), name
+        assert f"name: {name}" in (ws.reports_dir / VIEWS[-1]).read_text()
+        steps = [json.loads(line) for line in (ws.reports_dir / "metrics.jsonl").read_text().splitlines()]
+        logged = [e for e in events(root, name) if e["type"] == "train_step"]
+        assert [(s["run"], s["seq"]) for s in steps] == [(name, e["seq"]) for e in logged] and steps[-1]["step"] == 8
+
+    report = rc1_here(root, "report", "--set", "run.name=other")
+    assert report.returncode == 0, report.stderr
+    assert "view: reports/other/metrics.jsonl" in report.stdout and "plot: reports/other/plots/training.png" in report.stdout
