@@ -426,6 +426,20 @@ class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
     path: Path
     overrides: tuple[str, ...]
     sha256: str
+    # Provenance, outside the fingerprint: every dotted key the file itself gives (sections and the keys in them).
+    file_keys: frozenset[str] = frozenset()
+
+    @property
+    def set_keys(self) -> tuple[str, ...]:
+        """The dotted keys the `--set` overrides name, in order."""
+        return tuple(item.partition("=")[0] for item in self.overrides)
+
+    def source_of(self, dotted: str) -> str:
+        """Where the effective value of `dotted` comes from: `--set` (an override names it, a key inside it or a
+        section around it), else `file`, else `default`."""
+        if any(key == dotted or key.startswith(dotted + ".") or dotted.startswith(key + ".") for key in self.set_keys):
+            return "--set"
+        return "file" if dotted in self.file_keys else "default"
 
     @property
     def weights_path(self) -> Path:
@@ -447,13 +461,15 @@ class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
 def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> LoadedConfig:
     path = Path(path)
     raw = _read_yaml(path)
+    file_keys = frozenset(_dotted_keys(raw))
     for item in overrides:
         _apply_override(raw, item, path)
     config = _convert(raw, path)
     problems = cross_field_problems(config)
     if problems:
         raise BadInput("\n".join(f"{path}: {p}" for p in problems))
-    return LoadedConfig(config=config, path=path.resolve(), overrides=tuple(overrides), sha256=config_sha256(config))
+    return LoadedConfig(config=config, path=path.resolve(), overrides=tuple(overrides), sha256=config_sha256(config),
+                        file_keys=file_keys)
 
 
 def config_sha256(config: Config) -> str:
@@ -485,6 +501,15 @@ def _read_yaml(path: Path) -> dict:
     if not isinstance(raw, dict):
         raise BadInput(f"{path}: the top level must be a mapping of sections, got {type(raw).__name__}")
     return raw
+
+
+def _dotted_keys(node: dict, prefix: str = ""):
+    """Every key of a nested mapping as a dotted path, sections and the keys in them."""
+    for key, value in node.items():
+        dotted = f"{prefix}{key}"
+        yield dotted
+        if isinstance(value, dict):
+            yield from _dotted_keys(value, dotted + ".")
 
 
 def _apply_override(raw: dict, item: str, path: Path) -> None:
