@@ -99,6 +99,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="its length in tokens (default: counted with the policy's tokenizer)")
     p.add_argument("--json", action="store_true")
 
+    p = sub.add_parser("config", help="explain the config's keys, or print its JSON schema (read-only)")
+    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    q = actions.add_parser("explain", help="every key (or KEY and what is under it): type, effective value, where it "
+                                           "came from (file, --set, default) and what it does")
+    _config_args(q)
+    q.add_argument("key", nargs="?", metavar="KEY", help="a dotted key or section, e.g. train.learning_rate or release")
+    q.add_argument("--json", action="store_true")
+    actions.add_parser("schema", help="the config's JSON schema, every description included, on stdout")
+
     p = sub.add_parser("train", help="start or resume training (requires round 2)")
     _config_args(p)
     p.add_argument("--resume", metavar="PATH", help="checkpoint dir to resume from (must have a checkpoint_saved event)")

@@ -14,6 +14,7 @@ from typing import Annotated, Literal
 
 import msgspec
 import yaml
+from msgspec import Meta
 
 from rc1.catalog import DIFFICULTY_MIX, PRODUCTION_MIX, Difficulty, TaskName
 from rc1.config_rules import cross_field_problems
@@ -32,90 +33,171 @@ class _Section(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
 
 
 class RunConfig(_Section):
-    name: Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
-    seed: NonNegativeInt = 1234
-    seeds: list[NonNegativeInt] = msgspec.field(default_factory=lambda: [1234])
+    """The run's name and seeds."""
+
+    name: Annotated[str, Meta(
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$",
+        description="The run's name: its log events/<name>.jsonl, data/<name>/ and checkpoints/<name>/. Letters, "
+                    "digits, `_`, `.` and `-`, at most 64 characters.")]
+    seed: Annotated[NonNegativeInt, Meta(
+        description="Seeds the data (the seed pool, its rebalancing, fresh items), the built-in base model built from "
+                    "it and the shadow run's sampler; a new seed is a new pool and a new base model.")] = 1234
+    seeds: Annotated[list[NonNegativeInt], Meta(
+        description="The training seeds: one line of training per seed on the same gated inputs, one after another "
+                    "(adapter initialisation, data order, sampling); with several, each line checkpoints in "
+                    "checkpoints/<run>/seed_<s>/ and the verdict is taken across seeds.")] = msgspec.field(
+        default_factory=lambda: [1234])
 
 
 class SourceConfig(_Section):
     """One task's records: an official-format file (paths relative to the config file's folder), or a
     dataset of the HF hub (or a local dataset folder) loaded through `datasets`. Give `path` or `hub`."""
 
-    path: str | None = None  # the pool's records
-    shadow_path: str | None = None  # held-out records for the shadow set; built-in generator when absent
-    hub: str | None = None  # e.g. openai/gsm8k, hotpotqa/hotpot_qa
-    subset: str | None = None  # the hub dataset's config, e.g. main, distractor
-    split: str = "train"  # the hub split of the pool's records
-    shadow_split: str | None = None  # the hub split of the shadow set's records, e.g. test, validation
+    path: Annotated[str | None, Meta(
+        description="The pool's records: an official-format file (GSM8K JSON Lines, HotpotQA or StrategyQA JSON "
+                    "array), relative to the config file's folder.")] = None
+    shadow_path: Annotated[str | None, Meta(
+        description="Held-out records of a file source for the shadow and gate sets; absent: those items of this "
+                    "task come from the built-in generator.")] = None
+    hub: Annotated[str | None, Meta(
+        description="A dataset of the HF hub (e.g. openai/gsm8k, hotpotqa/hotpot_qa) or a local dataset folder, "
+                    "loaded with datasets.load_dataset.")] = None
+    subset: Annotated[str | None, Meta(description="The hub dataset's config, e.g. main, distractor.")] = None
+    split: Annotated[str, Meta(description="The hub split of the pool's records.")] = "train"
+    shadow_split: Annotated[str | None, Meta(
+        description="The hub split of the shadow and gate sets' records, e.g. test, validation; absent: those items "
+                    "of this task come from the built-in generator.")] = None
 
 
 class DataConfig(_Section):
-    pool_size: PositiveInt
-    shadow_size: PositiveInt
-    shadow_seed: NonNegativeInt = 4242
-    mix: dict[TaskName, Probability] = msgspec.field(
-        default_factory=lambda: dict(PRODUCTION_MIX)
-    )
-    sources: dict[TaskName, SourceConfig] = msgspec.field(default_factory=dict)
-    # Episodes (template pack): see rc1/data/episodes.py.
-    templates: str = "templates/pack_v2"  # the pack folder, relative to the config file's folder
-    max_turns: Annotated[int, msgspec.Meta(ge=1, le=8)] = 3
-    max_tool_hops: Annotated[int, msgspec.Meta(ge=0, le=8)] = 2
-    clarify_rate: Annotated[float, msgspec.Meta(ge=0.0, le=0.5)] = 0.10
-    tools: list[Literal["wiki", "calc"]] = msgspec.field(default_factory=lambda: ["wiki", "calc"])
-    # Difficulty: the balanced pool's bucket shares within every task.
-    difficulty_target: dict[Difficulty, Probability] = msgspec.field(
-        default_factory=lambda: dict(DIFFICULTY_MIX)
-    )
+    """What round 1 materializes: the seed pool, the balanced pool, the shadow set and the gate set; their tasks,
+    sources and episode framing (the template pack, rc1/data/episodes.py)."""
+
+    pool_size: Annotated[PositiveInt, Meta(
+        description="Items of the seed pool (data/<run>/pool.jsonl), before difficulty balancing. The production "
+                    "profile needs at least 30,000.")]
+    shadow_size: Annotated[PositiveInt, Meta(
+        description="Items of the held-out shadow set, stratified by task × difficulty: evaluated at step 0, at every "
+                    "evaluation and at the end, it chooses best/. Smaller than pool_size; production: at least 245.")]
+    shadow_seed: Annotated[NonNegativeInt, Meta(
+        description="Seeds the shadow and gate sets' draws and the evaluations' sampler, so the same weights give "
+                    "the same numbers.")] = 4242
+    mix: Annotated[dict[TaskName, Probability], Meta(
+        description="Task shares of the seed pool, the shadow set, the gate set's tasks and fresh items; they sum "
+                    "to 1. The production profile holds them to hotpotqa 0.45, strategyqa 0.30, gsm8k 0.25.")] = (
+        msgspec.field(default_factory=lambda: dict(PRODUCTION_MIX)))
+    sources: Annotated[dict[TaskName, SourceConfig], Meta(
+        description="Per task, records of an official-format file or a hub dataset in place of the built-in "
+                    "generator (data.sources.<task>.path | hub, …); a task not named here is generated.")] = (
+        msgspec.field(default_factory=dict))
+    templates: Annotated[str, Meta(
+        description="The template pack's folder (roles, styles, user-turn templates), relative to the config "
+                    "file's folder.")] = "templates/pack_v2"
+    max_turns: Annotated[int, Meta(
+        ge=1, le=8, description="Most user turns in one episode; harder items get earlier turns.")] = 3
+    max_tool_hops: Annotated[int, Meta(
+        ge=0, le=8, description="Most tool steps (calls of data.tools) in one episode.")] = 2
+    clarify_rate: Annotated[float, Meta(
+        ge=0.0, le=0.5, description="Exact share (up to rounding) of under-specified prompts, whose right reply "
+                                    "is one clarification question (needs_clarification: true).")] = 0.10
+    tools: Annotated[list[Literal["wiki", "calc"]], Meta(
+        description="The tools an episode's tool steps may call.")] = msgspec.field(
+        default_factory=lambda: ["wiki", "calc"])
+    difficulty_target: Annotated[dict[Difficulty, Probability], Meta(
+        description="The balanced pool's bucket shares within every task (easy, medium, hard, summing to 1); "
+                    "training draws from the balanced pool.")] = msgspec.field(
+        default_factory=lambda: dict(DIFFICULTY_MIX))
 
 
 class PreflightConfig(_Section):
     """Thresholds of the preflight checks. The production profile cannot loosen them below the floors in
     `rc1.checks.consistency.PRODUCTION_FLOORS`."""
 
-    min_distinct2: Probability = 0.60
-    max_duplicate_rate: Probability = 0.02
-    near_duplicate_similarity: Probability = 0.85
-    min_len_tokens: PositiveInt = 64
-    max_len_tokens: PositiveInt = 4096
-    leak_ngram: PositiveInt = 5
-    leak_similarity: Probability = 0.85
-    mix_tolerance: Probability = 0.03
-    min_free_disk_gb: NonNegativeFloat = 50.0
-    min_ngram_kl: NonNegativeFloat = 0.15
-    min_roles: PositiveInt = 4
-    min_styles: PositiveInt = 3
-    min_hard_share: Probability = 0.30
-    max_easy_share: Probability = 0.30
-    hard_clue_overlap_max: Probability = 0.20
-    easy_clue_overlap_min: Probability = 0.40
-    min_balanced_fraction: Probability = 0.50  # the balanced pool keeps at least this share of the seed pool
-    min_accelerator_memory_gb: NonNegativeFloat = 0.0  # checked only when an accelerator is present
-    # Share of the last 100 judge calls answered from the cache: above it, scores are not being made live.
-    max_cache_hit_rate_round1: Probability = 0.90
-    max_cache_hit_rate_round2: Probability = 0.95
+    min_distinct2: Annotated[Probability, Meta(
+        description="distinct2 check: distinct ÷ all word bigrams of the task text (context + question) must "
+                    "reach this.")] = 0.60
+    max_duplicate_rate: Annotated[Probability, Meta(
+        description="duplicates check: the largest share of exact (normalized) plus near duplicates, overall and "
+                    "in every task.")] = 0.02
+    near_duplicate_similarity: Annotated[Probability, Meta(
+        description="duplicates check: the word Jaccard similarity (MinHash-LSH, confirmed exactly) from which two "
+                    "items are near duplicates.")] = 0.85
+    min_len_tokens: Annotated[PositiveInt, Meta(
+        description="length_bounds check: the fewest prompt tokens an item may have.")] = 64
+    max_len_tokens: Annotated[PositiveInt, Meta(
+        description="length_bounds check: the most prompt tokens an item may have.")] = 4096
+    leak_ngram: Annotated[PositiveInt, Meta(
+        description="leak and gate_set checks: n of the word n-grams whose containment compares pool items with "
+                    "held-out ones.")] = 5
+    leak_similarity: Annotated[Probability, Meta(
+        description="leak and gate_set checks: the n-gram containment from which a pool item leaks a shadow or "
+                    "gate item (an equal question always does).")] = 0.85
+    mix_tolerance: Annotated[Probability, Meta(
+        description="task_mix check: the largest difference between a task's share of the seed pool and data.mix "
+                    "(0.03: ±3 pp).")] = 0.03
+    min_free_disk_gb: Annotated[NonNegativeFloat, Meta(
+        description="free_disk check: GB free on the filesystem the run writes to.")] = 50.0
+    min_ngram_kl: Annotated[NonNegativeFloat, Meta(
+        description="ngram_kl check: how much the episode framings (template, role, style) change the prompts' "
+                    "word 3-grams, a chance-corrected KL in nats, per task and overall (README: 3-gram KL).")] = 0.15
+    min_roles: Annotated[PositiveInt, Meta(
+        description="framing_coverage check: the fewest distinct roles of the template pack per task.")] = 4
+    min_styles: Annotated[PositiveInt, Meta(
+        description="framing_coverage check: the fewest distinct styles of the template pack per task.")] = 3
+    min_hard_share: Annotated[Probability, Meta(
+        description="difficulty check: the smallest share of hard items in the balanced pool, in every "
+                    "task.")] = 0.30
+    max_easy_share: Annotated[Probability, Meta(
+        description="difficulty check: the largest share of easy items in the balanced pool, in every task.")] = 0.30
+    hard_clue_overlap_max: Annotated[Probability, Meta(
+        description="difficulty check: the hard items' median clue_overlap (word 3-gram Jaccard of the best-matching "
+                    "question and context sentences) is at most this.")] = 0.20
+    easy_clue_overlap_min: Annotated[Probability, Meta(
+        description="difficulty check: the easy items' median clue_overlap is at least this.")] = 0.40
+    min_balanced_fraction: Annotated[Probability, Meta(
+        description="difficulty check: the balanced pool keeps at least this share of the seed pool.")] = 0.50
+    min_accelerator_memory_gb: Annotated[NonNegativeFloat, Meta(
+        description="accelerator_memory check: free GPU memory in GB, checked only when an accelerator is present; "
+                    "the one threshold the production profile leaves to the machine.")] = 0.0
+    max_cache_hit_rate_round1: Annotated[Probability, Meta(
+        description="scorer_cache check in round 1: the share of the last 100 judge calls answered from the cache "
+                    "stays below this; above it, scores are not being made live.")] = 0.90
+    max_cache_hit_rate_round2: Annotated[Probability, Meta(
+        description="scorer_cache check in round 2: as max_cache_hit_rate_round1.")] = 0.95
 
 
 class LoraConfig(_Section):
-    r: PositiveInt = 8
-    alpha: PositiveInt = 16
-    dropout: Annotated[float, msgspec.Meta(ge=0.0, lt=1.0)] = 0.05
-    target_modules: list[str] = msgspec.field(
-        default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
-    )
+    """The LoRA adapter trained with finetune.method lora or qlora (peft)."""
+
+    r: Annotated[PositiveInt, Meta(description="The adapter's rank.")] = 8
+    alpha: Annotated[PositiveInt, Meta(description="LoRA's scaling: updates are scaled by alpha / r.")] = 16
+    dropout: Annotated[float, Meta(ge=0.0, lt=1.0, description="Dropout on the adapter's input, in [0, 1).")] = 0.05
+    target_modules: Annotated[list[str], Meta(
+        description="Names of the modules that get an adapter; by default every attention and MLP projection of a "
+                    "Qwen3 block.")] = msgspec.field(
+        default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"])
 
 
 class ModelConfig(_Section):
-    # An HF hub id, a local directory, or `builtin:tiny-qwen3` (built offline from the pool).
-    name: str
-    dtype: Literal["auto", "fp32", "bf16", "fp16"] = "auto"
-    attn_implementation: Literal["sdpa", "eager"] = "sdpa"
-    # Whether completions start inside a `<think>` block the chat template opened (Qwen3-*-Thinking):
-    # auto reads it off the chat template when the policy's tokenizer is loaded. See rc1/scoring/thinking.py.
-    # YAML 1.1 reads a bare on/off as a boolean, so true/false are accepted for on/off.
-    thinking: Literal["auto", "on", "off"] | bool = "auto"
-    # Built-in model only: SFT steps on gold replies of the training pool before RL (rc1/train/warm_start.py).
-    warm_start_steps: NonNegativeInt = 0
+    """The policy's base model and how it is loaded (rc1/train/model_loading.py)."""
+
+    name: Annotated[str, Meta(
+        description="An HF hub id, a local directory, or builtin:tiny-qwen3 (a small Qwen3-architecture model with a "
+                    "tokenizer trained on the pool, built offline).")]
+    dtype: Annotated[Literal["auto", "fp32", "bf16", "fp16"], Meta(
+        description="The weights' dtype. auto: bf16 on CUDA (fp16 where the GPU has no bf16), fp16 on MPS, fp32 on "
+                    "CPU; half precision on the CPU is refused.")] = "auto"
+    attn_implementation: Annotated[Literal["sdpa", "eager"], Meta(
+        description="transformers' attention implementation (attn_implementation of from_pretrained).")] = "sdpa"
+    thinking: Annotated[Literal["auto", "on", "off"] | bool, Meta(
+        description="Whether completions start inside a <think> block the chat template opened (Qwen3-*-Thinking): "
+                    "the visible reply is then the text after the last </think>. auto reads it off the chat template "
+                    "when the policy's tokenizer is loaded, where an explicit on/off the template contradicts is "
+                    "refused. YAML 1.1 reads a bare on/off as a boolean, so true/false mean on/off "
+                    "(rc1/scoring/thinking.py).")] = "auto"
+    warm_start_steps: Annotated[NonNegativeInt, Meta(
+        description="Built-in model only: SFT steps on gold replies of the training pool before RL, cached beside "
+                    "the model (rc1/train/warm_start.py); 0: none.")] = 0
     lora: LoraConfig = msgspec.field(default_factory=LoraConfig)
 
     @property
@@ -127,57 +209,108 @@ class ModelConfig(_Section):
 
 
 class FinetuneConfig(_Section):
-    # lora: a LoRA adapter on the frozen base (model.lora); qlora: the same on a 4-bit base (CUDA, the
-    # production requirement); full: every weight of the model is trained, no adapter (trl engine only).
-    method: Literal["lora", "qlora", "full"] = "lora"
+    """Which weights training changes."""
+
+    method: Annotated[Literal["lora", "qlora", "full"], Meta(
+        description="lora: a LoRA adapter on the frozen base (model.lora); qlora: the same on a 4-bit base (CUDA and "
+                    "a hub model; the production requirement); full: every weight of the model, no adapter (trl "
+                    "engine only, not in fp16; the reference policy is a second copy).")] = "lora"
 
 
 class EngineConfig(_Section):
-    name: Literal["trl", "torch"] = "trl"
-    strategy: Literal["grpo", "rloo", "ppo", "dpo", "sft"] = "grpo"
+    """Who runs the training loop and what it optimizes; the supported pairs are rc1/train/pairs.py's."""
+
+    name: Annotated[Literal["trl", "torch"], Meta(
+        description="trl: TRL's trainers (the production path); torch: rc1's own loop (adapters only; PPO with a "
+                    "value head lives there).")] = "trl"
+    strategy: Annotated[Literal["grpo", "rloo", "ppo", "dpo", "sft"], Meta(
+        description="grpo, rloo, ppo (torch engine), dpo (online: the better- and worse-scored sampled reply of a "
+                    "prompt) or sft (cross-entropy on the gold replies).")] = "grpo"
 
 
 class TrainConfig(_Section):
-    max_steps: PositiveInt
-    save_steps: PositiveInt
-    # Shadow-set evaluation at every checkpoint whose step is a multiple of this (and at the end, and at
-    # step 0); absent: at every checkpoint. A multiple of save_steps: best/ is promoted from checkpoints.
-    eval_steps: PositiveInt | None = None
-    learning_rate: PositiveFloat = 1.0e-5
-    warmup_steps: NonNegativeInt = 0
-    per_device_batch_size: PositiveInt = 4
-    gradient_accumulation_steps: PositiveInt = 1
-    num_generations: Annotated[int, msgspec.Meta(ge=2)] = 4
-    max_prompt_tokens: PositiveInt = 512
-    max_completion_tokens: PositiveInt = 256
-    temperature: PositiveFloat = 1.0
-    beta: NonNegativeFloat = 0.04  # KL coefficient against the reference policy
-    # RL strategies only: PPO stops a step's update passes once the policy's KL to its sampler passes
-    # 1.5×target; GRPO doubles/halves β to keep the KL to the reference near it. Absent: β fixed, all passes.
-    target_kl: PositiveFloat | None = None
-    # Passes over each batch (the torch engine's grpo and ppo; trl's GRPOTrainer makes one).
-    update_epochs: PositiveInt = 1
-    max_grad_norm: PositiveFloat = 1.0
-    # Recompute activations in the backward pass (memory for 4B models; only slows a tiny one down). On,
-    # the model's KV cache is switched off for training forwards (`use_cache: false`), as transformers needs.
-    gradient_checkpointing: bool = False
-    simulate: bool = False
-    live_mode: bool = True
+    """The optimizer loop of each line of training (one per run.seeds entry), its checkpoints and evaluations."""
+
+    max_steps: Annotated[PositiveInt, Meta(description="Optimizer steps of each line of training.")]
+    save_steps: Annotated[PositiveInt, Meta(
+        description="A checkpoint every this many optimizer steps (at most max_steps).")]
+    eval_steps: Annotated[PositiveInt | None, Meta(
+        description="Shadow-set evaluation at every checkpoint whose step is a multiple of this (and at step 0 and "
+                    "at the end); absent: at every checkpoint. A multiple of save_steps: best/ is promoted from "
+                    "checkpoints.")] = None
+    learning_rate: Annotated[PositiveFloat, Meta(
+        description="The optimizer's (AdamW) peak learning rate; linear warmup, then linear decay to 0 at "
+                    "max_steps.")] = 1.0e-5
+    warmup_steps: Annotated[NonNegativeInt, Meta(
+        description="Steps of linear learning-rate warmup from 0.")] = 0
+    per_device_batch_size: Annotated[PositiveInt, Meta(
+        description="Completions per device and micro-batch: prompts × num_generations (sft: gold replies).")] = 4
+    gradient_accumulation_steps: Annotated[PositiveInt, Meta(
+        description="Micro-batches per optimizer step; a step trains on per_device_batch_size × this × processes "
+                    "completions.")] = 1
+    num_generations: Annotated[int, Meta(
+        ge=2, description="Sampled replies per prompt, the group GRPO and RLOO compare within; it divides the "
+                          "step's batch (trl×dpo: 2).")] = 4
+    max_prompt_tokens: Annotated[PositiveInt, Meta(
+        description="Prompt length in tokens: a longer prompt loses its earliest turns (training says how many were "
+                    "cut).")] = 512
+    max_completion_tokens: Annotated[PositiveInt, Meta(
+        description="Most tokens of a reply, in training and evaluation; a reply whose thinking is still open then "
+                    "has no answer.")] = 256
+    temperature: Annotated[PositiveFloat, Meta(
+        description="Sampling temperature of training rollouts and of the sampled evaluation replies (shadow and "
+                    "gate sets; no top-k/top-p cut).")] = 1.0
+    beta: Annotated[NonNegativeFloat, Meta(
+        description="β, the KL coefficient against the reference policy (dpo: DPO's β, above 0). 0: no KL term, and "
+                    "TRL's GRPO and RLOO build no reference (kl is recorded as 0).")] = 0.04
+    target_kl: Annotated[PositiveFloat | None, Meta(
+        description="RL strategies only: PPO stops a step's update passes once the policy's KL to its sampler "
+                    "passes 1.5×target; GRPO and RLOO double/halve β to keep the KL to the reference near it (so β "
+                    "must start above 0). Absent: β fixed, all passes. Production: in [0.02, 0.05] where it "
+                    "acts.")] = None
+    update_epochs: Annotated[PositiveInt, Meta(
+        description="Passes over each batch (the torch engine's grpo, rloo and ppo; the trl engine makes "
+                    "one).")] = 1
+    max_grad_norm: Annotated[PositiveFloat, Meta(
+        description="Gradient clipping: the largest global L2 norm of a step's gradient.")] = 1.0
+    gradient_checkpointing: Annotated[bool, Meta(
+        description="Recompute activations in the backward pass (memory for 4B models; only slows a tiny one down). "
+                    "On, the model's KV cache is off for training forwards (use_cache: false), as transformers "
+                    "needs.")] = False
+    simulate: Annotated[bool, Meta(
+        description="Declares the run a simulation; the production profile's training_config check refuses "
+                    "true.")] = False
+    live_mode: Annotated[bool, Meta(
+        description="Declares that scores are made live; the production profile's training_config check requires "
+                    "true.")] = True
 
 
 class RewardConfig(_Section):
-    weights: str = "weights.json"  # relative to the config file's folder
-    # DAPO soft overlong penalty: the last `overlong_cache_fraction` of train.max_completion_tokens is
-    # the soft zone where the `length` component falls from 1 to 0 (TRL's get_soft_overlong_punishment).
-    overlong_cache_fraction: Annotated[float, msgspec.Meta(gt=0.0, le=1.0)] = 0.25
-    use_overclar_penalty: bool = True
-    overclar_alpha: NonNegativeFloat = 0.07
-    overclar_cap: NonNegativeInt = 3
-    difficulty_beta: NonNegativeFloat = 0.0
-    # What correctness and f1 are computed against during training: each item's own gold answer, or (a control
-    # arm, `make bench`) the gold of another item of the same task, a fixed seeded derangement. Evaluations
-    # always score against the item's own gold. The production profile refuses `shuffled`.
-    answers: Literal["gold", "shuffled"] = "gold"
+    """The training reward: (Σ w_k·component_k − α·min(c, cap)) × (1 + β·(hard − easy)), c the questions the
+    visible reply asks."""
+
+    weights: Annotated[str, Meta(
+        description="The components' weights (JSON), relative to the config file's folder: non-negative, none above "
+                    "0.5, summing to 1 (weights check).")] = "weights.json"
+    overlong_cache_fraction: Annotated[float, Meta(
+        gt=0.0, le=1.0,
+        description="DAPO soft overlong penalty: the last fraction of train.max_completion_tokens is the soft zone "
+                    "where the length component falls from 1 to 0 (TRL's get_soft_overlong_punishment).")] = 0.25
+    use_overclar_penalty: Annotated[bool, Meta(
+        description="Subtract the over-clarification penalty α·min(c, cap) (0 for an item that needs "
+                    "clarification). Production: true.")] = True
+    overclar_alpha: Annotated[NonNegativeFloat, Meta(
+        description="α: the penalty per question the visible reply asks. Production: 0.07.")] = 0.07
+    overclar_cap: Annotated[NonNegativeInt, Meta(
+        description="cap: the most questions penalized. Production: 3.")] = 3
+    difficulty_beta: Annotated[NonNegativeFloat, Meta(
+        description="β of the difficulty factor 1 + β·(hard − easy): a hard item's reward × (1 + β), an easy one's "
+                    "× (1 − β). 0: no factor.")] = 0.0
+    answers: Annotated[Literal["gold", "shuffled"], Meta(
+        description="What correctness and f1 are computed against during training: each item's own gold answer, "
+                    "or (a control arm, make bench) the gold of another item of the same task, a fixed seeded "
+                    "derangement. Evaluations always score against the item's own gold; production refuses "
+                    "shuffled.")] = "gold"
 
 
 ScorerProvider = Literal["none", "openai_compat", "hf_judge", "openai", "gemini", "deepseek_r1"]
@@ -186,25 +319,40 @@ ScorerProvider = Literal["none", "openai_compat", "hf_judge", "openai", "gemini"
 class ScorerConfig(_Section):
     """The judge scored beside the always-computed rule components (see rc1/scoring/)."""
 
-    provider: ScorerProvider = "none"  # openai, gemini, deepseek_r1: presets of openai_compat
-    base_url: str = ""  # openai_compat (required) and the presets (optional: their default otherwise)
-    model: str = ""  # the judge model: required for hf_judge; presets have a default; openai_compat asks /models
-    rubric: str = "judge/rubric.md"  # relative to the config file's folder
-    timeout_s: PositiveFloat = 60.0
-    max_retries: NonNegativeInt = 3  # after the first try, on 429, 5xx, timeouts and malformed answers
-    backoff_s: NonNegativeFloat = 1.0  # the first retry's wait; doubled each retry (a Retry-After header wins)
-    max_concurrency: PositiveInt = 8  # judge calls in flight at once
-    cache: bool = False  # answer a repeated (provider, model, rubric, prompt, reply) from data/scorer_cache
+    provider: Annotated[ScorerProvider, Meta(
+        description="none: rule components only; openai_compat: a live judge over the OpenAI-compatible API; "
+                    "openai, gemini, deepseek_r1: presets of it; hf_judge: a local transformers model. API judges "
+                    "read their key from SCORER_API_KEY.")] = "none"
+    base_url: Annotated[str, Meta(
+        description="The API's URL: required by openai_compat, optional for the presets (their default "
+                    "otherwise).")] = ""
+    model: Annotated[str, Meta(
+        description="The judge model: required for hf_judge; presets have a default; openai_compat asks "
+                    "/models.")] = ""
+    rubric: Annotated[str, Meta(
+        description="The judge's system message, relative to the config file's folder.")] = "judge/rubric.md"
+    timeout_s: Annotated[PositiveFloat, Meta(description="Seconds per judge request.")] = 60.0
+    max_retries: Annotated[NonNegativeInt, Meta(
+        description="Retries after the first try, on 429, 5xx, timeouts and malformed answers; then the command "
+                    "fails (exit 1).")] = 3
+    backoff_s: Annotated[NonNegativeFloat, Meta(
+        description="The first retry's wait in seconds, doubled each retry (a Retry-After header wins).")] = 1.0
+    max_concurrency: Annotated[PositiveInt, Meta(description="Judge calls in flight at once.")] = 8
+    cache: Annotated[bool, Meta(
+        description="Answer a repeated (provider, model, rubric, prompt, reply) from data/scorer_cache/; probes "
+                    "bypass it.")] = False
 
 
 class ShadowConfig(_Section):
     """The shadow run (`rc1 shadow run`; round 2 runs it on the base model as `pre_run_check`)."""
 
-    samples: Annotated[int, msgspec.Meta(ge=2)] = 4  # sampled replies per shadow item
-    # The old scoring: this weights file (relative to the config's folder) without the penalty and the
-    # difficulty factor; absent: the run's weights without them.
-    old_weights: str | None = None
-    unstable_variance: NonNegativeFloat = 0.08  # items whose new score varies more across samples are left out
+    samples: Annotated[int, Meta(ge=2, description="Sampled replies per shadow item.")] = 4
+    old_weights: Annotated[str | None, Meta(
+        description="The old scoring: this weights file (relative to the config's folder) without the penalty and "
+                    "the difficulty factor; absent: the run's weights without them.")] = None
+    unstable_variance: Annotated[NonNegativeFloat, Meta(
+        description="Items whose new score varies more than this across samples are listed as unstable and left "
+                    "out.")] = 0.08
 
 
 ReleaseMetric = Literal["hard_success", "hard_sampled_success", "success", "sampled_success", "mean_reward"]
@@ -214,39 +362,49 @@ class ReleaseConfig(_Section):
     """The RC1 release gate: on the gate set (held out, used for nothing else), did success of the checkpoint the
     shadow set chose beat the step-0 policy's by the threshold, with a paired 95 % interval above 0?"""
 
-    # Percentage points of gate-set success (sampled, averaged per item), selected checkpoint minus step 0.
-    min_hard_gain_pp: float = 5.0
-    # Items of the gate set: hard items of `tasks`, drawn from their own stream in round 1, evaluated once on
-    # the step-0 policy (round 2) and once on the selected checkpoint of each line of training.
-    gate_size: PositiveInt = 400
-    # Sampled replies per gate item (and per shadow item at each evaluation), at train.temperature.
-    samples: PositiveInt = 8
-    # The tasks of the release question (their hard items form the gate set and the shadow's hard_success).
-    tasks: list[TaskName] = msgspec.field(default_factory=lambda: ["hotpotqa", "strategyqa"])
-    # What best/ is promoted on, measured on the shadow set: hard_success (greedy) or hard_sampled_success on
-    # the hard items of `tasks`; success, sampled_success or mean_reward over the whole shadow set.
-    metric: ReleaseMetric = "hard_success"
+    min_hard_gain_pp: Annotated[float, Meta(
+        description="The threshold, in percentage points of gate-set success (sampled, averaged per item): "
+                    "selected checkpoint minus step 0.")] = 5.0
+    gate_size: Annotated[PositiveInt, Meta(
+        description="Items of the gate set: hard items of `tasks`, drawn from their own stream in round 1, "
+                    "evaluated once on the step-0 policy (round 2) and once on the selected checkpoint of each line "
+                    "of training.")] = 400
+    samples: Annotated[PositiveInt, Meta(
+        description="Sampled replies per gate item (and per shadow item at each evaluation), at "
+                    "train.temperature.")] = 8
+    tasks: Annotated[list[TaskName], Meta(
+        description="The tasks of the release question: their hard items form the gate set and the shadow set's "
+                    "hard_success.")] = msgspec.field(default_factory=lambda: ["hotpotqa", "strategyqa"])
+    metric: Annotated[ReleaseMetric, Meta(
+        description="What best/ is promoted on, measured on the shadow set: hard_success (greedy) or "
+                    "hard_sampled_success on the hard items of `tasks`; success, sampled_success or mean_reward over "
+                    "the whole shadow set.")] = "hard_success"
 
 
 class PrioritySamplingConfig(_Section):
     """Which items each optimizer step trains on (rc1/train/sampler.py); absent: seeded passes over the
     balanced pool, every item once per pass."""
 
-    # Weights of the balanced pool's difficulty buckets when a batch slot is drawn.
-    by_difficulty: dict[Difficulty, NonNegativeFloat] = msgspec.field(
-        default_factory=lambda: dict(DIFFICULTY_MIX)
-    )
-    # Items the policy currently fails (no reply reached half the reward when last seen) get priority,
-    # up to this share of a batch.
-    low_perf_cap: Probability = 0.0
-    # [[from_step, seed_share], ...]: from that step on, this share of a batch comes from the seed pool
-    # (the balanced pool) and the rest are fresh items from the task sources, leak-checked against the
-    # shadow set. Steps ascending from 0.
-    seed_ratio_schedule: list[tuple[NonNegativeInt, Probability]] = msgspec.field(default_factory=lambda: [(0, 1.0)])
+    by_difficulty: Annotated[dict[Difficulty, NonNegativeFloat], Meta(
+        description="Weights of the balanced pool's difficulty buckets when a batch slot is drawn.")] = (
+        msgspec.field(default_factory=lambda: dict(DIFFICULTY_MIX)))
+    low_perf_cap: Annotated[Probability, Meta(
+        description="Items the policy currently fails (no reply reached half the reward when last seen) get "
+                    "priority, up to this share of a batch.")] = 0.0
+    seed_ratio_schedule: Annotated[list[tuple[NonNegativeInt, Probability]], Meta(
+        description="[[from_step, seed_share], ...]: from that step on, this share of a batch comes from the seed "
+                    "pool (the balanced pool) and the rest are fresh items from the task sources, leak-checked "
+                    "against the shadow and gate sets. Steps ascending from 0.")] = msgspec.field(
+        default_factory=lambda: [(0, 1.0)])
 
 
 class Config(_Section):
-    profile: Literal["local", "production"]
+    """An rc1 run: the YAML file given by --config, with --set overrides."""
+
+    profile: Annotated[Literal["local", "production"], Meta(
+        description="Which limits the training_config check holds the run to: production (the production floors, "
+                    "a live API judge, qlora, ≥ 3 seeds, ≥ 50,000 steps, …) or local (the embedded default's "
+                    "smaller ones).")]
     run: RunConfig
     data: DataConfig
     model: ModelConfig
@@ -268,6 +426,20 @@ class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
     path: Path
     overrides: tuple[str, ...]
     sha256: str
+    # Provenance, outside the fingerprint: every dotted key the file itself gives (sections and the keys in them).
+    file_keys: frozenset[str] = frozenset()
+
+    @property
+    def set_keys(self) -> tuple[str, ...]:
+        """The dotted keys the `--set` overrides name, in order."""
+        return tuple(item.partition("=")[0] for item in self.overrides)
+
+    def source_of(self, dotted: str) -> str:
+        """Where the effective value of `dotted` comes from: `--set` (an override names it, a key inside it or a
+        section around it), else `file`, else `default`."""
+        if any(key == dotted or key.startswith(dotted + ".") or dotted.startswith(key + ".") for key in self.set_keys):
+            return "--set"
+        return "file" if dotted in self.file_keys else "default"
 
     @property
     def weights_path(self) -> Path:
@@ -289,13 +461,15 @@ class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
 def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> LoadedConfig:
     path = Path(path)
     raw = _read_yaml(path)
+    file_keys = frozenset(_dotted_keys(raw))
     for item in overrides:
         _apply_override(raw, item, path)
     config = _convert(raw, path)
     problems = cross_field_problems(config)
     if problems:
         raise BadInput("\n".join(f"{path}: {p}" for p in problems))
-    return LoadedConfig(config=config, path=path.resolve(), overrides=tuple(overrides), sha256=config_sha256(config))
+    return LoadedConfig(config=config, path=path.resolve(), overrides=tuple(overrides), sha256=config_sha256(config),
+                        file_keys=file_keys)
 
 
 def config_sha256(config: Config) -> str:
@@ -327,6 +501,15 @@ def _read_yaml(path: Path) -> dict:
     if not isinstance(raw, dict):
         raise BadInput(f"{path}: the top level must be a mapping of sections, got {type(raw).__name__}")
     return raw
+
+
+def _dotted_keys(node: dict, prefix: str = ""):
+    """Every key of a nested mapping as a dotted path, sections and the keys in them."""
+    for key, value in node.items():
+        dotted = f"{prefix}{key}"
+        yield dotted
+        if isinstance(value, dict):
+            yield from _dotted_keys(value, dotted + ".")
 
 
 def _apply_override(raw: dict, item: str, path: Path) -> None:

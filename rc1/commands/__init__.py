@@ -1,7 +1,7 @@
 """One small function per subcommand; `HANDLERS` is the only place names map to code.
 
 Each handler's module is imported only when its command runs, so a read-only command (status, replay,
-audit, handoff) never imports the training stack (torch, transformers) it does not use.
+audit, handoff, config) never imports the training stack (torch, transformers) it does not use.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ HANDLERS = {
     "scorer": "stages:scorer",
     "score": "score:run",
     "train": "stages:train",
+    "config": "config:run",
 }
 
 
