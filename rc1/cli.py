@@ -12,18 +12,24 @@ from rc1.catalog import DIFFICULTIES, TASKS
 from rc1.views.handoff import STAGES as HANDOFF_STAGES
 from rc1.errors import ExitCode, Rc1Error, TrainingError
 
-DEFAULT_CONFIG = "configs/local.yaml"
+from rc1.run_config import DEFAULT_CONFIG
 
 
 def _config_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", default=DEFAULT_CONFIG, help=f"run config (default {DEFAULT_CONFIG})")
+    parser.add_argument("--config", help=f"run config (default {DEFAULT_CONFIG}; a run past round 1 uses the config it "
+                                         "kept, and a --config that differs from it is refused)")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override a config value by dotted key, e.g. --set train.max_steps=20 (repeatable)")
+    parser.add_argument("--run", metavar="NAME", help="the run to work on (the same as --set run.name=NAME)")
+    parser.add_argument("--accept-changed-inputs", action="store_true",
+                        help="go on with a config or gated input that differs from what the run's gates passed on: "
+                             "appends gate_invalidated, and both preflight rounds run again")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rc1", description="Gated, resumable, auditable RL fine-tuning.")
     parser.add_argument("--version", action=_Version, help="print the code version rc1 records in run_started")
+    parser.set_defaults(config=None, overrides=[], run=None, accept_changed_inputs=False)  # commands that read none
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("advance", help="do the next stage the state machine allows")
@@ -173,11 +179,11 @@ def _report(error: BaseException, args) -> str:
 def _workspace(args):
     """The run's workspace, when the command's config names one (a FATAL error comes after the config loaded);
     None: the default run's folders."""
-    from rc1.config import load_config
+    from rc1.run_config import load_run_config
     from rc1.workspace import Workspace
 
     try:
-        return Workspace.here(load_config(args.config, args.overrides).config.run.name)
+        return Workspace.here(load_run_config(args.config, args.overrides, args.run, True).config.run.name)
     except (Rc1Error, OSError):  # no config, or not a valid one: the error being reported is what matters
         return None
 
@@ -193,6 +199,6 @@ def _packed(args) -> str:
         return ""
     from rc1.failure import write_fatal_failpack
 
-    config = getattr(args, "config", None)
-    path = write_fatal_failpack(_workspace(args) if config else None, config_path=Path(config) if config else None)
+    config = args.config or DEFAULT_CONFIG
+    path = write_fatal_failpack(_workspace(args), config_path=Path(config))
     return f"; everything packed in {path}" if path else "; the failpack could not be written"

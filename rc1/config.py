@@ -7,6 +7,7 @@ collected and reported together.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import re
 from pathlib import Path
@@ -458,9 +459,11 @@ class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
         return (self.path.parent / relative).resolve()
 
 
-def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> LoadedConfig:
+def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = (), *, raw: dict | None = None) -> LoadedConfig:
+    """The config file at `path` (or `raw`, the values a run kept, read as if from that file: its relative paths
+    resolve from the file's folder) with the `--set` overrides applied, validated."""
     path = Path(path)
-    raw = _read_yaml(path)
+    raw = _read_yaml(path) if raw is None else copy.deepcopy(raw)
     file_keys = frozenset(_dotted_keys(raw))
     for item in overrides:
         _apply_override(raw, item, path)

@@ -37,9 +37,12 @@ class _RunView:
 class Session(_RunView):
     """One command's exclusive handle on a run. Appending keeps projection and views current."""
 
-    def __init__(self, loaded: LoadedConfig, ws: Workspace, *, allow_torn: bool = False, allow_refused: bool = False):
+    def __init__(self, loaded: LoadedConfig, ws: Workspace, *, allow_torn: bool = False, allow_refused: bool = False,
+                 accept_changed_inputs: bool = False):
         self.loaded = loaded
         self.ws = ws
+        # The command was told to go on with inputs that differ from what the gates passed on (invalidating them).
+        self.accept_changed_inputs = accept_changed_inputs
         snapshot = read_snapshot(ws)
         # Under the lock, the log is read from the snapshot's anchor when it still holds that line: opening a
         # finished million-event run reads its tail, not its length.
@@ -63,8 +66,10 @@ class Session(_RunView):
         self._announced = False
 
     @classmethod
-    def open(cls, loaded: LoadedConfig, *, allow_torn: bool = False, allow_refused: bool = False) -> "Session":
-        return cls(loaded, Workspace.here(loaded.config.run.name), allow_torn=allow_torn, allow_refused=allow_refused)
+    def open(cls, loaded: LoadedConfig, *, allow_torn: bool = False, allow_refused: bool = False,
+             accept_changed_inputs: bool = False) -> "Session":
+        return cls(loaded, Workspace.here(loaded.config.run.name), allow_torn=allow_torn, allow_refused=allow_refused,
+                   accept_changed_inputs=accept_changed_inputs)
 
     def _refuse_a_log_with_violations(self) -> None:
         """A log holding events the state machine refused is not written to: what comes next cannot be decided

@@ -54,7 +54,7 @@ def rc1(root: Path, *args: str, config: str = "configs/short.yaml", timeout: flo
     return subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=timeout, env=env, **kw)
 
 
-def rc1_here(root: Path, *args: str, config: str = "configs/short.yaml", env: dict | None = None
+def rc1_here(root: Path, *args: str, config: str | None = "configs/short.yaml", env: dict | None = None
              ) -> subprocess.CompletedProcess:
     """`rc1.cli.main` in this process, in `root`, with `env` added to the environment: what `rc1` does without
     the ~8 s a new process spends importing the training stack. Tests whose point is the process boundary
@@ -64,7 +64,7 @@ def rc1_here(root: Path, *args: str, config: str = "configs/short.yaml", env: di
 
     from rc1.cli import main
 
-    command = [*args, "--config", config] if args and args[0] != "--help" else list(args)
+    command = [*args, "--config", config] if args and args[0] != "--help" and config is not None else list(args)
     out, err = io.StringIO(), io.StringIO()
     saved_env, saved_cwd = dict(os.environ), os.getcwd()
     os.environ.update(env or {})

@@ -49,7 +49,11 @@ def test_a_gate_set_changed_after_round_1_invalidates_the_gate(tmp_path):
     assert rc1_here(root, "preflight", "--round", "1").returncode == 0
     path = root / "data/local/gate.jsonl"
     path.write_text("".join(path.read_text().splitlines(keepends=True)[1:]))  # one item fewer
-    result = rc1_here(root, "preflight", "--round", "2")
+    before = (root / "events/local.jsonl").read_bytes()
+    refused = rc1_here(root, "preflight", "--round", "2")
+    assert refused.returncode == 3 and "gate:" in refused.stderr and "--accept-changed-inputs" in refused.stderr
+    assert (root / "events/local.jsonl").read_bytes() == before  # refused: nothing appended
+    result = rc1_here(root, "preflight", "--round", "2", "--accept-changed-inputs")
     assert result.returncode == 3 and "gate:" in result.stderr
     invalidated = events(root)[-1]
     assert invalidated["type"] == "gate_invalidated" and invalidated["input"] == "gate"

@@ -16,7 +16,7 @@ LAYERS = [
     {"rc1", "catalog", "errors", "fsutil", "failpoints", "progress", "provenance", "workspace", "distributed", "failure",
      "closed_pipe"},
     {"events", "machine"},
-    {"config", "config_rules"},
+    {"config", "config_rules", "run_config"},
     {"data"},
     {"fingerprints"},
     {"scoring"},

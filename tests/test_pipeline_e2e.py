@@ -181,7 +181,11 @@ def test_changed_inputs_after_round_two_invalidate_the_gate(tmp_path):
     assert rc1_here(root, "advance", "--until", "R2_PASSED").returncode == 0
     with open(root / "data/local/pool.jsonl", "a") as fh:
         fh.write((root / "data/local/pool.jsonl").read_text().splitlines()[0] + "\n")
-    result = rc1_here(root, "advance")
+    before = types(root)
+    refused = rc1_here(root, "advance")
+    assert refused.returncode == 3 and "pool" in refused.stderr and "nothing was appended" in refused.stderr
+    assert types(root) == before and status_json(root)["state"] == "R2_PASSED"
+    result = rc1_here(root, "advance", "--accept-changed-inputs")
     assert result.returncode == 3 and "pool" in result.stderr
     assert types(root)[-1] == "gate_invalidated" and events(root)[-1]["input"] == "pool"
     assert status_json(root)["state"] == "INIT"

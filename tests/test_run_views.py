@@ -1,5 +1,7 @@
 """Every run of a workspace has its own views: two runs side by side, one killed and resumed while the other
-trains, each end with views that hold their own lines only (the same as rebuilt from their own log)."""
+trains, each end with views that hold their own lines only (the same as rebuilt from their own log). And a run
+remembers its own config: resumed by its name alone, without the overrides it was started with, it goes on to the
+same steps as an uninterrupted run."""
 
 import json
 import os
@@ -33,14 +35,24 @@ def _event_lines(path) -> list[str]:
     return [line for line in path.read_text().splitlines() if not is_library_line(line)]
 
 
-def test_two_runs_side_by_side_one_resumed_in_between_keep_their_own_views(tmp_path):
-    root = make_workspace(tmp_path, **{"train.max_steps": 8, "train.save_steps": 4, "train.eval_steps": 4})
-    killed = rc1(root, "advance", "--all", env={**os.environ, "RC1_KILL_AT": "append:train_step@6"})
+STARTED_WITH = ("--set", "train.max_steps=8", "--set", "train.eval_steps=4")  # configs/short.yaml: 12 and 4
+
+
+def test_two_runs_side_by_side_one_resumed_by_its_name_alone_keep_their_own_views_and_config(tmp_path):
+    root = make_workspace(tmp_path)
+    killed = rc1(root, "advance", "--all", *STARTED_WITH, env={**os.environ, "RC1_KILL_AT": "append:train_step@6"})
     assert killed.returncode == -signal.SIGKILL, killed.stderr
-    other = rc1_here(root, "advance", "--all", "--set", "run.name=other")
+    other = rc1_here(root, "advance", "--all", "--set", "run.name=other", *STARTED_WITH)
     assert other.returncode == 0, other.stderr
-    resumed = rc1_here(root, "advance", "--all")
+    # The probe: the run resumed by its name alone, with neither the config file nor the overrides it was started
+    # with (configs/local.yaml trains 120 steps).
+    resumed = rc1_here(root, "advance", "--all", "--run", "local", config=None)
     assert resumed.returncode == 0, resumed.stderr
+    assert "uses the config it kept at round 1" in resumed.stderr and "gate_invalidated" not in {e["type"] for e in events(root)}
+    assert rc1_here(root, "audit", "--run", "local", config=None).returncode == 0
+    finals = {name: {e["step"]: (e["loss"], e["reward"]) for e in events(root, name) if e["type"] == "train_step"}
+              for name in ("local", "other")}
+    assert finals["local"] == finals["other"] and max(finals["local"]) == 8  # the same steps as the uninterrupted run
 
     runs = {"local": Workspace(root=root, run="local"), "other": Workspace(root=root, run="other")}
     assert runs["local"].reports_dir == root / "reports" and runs["other"].reports_dir == root / "reports" / "other"
@@ -56,6 +68,8 @@ def test_two_runs_side_by_side_one_resumed_in_between_keep_their_own_views(tmp_p
         logged = [e for e in events(root, name) if e["type"] == "train_step"]
         assert [(s["run"], s["seq"]) for s in steps] == [(name, e["seq"]) for e in logged] and steps[-1]["step"] == 8
 
-    report = rc1_here(root, "report", "--set", "run.name=other")
+    asked_otherwise = rc1_here(root, "report", "--set", "run.name=other")  # short.yaml: 12 steps, not the 8 it kept
+    assert asked_otherwise.returncode == 3 and "train.max_steps: 8 (kept) -> 12" in asked_otherwise.stderr
+    report = rc1_here(root, "report", "--run", "other", config=None)
     assert report.returncode == 0, report.stderr
     assert "view: reports/other/metrics.jsonl" in report.stdout and "plot: reports/other/plots/training.png" in report.stdout

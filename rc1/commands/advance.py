@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 
-from rc1.config import load_config
+from rc1.commands._run_config import config_of
 from rc1.errors import BadInput
 from rc1.machine import STATES
 from rc1.session import Session
@@ -33,8 +33,8 @@ def next_stage(session: Session):
 def run(args) -> int:
     if args.until and args.until not in STATES:
         raise BadInput(f"--until {args.until!r}: expected one of {', '.join(STATES)}")
-    loaded = load_config(args.config, args.overrides)
-    with Session.open(loaded) as session:
+    loaded = config_of(args)
+    with Session.open(loaded, accept_changed_inputs=args.accept_changed_inputs) as session:
         while True:
             stage = next_stage(session)
             if stage is None:

@@ -6,7 +6,7 @@ import sys
 
 import msgspec
 
-from rc1.config import load_config
+from rc1.commands._run_config import config_of
 from rc1.errors import ExitCode
 from rc1.events.audit import audit_log
 from rc1.fingerprints import current_fingerprints
@@ -14,7 +14,7 @@ from rc1.workspace import Workspace
 
 
 def run(args) -> int:
-    loaded = load_config(args.config, args.overrides)
+    loaded = config_of(args)
     ws = Workspace.here(loaded.config.run.name)
     if not ws.log_path.exists():
         print(f"error: {ws.log_path}: no event log for run {ws.run!r}", file=sys.stderr)

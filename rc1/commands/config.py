@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import msgspec
 
-from rc1.config import Config, load_config
+from rc1.commands._run_config import config_of
+from rc1.config import Config
 from rc1.views.config_explain import explain_rows, render_text, select
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -19,7 +20,7 @@ def run(args) -> int:
 
 
 def explain(args) -> int:
-    loaded = load_config(args.config, args.overrides)
+    loaded = config_of(args)
     rows = explain_rows(loaded)
     if args.key:
         rows = select(rows, args.key)

@@ -7,7 +7,7 @@ import re
 
 import msgspec
 
-from rc1.config import load_config
+from rc1.commands._run_config import config_of
 from rc1.errors import BadInput
 from rc1.events import schema as ev
 from rc1.events.log import read_log
@@ -23,7 +23,7 @@ def _print(view, as_json: bool) -> None:
 
 
 def status(args) -> int:
-    loaded = load_config(args.config, args.overrides)
+    loaded = config_of(args)
     if args.diagram:
         from rc1.machine import RunMachine
 
@@ -57,7 +57,7 @@ def parse_until(text: str):
 
 
 def replay_until(args) -> int:
-    loaded = load_config(args.config, args.overrides)
+    loaded = config_of(args)
     ws = Workspace.here(loaded.config.run.name)
     stop = parse_until(args.until)
     is_time = not re.fullmatch(r"step_\d+|seq:\d+", args.until) and args.until not in ev.EVENT_TYPES
@@ -80,7 +80,7 @@ def handoff(args) -> int:
     from rc1.views.handoff import handoff as bundle_of
     from rc1.views.handoff import render_text as render_handoff
 
-    loaded = load_config(args.config, args.overrides)
+    loaded = config_of(args)
     ws = Workspace.here(loaded.config.run.name)
     events = read_log(ws.log_path).events
     stage = args.round or default_stage(events)  # argparse holds --round to HANDOFF_STAGES

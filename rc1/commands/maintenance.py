@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rc1.config import load_config
+from rc1.commands._run_config import config_of
 from rc1.errors import BadInput
 from rc1.events import schema as ev
 from rc1.events.log import read_log
@@ -19,7 +19,7 @@ import hashlib
 def repair(args) -> int:
     """Move a torn tail to events/<run>.torn-<offset>, cut the log back, append log_repaired; set aside the events
     an older rc1 wrote although the machine refused them (refused_set_aside), so the run can go on."""
-    loaded = load_config(args.config, args.overrides)
+    loaded = config_of(args)
     with Session.open(loaded, allow_torn=True, allow_refused=True) as session:
         torn = session.log.contents.torn
         if torn:
@@ -48,7 +48,7 @@ def _cut_torn_tail(session: Session, torn: bytes) -> None:
 
 
 def report(args) -> int:
-    loaded = load_config(args.config, args.overrides)
+    loaded = config_of(args)
     ws = Workspace.here(loaded.config.run.name)
     contents = read_log(ws.log_path)
     if not contents.events:
@@ -81,7 +81,7 @@ def _print_verdicts(events: list) -> None:
 
 
 def failpack(args) -> int:
-    loaded = load_config(args.config, args.overrides)
+    loaded = config_of(args)
     ws = Workspace.here(loaded.config.run.name)
     out = write_failpack(ws, Path(args.out) if args.out else ws.reports_dir / f"failpack_{utc_stamp()}.tar.gz",
                          loaded.path)

@@ -12,7 +12,7 @@ from pathlib import Path
 import msgspec
 
 from rc1.catalog import is_builtin
-from rc1.config import load_config
+from rc1.commands._run_config import config_of
 from rc1.data.task import TaskItem
 from rc1.errors import BadInput
 from rc1.fsutil import read_input_text
@@ -22,7 +22,7 @@ from rc1.workspace import Workspace
 
 
 def run(args) -> int:
-    loaded = load_config(args.config, args.overrides)
+    loaded = config_of(args)
     item = _item(args)
     completion = read_input_text(args.completion_file, "completion file")
     ws = Workspace.here(loaded.config.run.name)

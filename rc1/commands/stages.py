@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rc1.checks.result import CheckResult
 from rc1.checks.scorer import scorer_live, scorer_probe, scorer_selfcheck
-from rc1.config import load_config
+from rc1.commands._run_config import config_of
 from rc1.data.difficulty import bucket
 from rc1.data.task import read_items
 from rc1.errors import BadInput, ExitCode
@@ -23,7 +23,7 @@ from rc1.stages.train import run_training
 
 
 def _open(args) -> Session:
-    return Session.open(load_config(args.config, args.overrides))
+    return Session.open(config_of(args), accept_changed_inputs=args.accept_changed_inputs)
 
 
 def _report(results: list[CheckResult]) -> int:
@@ -139,8 +139,9 @@ def scorer(args) -> int:
 
 def train(args) -> int:
     """Under a multi-process launch every rank runs this; rank 0 is the writer, the others follow."""
-    loaded = load_config(args.config, args.overrides)
-    opened = Session.open(loaded) if distributed.is_writer() else FollowerSession.open(loaded)
+    loaded = config_of(args)
+    opened = (Session.open(loaded, accept_changed_inputs=args.accept_changed_inputs) if distributed.is_writer()
+              else FollowerSession.open(loaded))
     with opened as session:
         run_training(session, Path(args.resume) if args.resume else None)
     return 0

@@ -18,18 +18,24 @@ def require_allowed(session: Session, trigger: str, action: str) -> None:
 
 
 def ensure_inputs_unchanged(session: Session, recorded: ev.Fingerprints, gate: str) -> ev.Fingerprints:
-    """Compare inputs on disk with what a gate recorded; on any change append gate_invalidated and refuse."""
+    """Compare inputs on disk with what a gate recorded. On a change: refuse, appending nothing, unless the
+    command was told to accept it (--accept-changed-inputs): then append gate_invalidated and stop."""
     current = current_fingerprints(session.ws, session.loaded)
     changed = ev.changed_inputs(recorded, current)
-    if changed:
-        name, old, new = changed[0]
-        session.append(session.run.invalidate_gate(name, old, new))
-        listed = "; ".join(f"{n}: {o[:12]} -> {c[:12]}" for n, o, c in changed)
+    if not changed:
+        return current
+    listed = "; ".join(f"{n}: {o[:12]} -> {c[:12]}" for n, o, c in changed)
+    if not session.accept_changed_inputs:
         raise GateClosed(
-            f"inputs changed since {gate} passed ({listed}); the gate is invalidated and the run is back to INIT: "
-            "run `rc1 advance` to re-run the preflight rounds on the new inputs"
+            f"inputs changed since {gate} passed ({listed}); nothing was appended. Put them back as they were, or "
+            "run again with --accept-changed-inputs to invalidate the gate and re-run the preflight rounds on them"
         )
-    return current
+    name, old, new = changed[0]
+    session.append(session.run.invalidate_gate(name, old, new))
+    raise GateClosed(
+        f"inputs changed since {gate} passed ({listed}); the gate is invalidated and the run is back to INIT: "
+        "run `rc1 advance` (with the same --config and --set) to re-run the preflight rounds on the new inputs"
+    )
 
 
 def record_checks(session: Session, round_no: int, results: list[CheckResult], fingerprints: ev.Fingerprints,

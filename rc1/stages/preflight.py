@@ -34,6 +34,7 @@ from rc1.session import Session
 from rc1.stages import datasets
 from rc1.stages.artifacts import write_artifact, write_held_out
 from rc1.stages.datasets import HeldOut
+from rc1.run_config import keep_config
 from rc1.stages.gate import ensure_inputs_unchanged, record_checks, require_allowed
 from rc1.stages.heap import cyclic_gc_paused
 from rc1.stages.scoring import RunScoring, judge_buildable, open_scoring, policy_thinking
@@ -133,6 +134,7 @@ def run_round1(session: Session) -> None:
             results = [shortfall_check(short.missing)]
         else:
             results = data_checks(session, pool, held, metrics, balanced, scoring, 1)
+    keep_config(session.ws, session.loaded)  # what every later command on the run uses while this gate holds
     record_checks(session, 1, results, current_fingerprints(session.ws, session.loaded), _drain(scoring))
 
 
