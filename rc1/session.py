@@ -140,6 +140,9 @@ class FollowerSession(_RunView):
         self.loaded = loaded
         self.ws = ws
         self.replayer, _ = replay_log(ws)  # a line rank 0 is writing right now is left out
+        # The same rules decide a follower's commands (it starts training from the state rank 0 starts from); what
+        # they return goes nowhere.
+        self.run = RunAggregate(self.replayer)
     @classmethod
     def open(cls, loaded: LoadedConfig) -> "FollowerSession":
         return cls(loaded, Workspace.here(loaded.config.run.name))

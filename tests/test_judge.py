@@ -213,7 +213,7 @@ def test_a_run_judged_live_records_its_calls_and_writes_the_key_nowhere(server, 
     completion.write_text("Answer: 42")
     failed = rc1_here(root, "score", "--task", "gsm8k", "--gold", "42", "--completion-file", str(completion),
                       "--completion-tokens", "4", *judge, "--set", "scorer.max_retries=1", "--set", "scorer.backoff_s=0",
-                      env={"SCORER_API_KEY": KEY})
+                      "--accept-changed-inputs", env={"SCORER_API_KEY": KEY})  # not the run's scorer settings: said so
     assert failed.returncode == 1 and "FATAL" in failed.stderr and "500 server error" in failed.stderr
     assert list((root / "reports").glob("ERROR_*.json"))
     server.faults.clear()
