@@ -128,6 +128,7 @@ def bench_status(steps: int = 1_000_000) -> None:
     from rc1.config import load_config
     from rc1.events.lines import EVENT_DECODER
     from rc1.events.snapshot import snapshot_path
+    from rc1.run_config import keep_config
     from rc1.session import Session
     from rc1.workspace import Workspace
 
@@ -150,6 +151,8 @@ def bench_status(steps: int = 1_000_000) -> None:
             _write_training_log(ws.events_dir, steps).rename(ws.log_path)
             with Session.open(load_config("configs/bench.yaml")):
                 pass  # what any writer leaves: the views, and the snapshot anchored to the last line
+            # A kept config (rc1/run_config.py): every command on the run first asks whether its gate is in force.
+            keep_config(ws, load_config("configs/bench.yaml"))
             large = _append_seconds(root, steps)
         finally:
             os.chdir(cwd)
