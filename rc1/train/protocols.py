@@ -1,9 +1,9 @@
 """The contracts between the training stage, the engines and the strategies (DESIGN §3).
 
-An `Engine` owns the model, optimizer, scheduler, data order and RNGs, and runs the loop; a `Strategy`
-owns the objective: what one batch of prompts becomes (rollouts, rewards, advantages, losses). The
-stage sees only `TrainingEngine` (train, evaluate) and `TrainingHooks`; which engine runs which strategy
-is one table, rc1.train.pairs.
+An engine owns the model, optimizer, scheduler, data order and RNGs, and runs the loop; a `Strategy`
+owns the torch engine's objective: what one batch of prompts becomes (rollouts, rewards, advantages,
+losses). The stage sees only `TrainingEngine` (train, evaluate) and `TrainingHooks`; which engine runs
+which strategy is one table, rc1.train.pairs.
 """
 
 from __future__ import annotations
@@ -54,23 +54,6 @@ class TrainingEngine(Protocol):
     def evaluate(self, items: list[TaskItem], max_new_tokens: int, sampling: Sampling | None = None) -> EvalResult:
         """Replies of the current policy to `items`, greedy or sampled (`sampling`); leaves every RNG and the
         model's mode as found."""
-
-
-class Engine(TrainingEngine, Protocol):
-    """An engine whose loop rc1 owns step by step (the seed's engine interface)."""
-
-    def setup(self) -> None:
-        """Build optimizer and scheduler over the policy's and the strategy's trainable parameters."""
-
-    def train_step(self, step: int) -> StepMetrics:
-        """Run optimizer step `step` (1-based) on the batch the schedule gives it."""
-
-    def eval_step(self, items: list[TaskItem], max_new_tokens: int, sampling: Sampling | None = None) -> EvalResult: ...
-
-    def state_dict(self) -> dict:
-        """Everything the next step depends on: adapter, optimizer, scheduler, scaler, RNGs, sampler, strategy."""
-
-    def load_state_dict(self, state: dict) -> None: ...
 
 
 class Strategy(Protocol):
