@@ -38,7 +38,7 @@ def bench_training(repeat: int = 2) -> None:
     from transformers.trainer_callback import PrinterCallback
     from trl import GRPOTrainer
 
-    from rc1.checks.weights import load_weights
+    from rc1.scoring.weights import load_weights
     from rc1.config import load_config
     from rc1.data.task import read_items
     from rc1.events.log import read_log

@@ -6,7 +6,7 @@ from __future__ import annotations
 import msgspec
 
 from rc1.catalog import is_builtin
-from rc1.checks.weights import load_weights
+from rc1.scoring.weights import load_weights
 from rc1.config import LoadedConfig
 from rc1.config_rules import API_PROVIDERS
 from rc1.errors import BadInput

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 from rc1.checks.result import CheckResult
-from rc1.checks.weights import load_weights
+from rc1.scoring.weights import load_weights
 from rc1.data.task import read_items
 from rc1.errors import BadInput
 from rc1.events import schema as ev
