@@ -44,7 +44,7 @@ def bench_training(repeat: int = 2) -> None:
     from rc1.events.log import read_log
     from rc1.events import schema as ev
     from rc1.scoring.pipeline import ScoringPipeline, components_for, make_reward_fn, rule_scorer
-    from rc1.stages.train import builtin_model_dir
+    from rc1.stages.policy import builtin_model_dir
     from rc1.train.engine_trl import _quiet_renamed_property, trl_args
     from rc1.train.pairs import build_engine
     from rc1.train.protocols import NoHooks
