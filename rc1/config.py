@@ -18,6 +18,7 @@ import yaml
 from rc1.catalog import DIFFICULTY_MIX, PRODUCTION_MIX, Difficulty, TaskName
 from rc1.config_rules import cross_field_problems
 from rc1.errors import BadInput
+from rc1.registry.providers import PROVIDERS
 
 
 Probability = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
@@ -180,7 +181,7 @@ class RewardConfig(_Section):
     answers: Literal["gold", "shuffled"] = "gold"
 
 
-ScorerProvider = Literal["none", "openai_compat", "hf_judge", "openai", "gemini", "deepseek_r1"]
+ScorerProvider = Literal[tuple(PROVIDERS)]  # rc1/registry/providers.py: none, openai_compat, hf_judge, openai, …
 
 
 class ScorerConfig(_Section):

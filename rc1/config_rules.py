@@ -10,6 +10,7 @@ import re
 from typing import TYPE_CHECKING
 
 from rc1.catalog import BUILTIN_MODELS, DIFFICULTIES, is_builtin
+from rc1.registry.providers import PROVIDERS
 
 if TYPE_CHECKING:
     from rc1.config import Config, ScorerConfig
@@ -66,25 +67,20 @@ def _release_problems(config: Config) -> list[str]:
     return []
 
 
-API_PROVIDERS = ("openai_compat", "openai", "gemini", "deepseek_r1")
-
-
 def scorer_problems(scorer: ScorerConfig) -> list[str]:
-    """Keys that would not act for the chosen provider are refused, so no setting is silently ignored."""
-    problems = []
-    provider = scorer.provider
-    if provider == "openai_compat" and not scorer.base_url:
-        problems.append("scorer.base_url: openai_compat needs the server's URL, e.g. http://127.0.0.1:8000/v1")
-    if scorer.base_url and provider not in API_PROVIDERS:
-        problems.append(f"scorer.base_url: only API judges use it, and scorer.provider is {provider}")
+    """Keys that would not act for the chosen provider (rc1/registry/providers.py) are refused, so no setting is
+    silently ignored; keys it cannot do without are asked for."""
+    spec = PROVIDERS[scorer.provider]
+    problems = [f"scorer.{key}: {spec.name} needs {what}" for key, what in spec.requires.items()
+                if not getattr(scorer, key)]
+    if scorer.base_url and not spec.api:
+        problems.append(f"scorer.base_url: only API judges use it, and scorer.provider is {spec.name}")
     if scorer.base_url and not re.match(r"^https?://[^\s/]+", scorer.base_url):
         problems.append(f"scorer.base_url: {scorer.base_url!r} is not an http(s) URL")
-    if provider == "hf_judge" and not scorer.model:
-        problems.append(f"scorer.model: {provider} needs the judge model's name")
-    if provider == "none" and scorer.model:
-        problems.append("scorer.model: no judge is configured (scorer.provider: none)")
-    if provider == "none" and scorer.cache:
-        problems.append("scorer.cache: only judges are cached, and scorer.provider is none")
+    if not spec.judges and scorer.model:
+        problems.append(f"scorer.model: no judge is configured (scorer.provider: {spec.name})")
+    if not spec.judges and scorer.cache:
+        problems.append(f"scorer.cache: only judges are cached, and scorer.provider is {spec.name}")
     return problems
 
 

@@ -1,8 +1,9 @@
 """The package's layers import only downwards: a module never imports one of a higher layer, lazily or not.
 
 From the bottom: the package's metadata and the utilities (errors, files, workspace, process rank, …); events and the state machine;
-config; data; the gate fingerprints; scoring; checks; train; the views of a log; the writing session;
-stages; commands; the CLI and the benchmarks. Modules of one layer may import each other.
+the registry (what a config can name: strategies, engines, scorer providers); config; data; the gate fingerprints; scoring;
+checks; train; the views of a log; the writing session; stages; commands; the CLI and the benchmarks. Modules of one layer may
+import each other.
 """
 
 import ast
@@ -15,6 +16,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "rc1"
 LAYERS = [
     {"rc1", "catalog", "errors", "fsutil", "failpoints", "progress", "provenance", "workspace", "distributed", "failure"},
     {"events", "machine"},
+    {"registry"},
     {"config", "config_rules"},
     {"data"},
     {"fingerprints"},
