@@ -46,7 +46,7 @@ def bench_training(repeat: int = 2) -> None:
     from rc1.scoring.pipeline import ScoringPipeline, components_for, make_reward_fn, rule_scorer
     from rc1.stages.policy import builtin_model_dir
     from rc1.train.engine_trl import _quiet_renamed_property, trl_args
-    from rc1.train.pairs import build_engine
+    from rc1.train.engines import build_engine
     from rc1.train.protocols import NoHooks
     from rc1.train.model_loading import load_policy, lora_config
     from rc1.train.prompts import fit_prompt
@@ -124,7 +124,7 @@ def _bench_torch_strategies(loaded, pool, reward_fn, model_dir: Path, root: Path
     import torch
 
     from rc1.train.model_loading import load_policy
-    from rc1.train.pairs import build_engine
+    from rc1.train.engines import build_engine
 
     rates = {}
     for strategy in ("grpo", "ppo"):

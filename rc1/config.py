@@ -18,7 +18,9 @@ import yaml
 from rc1.catalog import DIFFICULTY_MIX, PRODUCTION_MIX, Difficulty, TaskName
 from rc1.config_rules import cross_field_problems
 from rc1.errors import BadInput
+from rc1.registry.engines import ENGINES
 from rc1.registry.providers import PROVIDERS
+from rc1.registry.strategies import STRATEGIES
 
 
 Probability = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
@@ -134,8 +136,9 @@ class FinetuneConfig(_Section):
 
 
 class EngineConfig(_Section):
-    name: Literal["trl", "torch"] = "trl"
-    strategy: Literal["grpo", "rloo", "ppo", "dpo", "sft"] = "grpo"
+    # The names the registry declares (rc1/registry/): its engines, its strategies; which pairs run, it says too.
+    name: Literal[tuple(ENGINES)] = "trl"
+    strategy: Literal[tuple(STRATEGIES)] = "grpo"
 
 
 class TrainConfig(_Section):

@@ -19,7 +19,7 @@ import pytest
 import torch
 
 from conftest import events, make_workspace, rc1_here
-from rc1.config_rules import ENGINE_STRATEGIES
+from rc1.registry.strategies import pairs
 
 pytestmark = pytest.mark.e2e
 
@@ -29,18 +29,16 @@ STEPS = 6  # checkpoints at 2, 4, 6
 # Where each pair's run dies, counted from the start of the killed process (rc1/failpoints.py).
 KILL_AT = {
     ("torch", "grpo"): "step@3",  # step 3 computed, not logged: resume redoes it from step 2's checkpoint
-    ("torch", "rloo"): "append:train_step@4",  # step 4's line written, nothing after it
     ("torch", "ppo"): "publish@2",  # step 4's checkpoint staged, not in place: resume from step 2
     ("torch", "dpo"): "checkpoint@1",  # step 2's checkpoint in place, no event: an orphan to move aside
     ("torch", "sft"): "append:checkpoint_saved@2",  # step 4's checkpoint logged, `latest` not yet moved
-    ("trl", "rloo"): "publish@1",
     ("trl", "dpo"): "append:train_step@5",
     ("trl", "sft"): "step@2",
 }
 
 
 def test_every_pair_but_the_default_has_a_kill_point():
-    assert set(KILL_AT) | {("trl", "grpo")} == ENGINE_STRATEGIES
+    assert set(KILL_AT) | {("trl", "grpo")} == set(pairs())
 
 
 def pair_workspace(root, engine: str, strategy: str):

@@ -22,6 +22,8 @@ class Preset:
 
 @dataclass(frozen=True, kw_only=True)
 class ProviderSpec:
+    """A judge beside the rule components (or none), and what the scorer section must give it."""
+
     name: str
     # "module:attr" of `backend_for(scorer section, device) -> judge backend`; None: the rule components only.
     backend: str | None

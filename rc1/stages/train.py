@@ -16,6 +16,7 @@ from rc1.errors import BadInput, DiskFull, GateClosed, TrainingError
 from rc1.events import schema as ev
 from rc1.events.replay import CheckpointRef, pending_seed
 from rc1.failure import write_error_report
+from rc1.registry.engines import ENGINES
 from rc1.scoring.control import with_shuffled_answers
 from rc1.scoring.pipeline import make_reward_fn
 from rc1.session import Session
@@ -67,7 +68,7 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
         return
 
     from rc1.train.generation import generation_backend
-    from rc1.train.pairs import build_engine
+    from rc1.train.engines import build_engine
 
     pool = read_items(session.ws.balanced_pool_path)  # training uses the difficulty-balanced pool
     shadow = read_items(session.ws.shadow_path)
@@ -131,9 +132,10 @@ def _next_line(p, seeds: list[int]) -> tuple[int, bool]:
 
 def _refuse_unsupported_launch(config) -> None:
     distributed.require_supported_sharding()
-    if distributed.world_size() > 1 and config.engine.name != "trl":
-        raise BadInput(f"engine.name: {config.engine.name} trains in one process; a multi-process launch needs the "
-                       "trl engine (its trainers run on accelerate)")
+    if distributed.world_size() > 1 and not ENGINES[config.engine.name].multi_process:
+        launchable = ", ".join(name for name, spec in ENGINES.items() if spec.multi_process)
+        raise BadInput(f"engine.name: {config.engine.name} trains in one process; a multi-process launch needs an "
+                       f"engine whose trainers run on accelerate ({launchable})")
     if distributed.world_size() > 1 and config.priority_sampling is not None:
         raise BadInput("priority_sampling: each rank sees only its own replies' rewards, so the ranks would draw "
                        "different batches; train it in one process")

@@ -3,7 +3,7 @@
 An engine owns the model, optimizer, scheduler, data order and RNGs, and runs the loop; a `Strategy`
 owns the torch engine's objective: what one batch of prompts becomes (rollouts, rewards, advantages,
 losses). The stage sees only `TrainingEngine` (train, evaluate) and `TrainingHooks`; which engine runs
-which strategy is one table, rc1.train.pairs.
+which strategy is the registry's (rc1/registry/), and rc1/train/engines.py builds it.
 """
 
 from __future__ import annotations
@@ -56,11 +56,24 @@ class TrainingEngine(Protocol):
         model's mode as found."""
 
 
-class Strategy(Protocol):
-    """An objective over batches of prompts, attached to one engine."""
+class StepProbe(Protocol):
+    """What the trl engine's trainer does not log and a `train_step` carries, measured beside it (a strategy's
+    TRL recipe names its probe: rc1/train/sft_probe.py, rc1/train/online_dpo.py)."""
 
-    name: str
-    completions_per_prompt: int
+    @property
+    def measured(self) -> dict[str, float] | None:
+        """The step's reward, reward_std, tokens, kl and ratio, read once when the step is logged."""
+
+    def before_step(self, step: int, model) -> None:
+        """Optimizer step `step` (1-based) is about to run on `model`."""
+
+    def rewarded(self, rewards: list[float], lengths: list[int]) -> None:
+        """rc1's reward function scored replies of the current step (their rewards and token counts)."""
+
+
+class Strategy(Protocol):
+    """The torch engine's objective over batches of prompts, attached to one engine; built from
+    `config.train`. How many replies it samples per prompt is its spec's (rc1/registry/strategies/)."""
 
     def attach_engine(self, engine) -> None: ...
 
