@@ -29,9 +29,11 @@ STEPS = 6  # checkpoints at 2, 4, 6
 # Where each pair's run dies, counted from the start of the killed process (rc1/failpoints.py).
 KILL_AT = {
     ("torch", "grpo"): "step@3",  # step 3 computed, not logged: resume redoes it from step 2's checkpoint
+    ("torch", "rloo"): "append:train_step@4",  # step 4's line written, nothing after it
     ("torch", "ppo"): "publish@2",  # step 4's checkpoint staged, not in place: resume from step 2
     ("torch", "dpo"): "checkpoint@1",  # step 2's checkpoint in place, no event: an orphan to move aside
     ("torch", "sft"): "append:checkpoint_saved@2",  # step 4's checkpoint logged, `latest` not yet moved
+    ("trl", "rloo"): "publish@1",
     ("trl", "dpo"): "append:train_step@5",
     ("trl", "sft"): "step@2",
 }

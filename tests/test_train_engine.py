@@ -609,6 +609,7 @@ def test_rollouts_are_sampled_by_vllm_only_for_trl_grpo_and_rloo_on_cuda_with_vl
 
     expected = "vllm" if importlib.util.find_spec("vllm") else "hf"
     assert generation_backend("trl", "grpo", "cuda") == expected
+    assert generation_backend("trl", "rloo", "cuda") == expected
 
 
 def test_full_fine_tuning_with_sft_moves_every_weight_and_measures_its_drift_from_a_frozen_start(model_dir, tmp_path):

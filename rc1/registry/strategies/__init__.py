@@ -5,9 +5,9 @@ torch engine, its objective lives in rc1/train/strategies/ and its spec names it
 from __future__ import annotations
 
 from rc1.registry.spec import StrategySpec
-from rc1.registry.strategies import dpo, grpo, ppo, sft
+from rc1.registry.strategies import dpo, grpo, ppo, rloo, sft
 
-STRATEGIES: dict[str, StrategySpec] = {spec.name: spec for spec in (grpo.SPEC, ppo.SPEC, dpo.SPEC, sft.SPEC)}
+STRATEGIES: dict[str, StrategySpec] = {spec.name: spec for spec in (grpo.SPEC, rloo.SPEC, ppo.SPEC, dpo.SPEC, sft.SPEC)}
 
 
 def pairs() -> list[tuple[str, str]]:
