@@ -125,5 +125,5 @@ def scorer_live(config: Config, *, require_api: bool = False) -> CheckResult:
         thresholds={"api_judge": float(production or require_api), "api_key_present": float(api)},
         detail="; ".join(problems) if problems else
         (f"live {provider} judge, key present" if api else f"scorer.provider {provider}: rule components"
-         + (" and a local judge" if provider == "hf_judge" else " only") + " (allowed on the local profile)"),
+         + (" and a local judge" if PROVIDERS[provider].judges else " only") + " (allowed on the local profile)"),
     )
