@@ -38,15 +38,15 @@ def bench_training(repeat: int = 2) -> None:
     from transformers.trainer_callback import PrinterCallback
     from trl import GRPOTrainer
 
-    from rc1.checks.weights import load_weights
+    from rc1.scoring.weights import load_weights
     from rc1.config import load_config
     from rc1.data.task import read_items
     from rc1.events.log import read_log
     from rc1.events import schema as ev
     from rc1.scoring.pipeline import ScoringPipeline, components_for, make_reward_fn, rule_scorer
-    from rc1.stages.train import builtin_model_dir
+    from rc1.stages.policy import builtin_model_dir
     from rc1.train.engine_trl import _quiet_renamed_property, trl_args
-    from rc1.train.pairs import build_engine
+    from rc1.train.engines import build_engine
     from rc1.train.protocols import NoHooks
     from rc1.train.model_loading import load_policy, lora_config
     from rc1.train.prompts import fit_prompt
@@ -124,7 +124,7 @@ def _bench_torch_strategies(loaded, pool, reward_fn, model_dir: Path, root: Path
     import torch
 
     from rc1.train.model_loading import load_policy
-    from rc1.train.pairs import build_engine
+    from rc1.train.engines import build_engine
 
     rates = {}
     for strategy in ("grpo", "ppo"):

@@ -20,6 +20,9 @@ from msgspec import Meta
 from rc1.catalog import DIFFICULTY_MIX, PRODUCTION_MIX, Difficulty, TaskName
 from rc1.config_rules import cross_field_problems
 from rc1.errors import BadInput
+from rc1.registry.engines import ENGINES
+from rc1.registry.providers import PROVIDERS
+from rc1.registry.strategies import STRATEGIES
 
 
 Probability = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
@@ -219,14 +222,16 @@ class FinetuneConfig(_Section):
 
 
 class EngineConfig(_Section):
-    """Who runs the training loop and what it optimizes; the supported pairs are rc1/train/pairs.py's."""
+    """Who runs the training loop and what it optimizes; the engines, the strategies and which pairs run are the
+    registry's (rc1/registry/)."""
 
-    name: Annotated[Literal["trl", "torch"], Meta(
+    name: Annotated[Literal[tuple(ENGINES)], Meta(
         description="trl: TRL's trainers (the production path); torch: rc1's own loop (adapters only; PPO with a "
                     "value head lives there).")] = "trl"
-    strategy: Annotated[Literal["grpo", "rloo", "ppo", "dpo", "sft"], Meta(
-        description="grpo, rloo, ppo (torch engine), dpo (online: the better- and worse-scored sampled reply of a "
-                    "prompt) or sft (cross-entropy on the gold replies).")] = "grpo"
+    strategy: Annotated[Literal[tuple(STRATEGIES)], Meta(
+        description=f"One of {', '.join(STRATEGIES)}, each declared in rc1/registry/strategies/<name>.py with the "
+                    "engines that run it: grpo, rloo, ppo (torch engine), dpo (online: the better- and worse-scored "
+                    "sampled reply of a prompt), sft (cross-entropy on the gold replies).")] = "grpo"
 
 
 class TrainConfig(_Section):
@@ -314,7 +319,7 @@ class RewardConfig(_Section):
                     "shuffled.")] = "gold"
 
 
-ScorerProvider = Literal["none", "openai_compat", "hf_judge", "openai", "gemini", "deepseek_r1"]
+ScorerProvider = Literal[tuple(PROVIDERS)]  # rc1/registry/providers.py: none, openai_compat, hf_judge, openai, …
 
 
 class ScorerConfig(_Section):

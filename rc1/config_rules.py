@@ -1,27 +1,22 @@
-"""Rules that span fields of a `Config`, checked when it is loaded; each problem reads
+"""Rules that span fields of a config, checked when it is loaded; each problem reads
 `dotted.key: what is wrong; how to fix it`, and all of them are reported together.
 
-The structs are in rc1/config.py; this module reads them only, so it imports nothing from there at runtime.
+The structs are in rc1/config.py, which imports this module; this one reads a loaded `Config` (or one of its
+sections) and imports nothing of rc1.config, not even for type hints, so the two make no circle. What a
+strategy, an engine or a scorer provider allows is the registry's (rc1/registry/): its flags and its rules.
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from rc1.catalog import BUILTIN_MODELS, DIFFICULTIES, is_builtin
-
-if TYPE_CHECKING:
-    from rc1.config import Config, ScorerConfig
-
-# The (engine, strategy) pairs rc1.train.pairs implements; config refuses the others before loading anything.
-ENGINE_STRATEGIES: frozenset[tuple[str, str]] = frozenset(
-    {("trl", s) for s in ("grpo", "rloo", "dpo", "sft")} | {("torch", s) for s in ("grpo", "rloo", "ppo", "dpo", "sft")}
-)
-RL_STRATEGIES: frozenset[str] = frozenset({"grpo", "rloo", "ppo"})  # the ones train.target_kl acts on
+from rc1.registry.engines import ENGINES
+from rc1.registry.providers import PROVIDERS
+from rc1.registry.strategies import STRATEGIES, pairs, with_target_kl
 
 
-def cross_field_problems(config: Config) -> list[str]:
+def cross_field_problems(config) -> list[str]:
     """Rules that span fields; each message is `dotted.key: what is wrong; how to fix it`."""
     problems: list[str] = []
     mix_total = sum(config.data.mix.values())
@@ -59,77 +54,66 @@ def cross_field_problems(config: Config) -> list[str]:
     return problems + scorer_problems(config.scorer)
 
 
-def _release_problems(config: Config) -> list[str]:
+def _release_problems(config) -> list[str]:
     tasks = config.release.tasks
     if not tasks or len(set(tasks)) != len(tasks):
         return ["release.tasks: name each task of the release question once (default [hotpotqa, strategyqa])"]
     return []
 
 
-API_PROVIDERS = ("openai_compat", "openai", "gemini", "deepseek_r1")
-
-
-def scorer_problems(scorer: ScorerConfig) -> list[str]:
-    """Keys that would not act for the chosen provider are refused, so no setting is silently ignored."""
-    problems = []
-    provider = scorer.provider
-    if provider == "openai_compat" and not scorer.base_url:
-        problems.append("scorer.base_url: openai_compat needs the server's URL, e.g. http://127.0.0.1:8000/v1")
-    if scorer.base_url and provider not in API_PROVIDERS:
-        problems.append(f"scorer.base_url: only API judges use it, and scorer.provider is {provider}")
+def scorer_problems(scorer) -> list[str]:
+    """Keys that would not act for the chosen provider (rc1/registry/providers.py) are refused, so no setting is
+    silently ignored; keys it cannot do without are asked for."""
+    spec = PROVIDERS[scorer.provider]
+    problems = [f"scorer.{key}: {spec.name} needs {what}" for key, what in spec.requires.items()
+                if not getattr(scorer, key)]
+    if scorer.base_url and not spec.api:
+        problems.append(f"scorer.base_url: only API judges use it, and scorer.provider is {spec.name}")
     if scorer.base_url and not re.match(r"^https?://[^\s/]+", scorer.base_url):
         problems.append(f"scorer.base_url: {scorer.base_url!r} is not an http(s) URL")
-    if provider == "hf_judge" and not scorer.model:
-        problems.append(f"scorer.model: {provider} needs the judge model's name")
-    if provider == "none" and scorer.model:
-        problems.append("scorer.model: no judge is configured (scorer.provider: none)")
-    if provider == "none" and scorer.cache:
-        problems.append("scorer.cache: only judges are cached, and scorer.provider is none")
+    if not spec.judges and scorer.model:
+        problems.append(f"scorer.model: no judge is configured (scorer.provider: {spec.name})")
+    if not spec.judges and scorer.cache:
+        problems.append(f"scorer.cache: only judges are cached, and scorer.provider is {spec.name}")
     return problems
 
 
-def _training_problems(config: Config) -> list[str]:
-    engine, strategy, train = config.engine.name, config.engine.strategy, config.train
-    if (engine, strategy) not in ENGINE_STRATEGIES:
-        supported = ", ".join(f"{e}×{s}" for e, s in sorted(ENGINE_STRATEGIES))
-        return [f"engine: {engine}×{strategy} is not supported; supported: {supported}"]
+def _training_problems(config) -> list[str]:
+    """The engine × strategy pair, what train.target_kl needs, and the strategy's and the engine's own rules.
+    Each names its fix, also for a strategy switched on the command line (`--set engine.strategy=…`)."""
+    engine, spec, train = config.engine.name, STRATEGIES[config.engine.strategy], config.train
+    if engine not in spec.engines:
+        why = f" ({spec.not_on[engine]})" if spec.not_on and engine in spec.not_on else ""
+        supported = ", ".join(f"{e}×{s}" for e, s in pairs())
+        return [f"engine: {engine}×{spec.name} is not supported{why}; supported: {supported}"]
     problems = []
-    if train.target_kl is not None and strategy not in RL_STRATEGIES:
-        problems.append(f"train.target_kl: acts on the RL strategies ({', '.join(sorted(RL_STRATEGIES))}), not on "
-                        f"{strategy}; remove it")
-    if train.target_kl is not None and strategy in ("grpo", "rloo") and train.beta == 0:
-        problems.append(f"train.target_kl: {strategy.upper()} adapts β to it, so train.beta must start above 0")
-    if strategy == "dpo" and train.beta == 0:
-        problems.append("train.beta: DPO's β must be above 0")
-    if (engine, strategy) == ("trl", "dpo") and (train.num_generations != 2 or train.per_device_batch_size % 2):
-        problems.append("train.num_generations: TRL's OnlineDPOTrainer samples 2 replies per prompt, so trl×dpo needs "
-                        "num_generations 2 and an even per_device_batch_size (or engine.name torch, any group)")
-    if engine == "trl" and train.update_epochs != 1:
-        problems.append("train.update_epochs: the trl engine makes one update per generation; "
-                        "use engine.name torch for more passes")
+    if train.target_kl is not None and spec.target_kl is None:
+        problems.append(f"train.target_kl: {spec.name} has no KL term to hold near a target (it acts on "
+                        f"{', '.join(with_target_kl())}); remove it, or add --set train.target_kl=null")
+    if train.target_kl is not None and spec.target_kl == "adapts_beta" and train.beta == 0:
+        problems.append(f"train.target_kl: {spec.name.upper()} adapts β to it, so train.beta must start above 0 "
+                        "(e.g. --set train.beta=0.04), or remove train.target_kl")
+    for rule in spec.rules + ENGINES[engine].rules:
+        problems += rule(config)
     return problems
 
 
-def _finetune_problems(config: Config) -> list[str]:
-    method, engine = config.finetune.method, config.engine.name
-    problems = []
-    if method == "qlora" and is_builtin(config.model.name):
-        problems.append("finetune.method: qlora needs a CUDA model from the hub; use lora with builtin models")
-    if method == "full" and engine == "torch":
-        problems.append("finetune.method: full is trained by the trl engine; the torch engine's strategies take their "
-                        "reference policy by switching the LoRA adapter off and checkpoint the adapter alone. Use "
-                        "engine.name trl, or finetune.method lora with the torch engine")
-    return problems
+def _finetune_problems(config) -> list[str]:
+    if config.finetune.method == "qlora" and is_builtin(config.model.name):
+        return ["finetune.method: qlora needs a CUDA model from the hub; use lora with builtin models"]
+    return []
 
 
-def _sampling_problems(config: Config) -> list[str]:
+def _sampling_problems(config) -> list[str]:
     sampling = config.priority_sampling
     if sampling is None:
         return []
     problems = []
-    if config.engine.strategy == "sft":
-        problems.append("priority_sampling: SFT trains on gold replies and sees no reward, so no item can be "
-                        "found failing; remove the section or use an RL strategy")
+    spec = STRATEGIES[config.engine.strategy]
+    if spec.trains_on == "gold":
+        problems.append(f"priority_sampling: {spec.name.upper()} trains on gold replies and sees no reward, so no item "
+                        "can be found failing; remove the section (or add --set priority_sampling=null), or use a "
+                        "strategy that learns from rewards")
     if sum(sampling.by_difficulty.values()) <= 0:
         problems.append("priority_sampling.by_difficulty: give at least one bucket a weight above 0")
     steps = [step for step, _ in sampling.seed_ratio_schedule]
@@ -139,7 +123,7 @@ def _sampling_problems(config: Config) -> list[str]:
     return problems
 
 
-def _source_problems(config: Config) -> list[str]:
+def _source_problems(config) -> list[str]:
     problems = []
     for task, src in sorted(config.data.sources.items()):
         where = f"data.sources.{task}"

@@ -10,7 +10,8 @@ from rc1.checks.duplicates import duplicate_rate
 from rc1.checks.leak import leak_check
 from rc1.checks.resources import free_disk
 from rc1.data.text import ngram_keys, ngrams, normalize, tokens
-from rc1.checks.weights import load_weights, weights_check
+from rc1.checks.weights import weights_check
+from rc1.scoring.weights import load_weights
 from rc1.data.generators import render_prompt
 from rc1.data.pool import build_pool, build_shadow
 from rc1.data.task import TaskItem

@@ -1,11 +1,14 @@
-"""The package's layers import only downwards: a module never imports one of a higher layer, lazily or not.
+"""The package's layers import only downwards: a module never imports one of a higher layer, lazily or not;
+and no modules import each other in a circle, counting every import (under TYPE_CHECKING and in functions too).
 
 From the bottom: the package's metadata and the utilities (errors, files, workspace, process rank, …); events and the state machine;
-config; data; the gate fingerprints; scoring; checks; train; the views of a log; the writing session;
-stages; commands; the CLI and the benchmarks. Modules of one layer may import each other.
+the registry (what a config can name: strategies, engines, scorer providers); config; data; the gate fingerprints; scoring;
+checks; train; the views of a log; the writing session; stages; commands; the CLI and the benchmarks. Modules of one layer may
+import each other.
 """
 
 import ast
+import graphlib
 from pathlib import Path
 
 import pytest
@@ -16,6 +19,7 @@ LAYERS = [
     {"rc1", "catalog", "errors", "fsutil", "failpoints", "progress", "provenance", "workspace", "distributed", "failure",
      "closed_pipe"},
     {"events", "machine"},
+    {"registry"},
     {"config", "config_rules", "run_config"},
     {"data"},
     {"fingerprints"},
@@ -64,3 +68,27 @@ def test_no_module_imports_a_higher_layer(path):
     upward = [f"line {line}: {name} ({_unit(name)}, layer {LAYER_OF.get(_unit(name))}) from {unit} (layer {LAYER_OF[unit]})"
               for line, name in _imports(path) if LAYER_OF.get(_unit(name), -1) > LAYER_OF[unit]]
     assert not upward, f"{relative} imports upwards: " + "; ".join(upward)
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def test_no_modules_import_each_other_in_a_circle():
+    """Layers allow imports within a layer; this holds those acyclic too (config's rules never import config)."""
+    names = {_module_name(path) for path in MODULES}
+    graph = {}
+    for path in MODULES:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        targets = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                targets |= {node.module} | {f"{node.module}.{alias.name}" for alias in node.names}
+            elif isinstance(node, ast.Import):
+                targets |= {alias.name for alias in node.names}
+        graph[_module_name(path)] = (targets & names) - {_module_name(path)}
+    try:
+        tuple(graphlib.TopologicalSorter(graph).static_order())
+    except graphlib.CycleError as e:
+        pytest.fail(f"modules import each other in a circle: {' -> '.join(e.args[1])}")

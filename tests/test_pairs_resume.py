@@ -19,7 +19,7 @@ import pytest
 import torch
 
 from conftest import events, make_workspace, rc1_here
-from rc1.config_rules import ENGINE_STRATEGIES
+from rc1.registry.strategies import pairs
 
 pytestmark = pytest.mark.e2e
 
@@ -40,7 +40,7 @@ KILL_AT = {
 
 
 def test_every_pair_but_the_default_has_a_kill_point():
-    assert set(KILL_AT) | {("trl", "grpo")} == ENGINE_STRATEGIES
+    assert set(KILL_AT) | {("trl", "grpo")} == set(pairs())
 
 
 def pair_workspace(root, engine: str, strategy: str):

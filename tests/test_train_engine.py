@@ -13,14 +13,14 @@ import torch
 from transformers import TrainerControl, TrainerState
 
 from rc1.config import Config
-from rc1.config_rules import ENGINE_STRATEGIES, RL_STRATEGIES
 from rc1.data.task import TaskItem
 from rc1.errors import BadInput, TrainingError
 from rc1.fsutil import hash_tree
+from rc1.registry.strategies import pairs, with_target_kl
 from rc1.train import checkpoints, layout
 from rc1.train.device import select_device, select_dtype
 from rc1.train.engine_trl import TrlEngine, _HookBridge
-from rc1.train.pairs import build_engine
+from rc1.train.engines import build_engine
 from rc1.train.schedule import schedule
 from rc1.train.strategies.adaptive_kl import AdaptiveKL
 from rc1.train.metrics import StepMetrics
@@ -332,7 +332,7 @@ def test_publish_verify_latest_and_best(tmp_path):
 # --- the torch engine: every strategy, resumed exactly ----------------------------------------------------
 
 def torch_config(strategy: str, max_steps: int, save_steps: int, engine: str = "torch", **train) -> Config:
-    rl = {"update_epochs": 2 if engine == "torch" else 1, "target_kl": 0.03} if strategy in RL_STRATEGIES else {}
+    rl = {"update_epochs": 2 if engine == "torch" else 1, "target_kl": 0.03} if strategy in with_target_kl() else {}
     if (engine, strategy) == ("trl", "dpo"):
         rl = {"num_generations": 2}  # OnlineDPOTrainer samples two replies per prompt
     config = make_config(max_steps, save_steps, **{**rl, **train})
@@ -380,7 +380,7 @@ def assert_resumed_exactly(first: Recorder, second: Recorder, whole: Recorder) -
         {k: v for k, v in whole.published[last][1].items() if k not in timed}
 
 
-@pytest.mark.parametrize("engine_name, strategy", sorted(ENGINE_STRATEGIES))
+@pytest.mark.parametrize("engine_name, strategy", pairs())
 def test_every_pair_resumes_exactly(engine_name, strategy, model_dir, tmp_path):
     config = torch_config(strategy, max_steps=4, save_steps=2, engine=engine_name)
     whole = Recorder(tmp_path / "whole", [])
@@ -608,6 +608,7 @@ def test_rollouts_are_sampled_by_vllm_only_for_trl_grpo_and_rloo_on_cuda_with_vl
     import importlib.util
 
     expected = "vllm" if importlib.util.find_spec("vllm") else "hf"
+    assert generation_backend("trl", "grpo", "cuda") == expected
     assert generation_backend("trl", "rloo", "cuda") == expected
 
 

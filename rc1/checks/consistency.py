@@ -15,7 +15,7 @@ from collections.abc import Callable
 from rc1.catalog import PRODUCTION_MIX
 from rc1.checks.result import CheckResult
 from rc1.config import Config
-from rc1.config_rules import RL_STRATEGIES
+from rc1.registry.strategies import STRATEGIES
 
 LOCAL_MAX_STEPS = 5000
 
@@ -61,8 +61,9 @@ _COMMON: list[Rule] = [
     ("use_overclar_penalty", lambda c: float(c.reward.use_overclar_penalty), lambda v: v == 1.0,
      "reward.use_overclar_penalty must be true"),
 ]
-# Only the RL strategies act on a KL target (config refuses one for sft and dpo), and GRPO and RLOO only through
-# β: with β 0 (no KL term, as the local profile's full fine-tuning trains) there is nothing for a target to adapt.
+# Only where a KL target acts (rc1/registry/strategies/: config refuses one elsewhere): PPO's passes always stop at
+# it; GRPO and RLOO adapt β to it, so with β 0 (no KL term, as the local profile's full fine-tuning trains) there
+# is nothing for a target to adapt.
 _RL: list[Rule] = [
     ("target_kl", lambda c: c.train.target_kl or 0.0, lambda v: 0.02 <= v <= 0.05,
      "train.target_kl must be set, in [0.02, 0.05]"),
@@ -70,7 +71,8 @@ _RL: list[Rule] = [
 
 
 def _has_kl_target(c: Config) -> bool:
-    return c.engine.strategy == "ppo" or (c.engine.strategy in RL_STRATEGIES and c.train.beta > 0)
+    return STRATEGIES[c.engine.strategy].target_kl_acts(c.train.beta)
+
 
 def _floor_rule(key: str, side: str, bound: float) -> Rule:
     # The message is formatted with the measured value (see training_config_check).

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from rc1.checks.result import CheckResult
 from rc1.config import Config
-from rc1.config_rules import API_PROVIDERS
 from rc1.data.task import TaskItem
+from rc1.registry.providers import API_PROVIDERS, PROVIDERS
 from rc1.scoring.judge import Judge
 from rc1.scoring.ledger import read_tail, summarize
 from rc1.scoring.openai_judge import API_KEY_ENV, api_key
@@ -109,7 +109,7 @@ def scorer_cache(ledger_path: Path, max_hit_rate: float) -> CheckResult:
 def scorer_live(config: Config, *, require_api: bool = False) -> CheckResult:
     """`require_api` (`rc1 scorer probe --live`) holds any profile to production's rule."""
     provider = config.scorer.provider
-    api = provider in API_PROVIDERS
+    api = PROVIDERS[provider].api
     key = api_key() is not None
     production = config.profile == "production"
     problems = []
@@ -125,5 +125,5 @@ def scorer_live(config: Config, *, require_api: bool = False) -> CheckResult:
         thresholds={"api_judge": float(production or require_api), "api_key_present": float(api)},
         detail="; ".join(problems) if problems else
         (f"live {provider} judge, key present" if api else f"scorer.provider {provider}: rule components"
-         + (" and a local judge" if provider == "hf_judge" else " only") + " (allowed on the local profile)"),
+         + (" and a local judge" if PROVIDERS[provider].judges else " only") + " (allowed on the local profile)"),
     )

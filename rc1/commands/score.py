@@ -70,7 +70,7 @@ def _count_tokens(loaded, ws: Workspace, completion: str) -> int:
 
     name = loaded.config.model.name
     if is_builtin(name):
-        from rc1.stages.train import builtin_model_dir
+        from rc1.stages.policy import builtin_model_dir
 
         source = builtin_model_dir(ws, loaded.config.run.seed) if ws.balanced_pool_path.exists() else None
         if source is None or not (source / "tokenizer.json").exists():

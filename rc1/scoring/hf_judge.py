@@ -16,6 +16,11 @@ from rc1.errors import BadInput
 from rc1.scoring.judge import VERDICT_CHOICES, Answer
 
 
+def backend_for(scorer, device: str) -> HfJudgeBackend:
+    """`scorer.provider: hf_judge` (rc1/registry/providers.py): `scorer.model` on this machine's device."""
+    return HfJudgeBackend(scorer.model, device)
+
+
 class HfJudgeBackend:
     provider = "hf_judge"
     paid = False

@@ -12,27 +12,11 @@ import ipaddress
 import os
 from urllib.parse import urlparse
 
-import msgspec
-
 from rc1.errors import BadInput, ScorerError
+from rc1.registry.providers import PROVIDERS
 from rc1.scoring.judge import VERDICT_SCHEMA, Answer, Retryable
 
 API_KEY_ENV = "SCORER_API_KEY"
-
-
-class Preset(msgspec.Struct, frozen=True):
-    base_url: str
-    model: str
-    # How the strict JSON answer is asked for: a JSON schema, or the prompt alone (DeepSeek-R1 has no
-    # JSON mode).
-    json_schema: bool
-
-
-PRESETS: dict[str, Preset] = {
-    "openai": Preset("https://api.openai.com/v1", "gpt-4.1-mini", json_schema=True),
-    "gemini": Preset("https://generativelanguage.googleapis.com/v1beta/openai/", "gemini-2.5-flash", json_schema=True),
-    "deepseek_r1": Preset("https://api.deepseek.com", "deepseek-reasoner", json_schema=False),
-}
 
 
 def api_key() -> str | None:
@@ -49,9 +33,15 @@ def is_loopback(url: str) -> bool:
         return False
 
 
+def backend_for(scorer, device: str) -> OpenAICompatBackend:
+    """`scorer.provider` openai_compat and its presets (rc1/registry/providers.py); the device is not theirs."""
+    return OpenAICompatBackend(scorer.provider, scorer.base_url, scorer.model, scorer.timeout_s)
+
+
 class OpenAICompatBackend:
     def __init__(self, provider: str, base_url: str, model: str, timeout_s: float):
-        preset = PRESETS.get(provider)
+        """`provider` openai_compat or a preset (its endpoint and model where `base_url` and `model` are empty)."""
+        preset = PROVIDERS[provider].preset
         self.provider = provider
         self.base_url = base_url or (preset.base_url if preset else "")
         self.model = model or (preset.model if preset else "")

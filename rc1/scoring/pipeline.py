@@ -10,6 +10,8 @@ import msgspec
 
 from rc1.config import LoadedConfig, RewardConfig
 from rc1.data.task import TaskItem
+from rc1.registry.providers import PROVIDERS
+from rc1.registry.spec import load
 from rc1.scoring.cache import JudgeCache
 from rc1.scoring.judge import JUDGE_COMPONENT, Judge, load_rubric
 from rc1.scoring.ledger import Ledger
@@ -64,7 +66,7 @@ def components_for(loaded: LoadedConfig) -> tuple[str, ...]:
     """The components the configured scorer gives, whether or not its judge can be reached now."""
     from rc1.scoring.rules import RULE_COMPONENTS
 
-    return RULE_COMPONENTS + ((JUDGE_COMPONENT,) if loaded.config.scorer.provider != "none" else ())
+    return RULE_COMPONENTS + ((JUDGE_COMPONENT,) if PROVIDERS[loaded.config.scorer.provider].judges else ())
 
 
 def rule_scorer(loaded: LoadedConfig, thinking: bool) -> RuleScorer:
@@ -74,18 +76,13 @@ def rule_scorer(loaded: LoadedConfig, thinking: bool) -> RuleScorer:
 
 
 def build_judge(loaded: LoadedConfig, ledger_path: Path, cache_dir: Path, device: str) -> Judge | None:
-    """The configured judge (None for `scorer.provider: none`); API judges need SCORER_API_KEY."""
+    """The configured judge (None where the provider has none: `scorer.provider: none`); API judges need
+    SCORER_API_KEY. The provider's backend is imported only now (rc1/registry/providers.py names it)."""
     scorer = loaded.config.scorer
-    if scorer.provider == "none":
+    spec = PROVIDERS[scorer.provider]
+    if not spec.judges:
         return None
-    if scorer.provider == "hf_judge":
-        from rc1.scoring.hf_judge import HfJudgeBackend
-
-        backend = HfJudgeBackend(scorer.model, device)
-    else:
-        from rc1.scoring.openai_judge import OpenAICompatBackend
-
-        backend = OpenAICompatBackend(scorer.provider, scorer.base_url, scorer.model, scorer.timeout_s)
+    backend = load(spec.backend)(scorer, device)
     return Judge(
         backend, load_rubric(loaded.rubric_path), Ledger(ledger_path), JudgeCache(cache_dir) if scorer.cache else None,
         max_retries=scorer.max_retries, backoff_s=scorer.backoff_s, max_concurrency=scorer.max_concurrency,

@@ -160,7 +160,7 @@ def run_round2(session: Session) -> None:
 
 def base_policy(session: Session) -> Policy:
     """The step-0 policy: the base model before any adapter or update."""
-    from rc1.stages.train import load_run_policy
+    from rc1.stages.policy import load_run_policy
 
     model, tokenizer, device, _ = load_run_policy(session, _read(session.ws.balanced_pool_path))
     return Policy(model, tokenizer, device)

@@ -78,7 +78,7 @@ def evaluate_release(session: Session, final: CheckpointRef, base_seed: int) -> 
 def _policy_at(session: Session, ref: CheckpointRef, base_seed: int) -> Policy:
     """The base policy with the checkpoint's weights, once its files match the hashes its event recorded."""
     from rc1.data.task import read_items
-    from rc1.stages.train import load_run_policy
+    from rc1.stages.policy import load_run_policy
     from rc1.train import checkpoints
     from rc1.train.checkpoint_policy import policy_at
 

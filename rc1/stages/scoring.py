@@ -6,14 +6,14 @@ from __future__ import annotations
 import msgspec
 
 from rc1.catalog import is_builtin
-from rc1.checks.weights import load_weights
 from rc1.config import LoadedConfig
-from rc1.config_rules import API_PROVIDERS
 from rc1.errors import BadInput
+from rc1.registry.providers import PROVIDERS
 from rc1.scoring.judge import Judge
 from rc1.scoring.openai_judge import api_key
 from rc1.scoring.pipeline import ScoringPipeline, build_judge, components_for, rule_scorer
 from rc1.scoring.thinking import resolve_thinking, template_opens_thinking
+from rc1.scoring.weights import load_weights
 from rc1.workspace import Workspace
 
 
@@ -59,7 +59,7 @@ def _chat_template(loaded: LoadedConfig) -> str | None:
 
 def judge_buildable(loaded: LoadedConfig) -> bool:
     """An API judge without its key is not built: the `scorer_live` check says what is missing."""
-    return loaded.config.scorer.provider not in API_PROVIDERS or api_key() is not None
+    return not PROVIDERS[loaded.config.scorer.provider].api or api_key() is not None
 
 
 def open_scoring(loaded: LoadedConfig, ws: Workspace, thinking: bool, *, with_weights: bool = True,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 from rc1.checks.result import CheckResult
-from rc1.checks.weights import load_weights
+from rc1.scoring.weights import load_weights
 from rc1.data.task import read_items
 from rc1.errors import BadInput
 from rc1.events import schema as ev
@@ -29,7 +29,7 @@ PRE_RUN_TAG = "pre_run_check"
 def run_shadow(session: Session, tag: str, checkpoint: str = "base", samples: int | None = None,
                base: Policy | None = None) -> ev.ShadowRunCompleted:
     """`base`: the base policy when the caller has it loaded already (round 2), for `checkpoint` base."""
-    from rc1.stages.train import line_session, load_run_policy
+    from rc1.stages.policy import line_session, load_run_policy
     from rc1.train.generation import eos_token_ids, evaluate_policy
     from rc1.train.metrics import Sampling
 

@@ -1,4 +1,5 @@
-"""The training stage: check the round-2 gate, pick the checkpoint to resume, train, record.
+"""The training stage: check the round-2 gate, pick the checkpoint to resume, train, record. The policy it
+trains is loaded by rc1/stages/policy.py.
 
 Every optimizer step becomes a train_step event; every checkpoint is published
 atomically, hashed, recorded as checkpoint_saved, and only then linked as `latest`.
@@ -6,24 +7,20 @@ atomically, hashed, recorded as checkpoint_saved, and only then linked as `lates
 
 from __future__ import annotations
 
-import copy
 import sys
 from pathlib import Path
 
-import msgspec
-
-from rc1.catalog import is_builtin
 from rc1.data.task import TaskItem, read_items
 from rc1 import distributed
 from rc1.errors import BadInput, DiskFull, GateClosed, TrainingError
 from rc1.events.replay import CheckpointRef, pending_seed
 from rc1.failure import write_error_report
-from rc1.fsutil import held_lock, sha256_file
+from rc1.registry.engines import ENGINES
 from rc1.scoring.control import with_shuffled_answers
 from rc1.scoring.pipeline import make_reward_fn
-from rc1.scoring.rules import gold_reply
 from rc1.session import Session
 from rc1.stages.gate import ensure_inputs_unchanged, require_allowed
+from rc1.stages.policy import line_session, load_run_policy
 from rc1.stages.release import evaluate_release, evaluate_release_across_seeds
 from rc1.stages.scoring import open_scoring, policy_thinking
 from rc1.stages.fresh import FreshItems
@@ -31,7 +28,6 @@ from rc1.stages.train_hooks import EventHooks
 from rc1.train import checkpoints
 from rc1.train.protocols import NoHooks
 from rc1.train.sampler import PassSampler, PrioritySampler, Sampler
-from rc1.workspace import Workspace
 
 
 def pick_resume(session: Session, explicit: Path | None) -> CheckpointRef | None:
@@ -71,7 +67,7 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
         return
 
     from rc1.train.generation import generation_backend
-    from rc1.train.pairs import build_engine
+    from rc1.train.engines import build_engine
 
     pool = read_items(session.ws.balanced_pool_path)  # training uses the difficulty-balanced pool
     shadow = read_items(session.ws.shadow_path)
@@ -134,33 +130,13 @@ def _next_line(p, seeds: list[int]) -> tuple[int, bool]:
 
 def _refuse_unsupported_launch(config) -> None:
     distributed.require_supported_sharding()
-    if distributed.world_size() > 1 and config.engine.name != "trl":
-        raise BadInput(f"engine.name: {config.engine.name} trains in one process; a multi-process launch needs the "
-                       "trl engine (its trainers run on accelerate)")
+    if distributed.world_size() > 1 and not ENGINES[config.engine.name].multi_process:
+        launchable = ", ".join(name for name, spec in ENGINES.items() if spec.multi_process)
+        raise BadInput(f"engine.name: {config.engine.name} trains in one process; a multi-process launch needs an "
+                       f"engine whose trainers run on accelerate ({launchable})")
     if distributed.world_size() > 1 and config.priority_sampling is not None:
         raise BadInput("priority_sampling: each rank sees only its own replies' rewards, so the ranks would draw "
                        "different batches; train it in one process")
-
-
-def line_session(session: Session, seed: int, seeds: list[int]) -> Session:
-    """The session as one line of training sees it: `run.seed` is the line's seed (adapter initialisation, data
-    order, sampling, generation), and with several seeds its checkpoints live in checkpoints/<run>/seed_<s>/.
-    It appends to the same log."""
-    loaded = session.loaded
-    config = msgspec.structs.replace(loaded.config, run=msgspec.structs.replace(loaded.config.run, seed=seed))
-    line = copy.copy(session)
-    line.loaded = msgspec.structs.replace(loaded, config=config)
-    line.ws = msgspec.structs.replace(session.ws, line=f"seed_{seed}" if len(seeds) > 1 else "")
-    return line
-
-
-def _quiet_library_progress_bars() -> None:
-    """transformers/datasets draw bars for shard writes and loads; in a log file they are noise."""
-    import datasets
-    from transformers.utils import logging as hf_logging
-
-    hf_logging.disable_progress_bar()
-    datasets.disable_progress_bars()
 
 
 class _Sampling:
@@ -188,55 +164,3 @@ def _complete(session: Session, final: CheckpointRef, seeds: list[int], base_see
     session.append(session.run.complete_line(final.step, p.best_step, final.dir, p.seed))
     if len(seeds) > 1 and p.complete:
         evaluate_release_across_seeds(session)
-
-
-def load_run_policy(session: Session, pool: list[TaskItem], base_seed: int | None = None):
-    """The run's base policy (the built-in model built and warm-started on `pool`, or the configured one),
-    its tokenizer, device and dtype; no adapter yet. `base_seed` builds the built-in model (default
-    `run.seed`): every line of training of a run starts from the same base, as it would from a hub model."""
-    from rc1.train.device import select_device, select_dtype
-    from rc1.train.model_loading import load_policy
-
-    config = session.config
-    if not sys.stderr.isatty():
-        _quiet_library_progress_bars()
-    device = select_device()
-    dtype = select_dtype(device, config.model.dtype)
-    if device == "mps":
-        print("warning: training on MPS in fp16: no flash-attention and no torch.compile there; sdpa attention",
-              file=sys.stderr)
-    seed = config.run.seed if base_seed is None else base_seed
-    builtin_dir = _builtin_model(session, pool, seed) if is_builtin(config.model.name) else None
-    model, tokenizer = load_policy(config.model, config.finetune.method, device, dtype, builtin_dir)
-    return model, tokenizer, device, dtype
-
-
-def builtin_model_dir(ws: Workspace, seed: int) -> Path:
-    """Where the built-in tiny model of this run's balanced pool and seed is (or will be) built."""
-    return ws.model_cache_dir / f"tiny-qwen3-{sha256_file(ws.balanced_pool_path)[:12]}-seed{seed}"
-
-
-def _builtin_model(session: Session, pool: list[TaskItem], seed: int) -> Path:
-    """The tiny model built on the training pool, then warm-started on its gold replies (both cached)."""
-    from transformers import AutoTokenizer
-
-    from rc1.train.prompts import fit_prompt
-    from rc1.train.tiny_model import build_tiny_qwen3
-    from rc1.train.warm_start import warm_start, warm_start_losses
-
-    config = session.config
-    texts = [f"{item.prompt}\nAnswer: {item.answer}" for item in pool]
-    # Runs of other configs may share the cache (data/models): one builds, the others wait, then reuse it.
-    with held_lock(session.ws.model_cache_dir / ".build.lock"):
-        base = build_tiny_qwen3(texts, builtin_model_dir(session.ws, seed), seed)
-        steps = config.model.warm_start_steps
-        if not steps:
-            return base
-        tokenizer = AutoTokenizer.from_pretrained(base)
-        pairs = [(fit_prompt(tokenizer, item, config.train.max_prompt_tokens)[0], gold_reply(item)) for item in pool]
-        out, trained = warm_start(base, base.with_name(f"{base.name}-sft{steps}"), pairs, steps=steps, seed=seed)
-    if trained:
-        losses = warm_start_losses(out)
-        print(f"  warm start: {steps} SFT steps on {len(pairs)} gold replies of the training pool, "
-              f"loss {losses[0]:.3f} -> {losses[-1]:.3f}", flush=True)
-    return out

@@ -35,10 +35,3 @@ def select_dtype(device: str, requested: str) -> torch.dtype:
         raise BadInput("model.dtype: bf16 is not supported on MPS; use fp16, fp32 or auto")
     return _DTYPES[requested]
 
-
-def dtype_name(dtype: torch.dtype) -> str:
-    """The config spelling of a torch dtype (for events and GRPO mixed-precision flags)."""
-    for name, value in _DTYPES.items():
-        if value == dtype:
-            return name
-    raise ValueError(f"unsupported dtype {dtype}")

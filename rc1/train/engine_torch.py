@@ -1,8 +1,9 @@
 """The `torch` engine: a plain PyTorch loop rc1 owns, on the same model, data order, reward, evaluation
-and checkpoint publishing as the `trl` engine, running any strategy of rc1.train.strategies.
+and checkpoint publishing as the `trl` engine, running the objective the strategy's spec names
+(rc1/registry/strategies/ → rc1/train/strategies/).
 
 It trains a LoRA adapter (`finetune.method` lora or qlora), and its strategies take the reference policy by
-switching the adapter off; `full` is the trl engine's, and config refuses torch × full (rc1/config_rules.py).
+switching the adapter off; `full` is the trl engine's, and config refuses torch × full (rc1/registry/engines.py).
 Its checkpoints are rc1's layout (rc1/train/layout.py), written by rc1 itself.
 Resume restores every one of them, so step N+1 after a resume is the step N+1 of an uninterrupted run.
 """
@@ -25,12 +26,13 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase, get_linear_sc
 from rc1.config import Config
 from rc1.data.task import TaskItem
 from rc1.errors import BadInput, TrainingError
+from rc1.registry.spec import load
 from rc1.train import divergence, layout
-from rc1.train.generation import eos_token_ids, evaluate_policy
+from rc1.train.engines import shared_setup
+from rc1.train.generation import evaluate_policy
 from rc1.train.metrics import EvalResult, Sampling, StepMetrics
 from rc1.train.model_loading import lora_config
 from rc1.train.policy_math import Rollout
-from rc1.train.prompts import FittedPrompts
 from rc1.train.protocols import RewardFn, Strategy, TrainingHooks
 from rc1.train.runtime import capture_rng, memory_mb, restore_rng
 from rc1.train.sampler import Sampler
@@ -38,10 +40,8 @@ from rc1.train.sampler import Sampler
 
 class TorchEngine:
     def __init__(self, config: Config, items: list[TaskItem], reward_fn: RewardFn, model: PreTrainedModel,
-                 tokenizer: PreTrainedTokenizerBase, staging_dir: Path, device: str, strategy: Strategy,
+                 tokenizer: PreTrainedTokenizerBase, staging_dir: Path, device: str,
                  make_sampler: Callable[[int], Sampler]):
-        if not items:
-            raise BadInput("data: no task items to train on")
         if model.dtype == torch.float16:
             # fp16 LoRA weights cannot be unscaled by a GradScaler; the trl engine handles fp16 (MPS)
             raise BadInput("model.dtype: the torch engine trains in fp32 or bf16; use engine.name trl for fp16")
@@ -50,23 +50,21 @@ class TorchEngine:
         self.reward_fn = reward_fn
         self.tokenizer = tokenizer
         self.device = device
-        self.strategy = strategy
         self._staging_dir = Path(staging_dir)
-        self._staging_dir.mkdir(parents=True, exist_ok=True)
         set_seed(config.run.seed)  # the adapter's initial weights, and the first step's samples, follow the seed
         self._model = peft.get_peft_model(model, lora_config(config.model))
         if config.train.gradient_checkpointing:
-            model.config.use_cache = False
             self._model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
             self._model.enable_input_require_grads()  # the frozen embeddings' output must carry grad for LoRA
-        self.eos_ids = eos_token_ids(model, tokenizer)
-        self._prompts = FittedPrompts(tokenizer, items, config.train.max_prompt_tokens)
-        self.truncated_prompts = self._prompts.truncated
-        batch = config.train.per_device_batch_size * config.train.gradient_accumulation_steps
-        self.prompts_per_step = batch // strategy.completions_per_prompt
-        self.sampler = make_sampler(self.prompts_per_step)
+        setup = shared_setup(config, items, model, tokenizer, staging_dir, make_sampler)
+        self.eos_ids = setup.eos_ids
+        self._prompts = setup.prompts
+        self.truncated_prompts = setup.prompts.truncated
+        self.prompts_per_step = setup.prompts_per_step
+        self.sampler = setup.sampler
         self._step = 0  # the step being trained: the sampler's observations are filed under it
-        strategy.attach_engine(self)
+        self.strategy: Strategy = load(setup.spec.torch.objective)(config.train)
+        self.strategy.attach_engine(self)
         self.setup()
 
     @property

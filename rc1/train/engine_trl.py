@@ -1,6 +1,7 @@
 """The `trl` engine: TRL's trainers (`GRPOTrainer`, `RLOOTrainer`, `OnlineDPOTrainer`, `SFTTrainer`) training a
 LoRA adapter (`finetune.method` lora, qlora) or the whole model (full), bridged to rc1's hooks. GRPO is the
-production default.
+production default. Which trainer runs, on which arguments, measured by which probe, is the strategy's TRL
+recipe (rc1/registry/strategies/): this engine decides nothing by a strategy's name.
 
 The reference policy: with an adapter, the base with the adapter switched off. Full fine-tuning has no adapter
 to switch off, so TRL 1.16 builds a frozen one beside the policy when β > 0: GRPOTrainer and RLOOTrainer load it
@@ -22,7 +23,6 @@ Exact resume is a design goal (DESIGN §5), and it holds because:
 from __future__ import annotations
 
 import contextlib
-import copy
 import shutil
 import sys
 import time
@@ -32,26 +32,24 @@ from pathlib import Path
 
 import torch
 from datasets import Dataset
-from transformers import PreTrainedModel, PreTrainedTokenizerBase, TrainerCallback
+from transformers import PreTrainedModel, PreTrainedTokenizerBase, TrainerCallback, TrainingArguments
 from transformers.trainer_callback import PrinterCallback
-from trl import GRPOConfig, GRPOTrainer, RLOOConfig, RLOOTrainer, SFTConfig, SFTTrainer
 
 from rc1 import distributed
 from rc1.config import Config, TrainConfig
 from rc1.data.task import TaskItem
 from rc1.errors import BadInput, TrainingError
+from rc1.registry.spec import load
+from rc1.registry.strategies import STRATEGIES
+from rc1.scoring.rules import gold_reply
+from rc1.train import divergence, layout
+from rc1.train.engines import shared_setup
+from rc1.train.generation import evaluate_policy, generation_backend
 from rc1.train.metrics import EvalResult, Sampling, StepMetrics
 from rc1.train.model_loading import lora_config
-from rc1.train import divergence, layout
-from rc1.train.generation import eos_token_ids, evaluate_policy, generation_backend
-from rc1.train.prompts import FittedPrompts
-from rc1.train.protocols import RewardFn, TrainingHooks
+from rc1.train.protocols import RewardFn, StepProbe, TrainingHooks
 from rc1.train.runtime import memory_mb
 from rc1.train.sampler import Sampler
-from rc1.train.online_dpo import (REPLIES_PER_PROMPT, MeasuredOnlineDPOTrainer, OnlineDPOConfig, OnlineDpoProbe,
-                                  RewardLedger)
-from rc1.train.sft_probe import SftProbe
-from rc1.scoring.rules import gold_reply
 from rc1.train.strategies.adaptive_kl import AdaptiveKL
 
 # The TRL 1.16 log keys one optimizer step reports (logging_steps=1, one generation per step).
@@ -69,8 +67,10 @@ _NON_FINITE_SAMPLING = "probability tensor contains either `inf`, `nan` or eleme
 
 
 class TrlEngine:
-    """`engine.strategy` grpo → GRPOTrainer, rloo → RLOOTrainer, dpo → OnlineDPOTrainer, sft → SFTTrainer (on
-    gold replies); the same data order, reward, hooks and checkpoint layout."""
+    """The strategy's TRL trainer (grpo → GRPOTrainer, rloo → RLOOTrainer, dpo → OnlineDPOTrainer, sft →
+    SFTTrainer on gold replies); the same data order, reward, hooks and checkpoint layout. A probe reads
+    `config`, `sampler`, `prompts_for`, `tokenizer`, `reward_fn`, `eos_ids`, `device` and `trainer`, as the
+    torch engine's strategies read that engine."""
 
     def __init__(
         self,
@@ -83,58 +83,43 @@ class TrlEngine:
         device: str,
         make_sampler: Callable[[int], Sampler],
     ):
-        if not items:
-            raise BadInput("data: no task items to train on")
         if config.finetune.method == "full" and model.dtype == torch.float16:
             # The fp16 loss scaler unscales fp32 gradients only (torch: "Attempting to unscale FP16 gradients"):
             # peft keeps a LoRA adapter in fp32 over an fp16 base; a fully trained model has no fp32 weights.
             raise BadInput("model.dtype: finetune.method full trains every weight, and fp16 weights cannot be trained "
                            "under the fp16 loss scaler; use model.dtype bf16 or fp32, or finetune.method lora")
-        self._config = config
-        self._reward_fn = reward_fn
-        self._tokenizer = tokenizer
+        setup = shared_setup(config, items, model, tokenizer, staging_dir, make_sampler)
+        self.config = config
+        self.reward_fn = reward_fn
+        self.tokenizer = tokenizer
+        self.device = device
+        self.eos_ids = setup.eos_ids
+        self.sampler = setup.sampler
+        self.truncated_prompts = setup.prompts.truncated
+        self._spec = setup.spec
         self._staging_dir = Path(staging_dir)
-        self._device = device
-        self._staging_dir.mkdir(parents=True, exist_ok=True)
-        strategy = config.engine.strategy
-        self._eos_ids = eos_token_ids(model, tokenizer)
-        if config.train.gradient_checkpointing:
-            model.config.use_cache = False
+        self._prompt = setup.prompts
+        self._per_step = setup.prompts_per_step
+        recipe = self._spec.trl
         args = trl_args(config, self._staging_dir, device, model.dtype)
-        self._prompt = FittedPrompts(tokenizer, items, config.train.max_prompt_tokens)
-        self.truncated_prompts = self._prompt.truncated
-        # Replies per optimizer step over every rank: TRL's sampler hands each step's rows out across processes.
-        batch = config.train.per_device_batch_size * config.train.gradient_accumulation_steps * distributed.world_size()
-        replies_per_prompt = {"sft": 1, "dpo": REPLIES_PER_PROMPT}.get(strategy, config.train.num_generations)
-        self._per_step = batch // replies_per_prompt
-        self._sampler = make_sampler(self._per_step)
         positions = config.train.max_steps * self._per_step
-        self._kl = AdaptiveKL(config.train.beta if strategy != "sft" else 0.0, config.train.target_kl)
-        probe = None
-        if strategy == "sft":  # SFTTrainer tokenizes its dataset up front: the schedule is fixed (passes)
+        self._kl = AdaptiveKL(config.train.beta if self._spec.uses_beta else 0.0, config.train.target_kl)
+        probe: StepProbe | None = load(recipe.probe)(self, model) if recipe.probe is not None else None
+        if self._spec.trains_on == "gold":  # SFTTrainer tokenizes its dataset up front: the schedule is fixed (passes)
             scheduled = [self._at(position) for position in range(positions)]
             dataset = Dataset.from_dict({"prompt": [self._prompt(item) for item in scheduled],
                                          "completion": [gold_reply(item) for item in scheduled]})
-            # Full fine-tuning has no adapter to switch off: the probe's reference is a frozen copy of the start.
-            reference = (copy.deepcopy(model).eval().requires_grad_(False) if config.finetune.method == "full"
-                         else None)
-            probe = SftProbe(self._sampler.batch, lambda batch: [self._prompt(item) for item in batch], tokenizer,
-                             reward_fn, self._eos_ids, config.train, device, reference)
             trainer_kwargs = {}
         else:
             # Row k is prompt k % P of step k // P + 1, drawn from the sampler only when the trainer fetches it,
             # so a priority sampler can draw from what the policy failed in the steps before.
             dataset = Dataset.from_dict({"position": list(range(positions))}).with_transform(self._rows)
-            ledger = RewardLedger() if strategy == "dpo" else None
-            if ledger is not None:
-                probe = OnlineDpoProbe(lambda: self._trainer, ledger)
-            trainer_kwargs = {"reward_funcs": [self._make_trl_reward(ledger)]}
-        sampler_state = lambda step: self._sampler.state_dict(next_step=step + 1)  # noqa: E731
-        self._bridge = _HookBridge(self._staging_dir, device, batch, self._kl, self._set_beta, sampler_state, probe)
-        trainer_class = {"grpo": GRPOTrainer, "rloo": RLOOTrainer, "dpo": MeasuredOnlineDPOTrainer,
-                         "sft": SFTTrainer}[strategy]
+            trainer_kwargs = {"reward_funcs": [self._make_trl_reward(probe)]}
+        sampler_state = lambda step: self.sampler.state_dict(next_step=step + 1)  # noqa: E731
+        self._bridge = _HookBridge(self._staging_dir, device, setup.replies_per_step, self._kl, self._set_beta,
+                                   sampler_state, probe)
         with _quiet_renamed_property():
-            self._trainer = trainer_class(
+            self.trainer = load(recipe.trainer)(
                 model=model,
                 args=args,
                 train_dataset=dataset,
@@ -143,28 +128,31 @@ class TrlEngine:
                 callbacks=[self._bridge],
                 **trainer_kwargs,
             )
-        self._trainer.remove_callback(PrinterCallback)  # rc1 reports steps through its hooks
+        self.trainer.remove_callback(PrinterCallback)  # rc1 reports steps through its hooks
 
     def _set_beta(self, beta: float) -> None:
-        if self._config.engine.strategy in ("grpo", "rloo"):
-            self._trainer.beta = beta  # both RL trainers read it every step (GRPO in the loss, RLOO in the reward)
+        if self._spec.target_kl == "adapts_beta":
+            self.trainer.beta = beta  # GRPO's and RLOO's trainers read it every step (in the loss, in the reward)
 
     @property
     def model(self) -> torch.nn.Module:
         """The trained policy: a peft model (base weights frozen, LoRA adapter trainable), or with
         `finetune.method` full the model itself, every weight trainable."""
-        return self._trainer.model
+        return self.trainer.model
+
+    def prompts_for(self, items: list[TaskItem]) -> list[str]:
+        return [self._prompt(item) for item in items]
 
     def train(self, hooks: TrainingHooks, resume_from: Path | None) -> None:
         """Train to `config.train.max_steps`, from scratch or from a published checkpoint directory."""
         self._clear_stale_staging()
         if resume_from is not None:
             resume_from = Path(resume_from)
-            absent = layout.missing(resume_from, self._config.finetune.method) + [
+            absent = layout.missing(resume_from, self.config.finetune.method) + [
                 n for n in (TRAINER_STATE,) if not (resume_from / n).is_file()]
             if absent:
                 raise TrainingError(f"{resume_from}: not an rc1 checkpoint (missing {', '.join(absent)})")
-            self._sampler.load_state_dict(layout.read_sampler(resume_from), str(resume_from / layout.SAMPLER))
+            self.sampler.load_state_dict(layout.read_sampler(resume_from), str(resume_from / layout.SAMPLER))
             self._kl.load_state_dict(torch.load(resume_from / layout.STRATEGY, weights_only=True)["kl"])
             self._set_beta(self._kl.beta)
             # Outside the staging folder and one per rank: no rank's cleanup can remove another's view.
@@ -172,38 +160,38 @@ class TrlEngine:
         self._bridge.hooks = hooks
         try:
             with _quiet_renamed_property():
-                self._trainer.train(resume_from_checkpoint=str(resume_from) if resume_from is not None else None)
+                self.trainer.train(resume_from_checkpoint=str(resume_from) if resume_from is not None else None)
         except RuntimeError as e:
             if _NON_FINITE_SAMPLING not in str(e):
                 raise
-            raise divergence.diverged(self._trainer.state.global_step + 1, "sampling met non-finite probabilities "
+            raise divergence.diverged(self.trainer.state.global_step + 1, "sampling met non-finite probabilities "
                                       "(the policy's logits overflowed)") from e
         finally:
             self._bridge.hooks = None
 
     def evaluate(self, items: list[TaskItem], max_new_tokens: int, sampling: Sampling | None = None) -> EvalResult:
         """Greedy (or `sampling`'s sampled) completions of `items`; leaves every RNG and the model's mode as found."""
-        batch_size = self._config.train.per_device_batch_size * self._config.train.gradient_accumulation_steps
-        return evaluate_policy(self._trainer.model, self._tokenizer, items, max_prompt_tokens=self._config.train.max_prompt_tokens,
-                               max_new_tokens=max_new_tokens, eos_ids=self._eos_ids, batch_size=batch_size,
-                               device=self._trainer.args.device, sampling=sampling)
+        batch_size = self.config.train.per_device_batch_size * self.config.train.gradient_accumulation_steps
+        return evaluate_policy(self.trainer.model, self.tokenizer, items, max_prompt_tokens=self.config.train.max_prompt_tokens,
+                               max_new_tokens=max_new_tokens, eos_ids=self.eos_ids, batch_size=batch_size,
+                               device=self.trainer.args.device, sampling=sampling)
 
     def _at(self, position: int) -> TaskItem:
-        return self._sampler.batch(position // self._per_step + 1)[position % self._per_step]
+        return self.sampler.batch(position // self._per_step + 1)[position % self._per_step]
 
     def _rows(self, rows: dict) -> dict:
         return {"prompt": [self._prompt(self._at(p)) for p in rows["position"]], "item_index": list(rows["position"])}
 
-    def _make_trl_reward(self, ledger: RewardLedger | None):
-        reward_fn, sampler, per_step = self._reward_fn, self._sampler, self._per_step
+    def _make_trl_reward(self, probe: StepProbe | None):
+        reward_fn, sampler, per_step = self.reward_fn, self.sampler, self._per_step
 
         def rc1_reward(prompts, completions, item_index, completion_ids, **_context) -> list[float]:
             lengths = [len(ids) for ids in completion_ids]
             items = [self._at(position) for position in item_index]
             rewards = [float(r) for r in reward_fn(items, list(completions), lengths)]
             sampler.observe(item_index[0] // per_step + 1, items, rewards)  # one call scores one step's replies
-            if ledger is not None:
-                ledger.record(rewards, lengths)
+            if probe is not None:
+                probe.rewarded(rewards, lengths)
             return rewards
 
         return rc1_reward
@@ -218,10 +206,11 @@ class TrlEngine:
             shutil.rmtree(path)
 
 
-def trl_args(config: Config, staging_dir: Path, device: str, dtype: torch.dtype
-             ) -> GRPOConfig | RLOOConfig | OnlineDPOConfig | SFTConfig:
-    """The trainer arguments for `engine.strategy`, from rc1's config."""
+def trl_args(config: Config, staging_dir: Path, device: str, dtype: torch.dtype) -> TrainingArguments:
+    """The arguments of the strategy's TRL trainer: what every trainer is given, from rc1's config, and what
+    the strategy's recipe adds (rc1/registry/strategies/)."""
     train: TrainConfig = config.train
+    recipe = STRATEGIES[config.engine.strategy].trl
     shared = dict(
         output_dir=str(staging_dir), max_steps=train.max_steps, save_strategy="steps", save_steps=train.save_steps,
         save_total_limit=None, logging_strategy="steps", logging_steps=1,
@@ -232,38 +221,16 @@ def trl_args(config: Config, staging_dir: Path, device: str, dtype: torch.dtype
         seed=config.run.seed, report_to="none", dataloader_num_workers=0, disable_tqdm=not sys.stderr.isatty(),
         bf16=dtype == torch.bfloat16, fp16=dtype == torch.float16, use_cpu=device == "cpu",
     )
-    # The dataset is already the seeded schedule (see `schedule`): the trainers must not reorder it.
-    in_order = dict(data_seed=config.run.seed, train_sampling_strategy="sequential")
-    checkpointing = train.gradient_checkpointing
-    generation = generation_backend(config.engine.name, config.engine.strategy, device)
-    strategy = config.engine.strategy
-    if strategy == "sft":
-        return SFTConfig(**shared, **in_order, completion_only_loss=True, max_length=None,
-                         activation_checkpointing=checkpointing)
-    if strategy == "dpo":
-        # rc1's batch counts replies, as for GRPO; OnlineDPOTrainer's counts prompts, each sampled twice
-        return OnlineDPOConfig(
-            **{**shared, "per_device_train_batch_size": train.per_device_batch_size // REPLIES_PER_PROMPT}, **in_order,
-            max_new_tokens=train.max_completion_tokens, max_length=train.max_prompt_tokens + train.max_completion_tokens,
-            temperature=train.temperature, top_k=0, top_p=1.0, beta=[train.beta], loss_type="sigmoid",
-            remove_unused_columns=False,  # keep `item_index` for the reward function
-            gradient_checkpointing=checkpointing,
-        )
-    config_class = RLOOConfig if strategy == "rloo" else GRPOConfig
-    return config_class(
-        **shared, num_generations=train.num_generations, max_completion_length=train.max_completion_tokens,
-        temperature=train.temperature, beta=train.beta, shuffle_dataset=False,
-        remove_unused_columns=False,  # keep `item_index` for the reward function
-        activation_checkpointing=checkpointing,
-        **({"use_vllm": True, "vllm_mode": "colocate"} if generation == "vllm" else {}),
-    )
+    vllm = generation_backend(config.engine.name, config.engine.strategy, device) == "vllm"
+    # The dataset is already the seeded schedule (see `schedule`): the recipe's arguments keep its order.
+    return load(recipe.arguments)(**{**shared, **recipe.options(train, config.run.seed, vllm)})
 
 
 class _HookBridge(TrainerCallback):
     """Turns trainer events into `StepMetrics` and staged-checkpoint notices."""
 
     def __init__(self, staging_dir: Path, device: str, completions_per_step: int, kl: AdaptiveKL,
-                 set_beta: Callable[[float], None], sampler: Callable[[int], dict], probe: SftProbe | OnlineDpoProbe | None = None):
+                 set_beta: Callable[[float], None], sampler: Callable[[int], dict], probe: StepProbe | None = None):
         self.hooks: TrainingHooks | None = None
         self._sampler = sampler
         self._probe = probe

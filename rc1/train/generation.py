@@ -10,15 +10,18 @@ import torch
 from transformers import GenerationConfig, PreTrainedTokenizerBase
 
 from rc1.data.task import TaskItem
+from rc1.registry.strategies import STRATEGIES
 from rc1.train.metrics import EvalResult, Sampling
 from rc1.train.prompts import fit_prompt
 from rc1.train.runtime import capture_rng, restore_rng
 
 
 def generation_backend(engine: str, strategy: str, device: str) -> str:
-    """Who samples the training rollouts: vLLM (TRL's `use_vllm`, colocated) for the trl engine's GRPO and
-    RLOO when vllm is installed and the device is CUDA; HF `generate` otherwise."""
-    if (engine, strategy) in (("trl", "grpo"), ("trl", "rloo")) and device == "cuda" and importlib.util.find_spec("vllm"):
+    """Who samples the training rollouts: vLLM (TRL's `use_vllm`, colocated) where the strategy's TRL recipe
+    samples through it (GRPO, RLOO) on the trl engine, vllm is installed and the device is CUDA; HF `generate`
+    otherwise."""
+    trl = STRATEGIES[strategy].trl if engine == "trl" else None
+    if trl is not None and trl.vllm and device == "cuda" and importlib.util.find_spec("vllm"):
         return "vllm"
     return "hf"
 

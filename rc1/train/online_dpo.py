@@ -19,9 +19,7 @@ with warnings.catch_warnings():  # importing trl.experimental says it is experim
 
 from rc1.train.policy_math import reference_drift
 
-REPLIES_PER_PROMPT = 2  # fixed by OnlineDPOTrainer
-
-__all__ = ["MeasuredOnlineDPOTrainer", "OnlineDPOConfig", "OnlineDpoProbe", "REPLIES_PER_PROMPT", "RewardLedger"]
+__all__ = ["MeasuredOnlineDPOTrainer", "OnlineDPOConfig", "OnlineDpoProbe", "probe_for"]
 
 
 class MeasuredOnlineDPOTrainer(OnlineDPOTrainer):
@@ -49,34 +47,30 @@ class MeasuredOnlineDPOTrainer(OnlineDPOTrainer):
         return reference_drift(drift)
 
 
-class RewardLedger:
-    """The rewards and reply lengths rc1's reward function gave since the step began."""
-
-    def __init__(self):
-        self.rewards: list[float] = []
-        self.lengths: list[int] = []
-
-    def record(self, rewards: list[float], lengths: list[int]) -> None:
-        self.rewards.extend(rewards)
-        self.lengths.extend(lengths)
-
-    def clear(self) -> None:
-        self.rewards, self.lengths = [], []
+def probe_for(engine, model) -> OnlineDpoProbe:
+    """trl×dpo's probe (rc1/registry/strategies/dpo.py): reads the trainer the engine builds after it."""
+    return OnlineDpoProbe(lambda: engine.trainer)
 
 
 class OnlineDpoProbe:
-    """The step's reward, reply tokens, KL and π_θ/π_ref, read once when the step is logged."""
+    """The step's reward, reply tokens, KL and π_θ/π_ref, read once when the step is logged: the rewards and
+    reply lengths rc1's reward function gave since the step began, the rest from the trainer's own passes."""
 
-    def __init__(self, trainer: Callable[[], MeasuredOnlineDPOTrainer], ledger: RewardLedger):
+    def __init__(self, trainer: Callable[[], MeasuredOnlineDPOTrainer]):
         self._trainer = trainer  # built after the callbacks it is handed
-        self._ledger = ledger
+        self._rewards: list[float] = []
+        self._lengths: list[int] = []
 
     def before_step(self, step: int, model) -> None:
-        self._ledger.clear()
+        self._rewards, self._lengths = [], []
+
+    def rewarded(self, rewards: list[float], lengths: list[int]) -> None:
+        self._rewards.extend(rewards)
+        self._lengths.extend(lengths)
 
     @property
     def measured(self) -> dict[str, float]:
         kl, ratio = self._trainer().take_measured()
-        rewards = torch.tensor(self._ledger.rewards, dtype=torch.float64)
+        rewards = torch.tensor(self._rewards, dtype=torch.float64)
         return {"reward": float(rewards.mean()), "reward_std": float(rewards.std()) if rewards.numel() > 1 else 0.0,
-                "tokens": float(sum(self._ledger.lengths)), "kl": kl, "ratio": ratio}
+                "tokens": float(sum(self._lengths)), "kl": kl, "ratio": ratio}

@@ -1,9 +1,9 @@
 """The contracts between the training stage, the engines and the strategies (DESIGN §3).
 
-An `Engine` owns the model, optimizer, scheduler, data order and RNGs, and runs the loop; a `Strategy`
-owns the objective: what one batch of prompts becomes (rollouts, rewards, advantages, losses). The
-stage sees only `TrainingEngine` (train, evaluate) and `TrainingHooks`; which engine runs which strategy
-is one table, rc1.train.pairs.
+An engine owns the model, optimizer, scheduler, data order and RNGs, and runs the loop; a `Strategy`
+owns the torch engine's objective: what one batch of prompts becomes (rollouts, rewards, advantages,
+losses). The stage sees only `TrainingEngine` (train, evaluate) and `TrainingHooks`; which engine runs
+which strategy is the registry's (rc1/registry/), and rc1/train/engines.py builds it.
 """
 
 from __future__ import annotations
@@ -56,28 +56,24 @@ class TrainingEngine(Protocol):
         model's mode as found."""
 
 
-class Engine(TrainingEngine, Protocol):
-    """An engine whose loop rc1 owns step by step (the seed's engine interface)."""
+class StepProbe(Protocol):
+    """What the trl engine's trainer does not log and a `train_step` carries, measured beside it (a strategy's
+    TRL recipe names its probe: rc1/train/sft_probe.py, rc1/train/online_dpo.py)."""
 
-    def setup(self) -> None:
-        """Build optimizer and scheduler over the policy's and the strategy's trainable parameters."""
+    @property
+    def measured(self) -> dict[str, float] | None:
+        """The step's reward, reward_std, tokens, kl and ratio, read once when the step is logged."""
 
-    def train_step(self, step: int) -> StepMetrics:
-        """Run optimizer step `step` (1-based) on the batch the schedule gives it."""
+    def before_step(self, step: int, model) -> None:
+        """Optimizer step `step` (1-based) is about to run on `model`."""
 
-    def eval_step(self, items: list[TaskItem], max_new_tokens: int, sampling: Sampling | None = None) -> EvalResult: ...
-
-    def state_dict(self) -> dict:
-        """Everything the next step depends on: adapter, optimizer, scheduler, scaler, RNGs, sampler, strategy."""
-
-    def load_state_dict(self, state: dict) -> None: ...
+    def rewarded(self, rewards: list[float], lengths: list[int]) -> None:
+        """rc1's reward function scored replies of the current step (their rewards and token counts)."""
 
 
 class Strategy(Protocol):
-    """An objective over batches of prompts, attached to one engine."""
-
-    name: str
-    completions_per_prompt: int
+    """The torch engine's objective over batches of prompts, attached to one engine; built from
+    `config.train`. How many replies it samples per prompt is its spec's (rc1/registry/strategies/)."""
 
     def attach_engine(self, engine) -> None: ...
 

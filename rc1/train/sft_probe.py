@@ -4,6 +4,7 @@ the step's gold tokens — the torch engine's sft reports the same (rc1/train/st
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 
 import torch
@@ -12,6 +13,15 @@ from rc1.data.task import TaskItem
 from rc1.train.policy_math import reference_drift, sample_rollout, token_logprobs
 from rc1.train.protocols import RewardFn
 from rc1.train.strategies.sft import gold_rollout
+
+
+def probe_for(engine, model) -> SftProbe:
+    """trl×sft's probe (rc1/registry/strategies/sft.py), on the engine's batches and prompts. Full fine-tuning
+    has no adapter to switch off: the reference is then a frozen copy of the start."""
+    reference = (copy.deepcopy(model).eval().requires_grad_(False) if engine.config.finetune.method == "full"
+                 else None)
+    return SftProbe(engine.sampler.batch, engine.prompts_for, engine.tokenizer, engine.reward_fn, engine.eos_ids,
+                    engine.config.train, engine.device, reference)
 
 
 class SftProbe:
@@ -29,6 +39,9 @@ class SftProbe:
         self._device = device
         self._reference = reference
         self.measured: dict[str, float] = {}
+
+    def rewarded(self, rewards: list[float], lengths: list[int]) -> None:
+        """SFTTrainer asks rc1's reward function for nothing: the probe samples and scores its own replies."""
 
     def before_step(self, step: int, model) -> None:
         items = self._items_of_step(step)

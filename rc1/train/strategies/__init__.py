@@ -1,1 +1,2 @@
-"""The objectives the torch engine runs: grpo, ppo, dpo, sft (see rc1.train.pairs for the table)."""
+"""The objectives the torch engine runs, one module per strategy; each strategy's spec (rc1/registry/strategies/)
+names its objective here."""

@@ -13,9 +13,6 @@ from rc1.train.strategies.adaptive_kl import AdaptiveKL
 
 
 class StrategyBase:
-    name = ""
-    completions_per_prompt = 1
-
     def __init__(self, train):
         self.train = train
         self.engine = None
@@ -64,12 +61,11 @@ class StrategyBase:
 
 
 class AdaptiveKLStrategy(StrategyBase):
-    """`num_generations` samples per prompt and a KL coefficient β that adapts to `train.target_kl`
-    (GRPO, RLOO); β is the strategy's checkpointed state."""
+    """A KL coefficient β that adapts to `train.target_kl` (GRPO, RLOO); β is the strategy's checkpointed
+    state."""
 
     def __init__(self, train):
         super().__init__(train)
-        self.completions_per_prompt = train.num_generations
         self.kl = AdaptiveKL(train.beta, train.target_kl)
 
     def state_dict(self) -> dict:

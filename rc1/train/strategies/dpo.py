@@ -15,12 +15,6 @@ from rc1.train.strategies.common import StrategyBase, step_metrics
 
 
 class DpoStrategy(StrategyBase):
-    name = "dpo"
-
-    def __init__(self, train):
-        super().__init__(train)
-        self.completions_per_prompt = train.num_generations
-
     def on_batch(self, items: list[TaskItem]) -> StepMetrics:
         e, t = self.engine, self.train
         rollout, rewards = self.sample(items, t.num_generations)

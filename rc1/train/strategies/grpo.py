@@ -15,9 +15,6 @@ CLIP_EPSILON = 0.2  # PPO's and TRL's default trust region
 
 
 class GrpoStrategy(AdaptiveKLStrategy):
-    name = "grpo"
-
-
     def on_batch(self, items: list[TaskItem]) -> StepMetrics:
         e, t = self.engine, self.train
         rollout, rewards = self.sample(items, t.num_generations)

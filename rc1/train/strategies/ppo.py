@@ -25,11 +25,8 @@ LAMBDA = 0.95
 
 
 class PpoStrategy(StrategyBase):
-    name = "ppo"
-
     def __init__(self, train):
         super().__init__(train)
-        self.completions_per_prompt = train.num_generations
         self.value_head: torch.nn.Linear | None = None
 
     def attach_engine(self, engine) -> None:

@@ -22,9 +22,6 @@ def leave_one_out(rewards: torch.Tensor, group: int) -> torch.Tensor:
 
 
 class RlooStrategy(AdaptiveKLStrategy):
-    name = "rloo"
-
-
     def on_batch(self, items: list[TaskItem]) -> StepMetrics:
         e, t = self.engine, self.train
         rollout, rewards = self.sample(items, t.num_generations)

@@ -14,9 +14,6 @@ from rc1.train.strategies.common import StrategyBase, step_metrics
 
 
 class SftStrategy(StrategyBase):
-    name = "sft"
-    completions_per_prompt = 1
-
     def on_batch(self, items: list[TaskItem]) -> StepMetrics:
         e, t = self.engine, self.train
         prompts = e.prompts_for(items)
