@@ -11,6 +11,7 @@ purpose, and the stage that finds the change then appends gate_invalidated as be
 
 from __future__ import annotations
 
+import hashlib
 import sys
 from pathlib import Path
 
@@ -28,8 +29,11 @@ DEFAULT_CONFIG = "configs/local.yaml"
 class KeptConfig(msgspec.Struct, frozen=True, kw_only=True):
     config_path: str  # the file it was loaded from (its folder resolves the config's relative paths)
     overrides: list[str]
-    sha256: str  # of `config`, as LoadedConfig fingerprints it
+    sha256: str  # of `config`, as LoadedConfig fingerprints it (what round1_passed recorded)
     config: dict
+    # sha256 of `config` as stored (its JSON): a hand edit shows here, while an rc1 whose Config gained a field
+    # (its default now part of the fingerprint) is not mistaken for one.
+    values_sha256: str = ""
 
 
 def kept_config_path(ws: Workspace) -> Path:
@@ -39,8 +43,9 @@ def kept_config_path(ws: Workspace) -> Path:
 def keep_config(ws: Workspace, loaded: LoadedConfig) -> Path:
     """Round 1: keep the run's effective config beside its data (written whole, then renamed)."""
     where = loaded.path.relative_to(ws.root) if loaded.path.is_relative_to(ws.root) else loaded.path
-    kept = KeptConfig(config_path=str(where), overrides=list(loaded.overrides), sha256=loaded.sha256,
-                      config=msgspec.to_builtins(loaded.config))
+    values = msgspec.to_builtins(loaded.config)
+    kept = KeptConfig(config_path=str(where), overrides=list(loaded.overrides), sha256=loaded.sha256, config=values,
+                      values_sha256=_values_sha256(values))
     path = kept_config_path(ws)
     atomic_write_bytes(path, msgspec.json.format(msgspec.json.encode(kept)))
     return path
@@ -57,7 +62,7 @@ def load_run_config(config: str | None, overrides: list[str], run: str | None = 
     if kept is None:
         return asked
     own = _load_kept(ws, kept)
-    if own.sha256 != kept.sha256:  # edited by hand after round 1 passed on it
+    if _values_sha256(kept.config) != kept.values_sha256:  # edited by hand after round 1 passed on it
         if accept_changed:
             return asked
         raise GateClosed(f"{kept_config_path(ws)}: the config run {ws.run} kept at round 1 was changed since (sha256 "
@@ -78,6 +83,10 @@ def load_run_config(config: str | None, overrides: list[str], run: str | None = 
     raise GateClosed(f"{kept_config_path(ws)}: run {ws.run} kept another config at round 1; this command asks for\n"
                      f"{listed}\nnothing was appended. Name only the run (--run {ws.run}) to go on with its own config, or "
                      "add --accept-changed-inputs to change it (the gates are invalidated and both rounds run again)")
+
+
+def _values_sha256(values: dict) -> str:
+    return hashlib.sha256(msgspec.json.encode(values)).hexdigest()
 
 
 def _load_kept(ws: Workspace, kept: KeptConfig, overrides: list[str] = ()) -> LoadedConfig:
