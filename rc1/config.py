@@ -404,6 +404,18 @@ class PrioritySamplingConfig(_Section):
         default_factory=lambda: [(0, 1.0)])
 
 
+class RolloutsConfig(_Section):
+    """The rollout archive (rc1/scoring/archive.py): every sampled completion of training and of evaluation, with
+    each reward component, the penalty, the difficulty factor and the reward; `rc1 rollouts` shows it and
+    `rc1 audit --rescore` scores it again."""
+
+    keep_text: Annotated[Literal["all", "every_n_steps", "none"], Meta(
+        description="Whose completion text the archive keeps: all; training's every `every_n_steps` steps only "
+                    "(evaluations' always); or none. The scores of every completion are kept in every case.")] = "all"
+    every_n_steps: Annotated[PositiveInt, Meta(
+        description="With keep_text: every_n_steps, the training steps whose texts are kept: multiples of this.")] = 100
+
+
 class Config(_Section):
     """An rc1 run: the YAML file given by --config, with --set overrides."""
 
@@ -423,6 +435,7 @@ class Config(_Section):
     release: ReleaseConfig = msgspec.field(default_factory=ReleaseConfig)
     shadow: ShadowConfig = msgspec.field(default_factory=ShadowConfig)
     priority_sampling: PrioritySamplingConfig | None = None
+    rollouts: RolloutsConfig = msgspec.field(default_factory=RolloutsConfig)
 
 
 class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):

@@ -90,6 +90,11 @@ class Workspace(msgspec.Struct, frozen=True, kw_only=True):
         return self.root / "checkpoints" / self.run / self.line if self.line else self.root / "checkpoints" / self.run
 
     @property
+    def evaluations_dir(self) -> Path:
+        """The rollout archive's evaluation shards of the line of training (training's are in its checkpoints)."""
+        return self.checkpoints_dir / "evaluations"
+
+    @property
     def staging_dir(self) -> Path:
         return self.checkpoints_dir / ".staging"
 

@@ -22,7 +22,7 @@ from rc1.fsutil import sha256_file
 
 
 class Finding(msgspec.Struct, frozen=True, kw_only=True):
-    check: str  # chain | schema | torn_tail | transition | steps | checkpoint | anchor | gate_inputs
+    check: str  # chain | schema | torn_tail | transition | steps | checkpoint | archive | anchor | gate_inputs | rescore
     seq: int | None
     message: str
 
@@ -44,7 +44,7 @@ class AuditReport(msgspec.Struct, kw_only=True):
 def audit_log(ws: Workspace, current: ev.Fingerprints | None) -> AuditReport:
     """Every check, over one full read of the log (a snapshot is never trusted here; only its anchor is read)."""
     log_path, workspace_root = ws.log_path, ws.root
-    checks = ["chain", "schema", "torn_tail", "transition", "steps", "checkpoint", "anchor", "gate_inputs"]
+    checks = ["chain", "schema", "torn_tail", "transition", "steps", "checkpoint", "archive", "anchor", "gate_inputs"]
     try:
         contents = read_log(log_path)
     except CorruptLog as e:
@@ -94,6 +94,8 @@ def _checkpoint_findings(events: list[ev.Event], root: Path, line_hashes: Sequen
     for event in events:
         if isinstance(event, ev.BestPromoted):  # a copy in best/ is verified like the checkpoint it copies
             findings += _file_findings(root, event.dir, event.files, event.seq)
+        if isinstance(event, ev.EvalCompleted):  # its rollout archive shard
+            findings += _file_findings(root, ".", event.rollouts, event.seq, check="archive")
         if not isinstance(event, ev.CheckpointSaved):
             continue
         directory = root / event.dir
@@ -130,14 +132,15 @@ def _head_findings(ws: Workspace, line_hashes: Sequence[str]) -> list[Finding]:
     return []
 
 
-def _file_findings(root: Path, directory: str, files: dict[str, str], seq: int) -> list[Finding]:
+def _file_findings(root: Path, directory: str, files: dict[str, str], seq: int, check: str = "checkpoint") -> list[Finding]:
     findings = []
     for rel, recorded in sorted(files.items()):
         path = root / directory / rel
+        name = str(Path(directory) / rel)
         if not path.is_file():
-            findings.append(Finding(check="checkpoint", seq=seq, message=f"{directory}/{rel}: missing"))
+            findings.append(Finding(check=check, seq=seq, message=f"{name}: missing"))
         elif sha256_file(path) != recorded:
-            findings.append(Finding(check="checkpoint", seq=seq, message=f"{directory}/{rel}: sha256 differs from the one recorded"))
+            findings.append(Finding(check=check, seq=seq, message=f"{name}: sha256 differs from the one recorded"))
     return findings
 
 

@@ -165,6 +165,10 @@ class TrainStep(Event, frozen=True, kw_only=True, tag="train_step"):
     batch_difficulty: dict[str, int] = msgspec.field(default_factory=dict)
     seed_share: float = 1.0
     low_perf: int = 0
+    # The step's sampled completions (rc1/scoring/archive.py): the mean of each reward component and of the
+    # over-clarification penalty ({} and 0 in a log from before the archive, or for a strategy that samples none).
+    components: dict[str, float] = msgspec.field(default_factory=dict)
+    penalty: float = 0.0
 
 
 class CheckpointSaved(Event, frozen=True, kw_only=True, tag="checkpoint_saved"):
@@ -202,6 +206,7 @@ class EvalCompleted(Event, frozen=True, kw_only=True, tag="eval_completed"):
     hard_success: float | None = None  # success on the hard items of release.tasks (greedy)
     hard_sampled_success: float | None = None  # the same, averaged over `samples` sampled replies per item
     samples: int = 0  # sampled replies per item behind the sampled figures (0: none taken, before v3)
+    rollouts: dict[str, str] = msgspec.field(default_factory=dict)  # the evaluation's archive shard: path -> sha256
 
 
 class BestPromoted(Event, frozen=True, kw_only=True, tag="best_promoted"):

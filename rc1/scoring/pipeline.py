@@ -55,9 +55,18 @@ def rewards_of(reward: RewardConfig, weights: dict[str, float], items: Sequence[
     ]
 
 
-def make_reward_fn(reward: RewardConfig, weights: dict[str, float], pipeline: ScoringPipeline) -> RewardFn:
+# What a reward function may also hand each scored batch to (the rollout archive): items, completions, token
+# counts and their scores.
+Record = Callable[[Sequence[TaskItem], Sequence[str], Sequence[int], Sequence[Scored]], None]
+
+
+def make_reward_fn(reward: RewardConfig, weights: dict[str, float], pipeline: ScoringPipeline,
+                   record: Record | None = None) -> RewardFn:
     def reward_fn(items: Sequence[TaskItem], completions: Sequence[str], completion_tokens: Sequence[int]) -> list[float]:
-        return rewards_of(reward, weights, items, pipeline.score(items, completions, completion_tokens))
+        scored = pipeline.score(items, completions, completion_tokens)
+        if record is not None:
+            record(items, completions, completion_tokens, scored)
+        return rewards_of(reward, weights, items, scored)
 
     return reward_fn
 

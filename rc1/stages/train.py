@@ -18,6 +18,7 @@ from rc1.failure import write_error_report
 from rc1.registry.engines import ENGINES
 from rc1.scoring.control import with_shuffled_answers
 from rc1.scoring.pipeline import make_reward_fn
+from rc1.stages.rollouts import RolloutRecorder
 from rc1.session import Session
 from rc1.stages.gate import ensure_inputs_unchanged, require_allowed
 from rc1.stages.policy import line_session, load_run_policy
@@ -74,7 +75,8 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
     model, tokenizer, device, dtype = load_run_policy(session, pool, base_seed)
     thinking = policy_thinking(session.loaded, tokenizer.chat_template, template_known=True)
     scoring = open_scoring(session.loaded, session.ws, thinking)
-    reward_fn = make_reward_fn(config.reward, scoring.weights, scoring.pipeline)
+    recorder = RolloutRecorder(config, scoring.weights)
+    reward_fn = make_reward_fn(config.reward, scoring.weights, scoring.pipeline, record=recorder.record)
     if config.reward.answers == "shuffled":  # a control arm: rewarded against another item's gold
         reward_fn = with_shuffled_answers(reward_fn, pool, base_seed)
     sampling = _Sampling(session, pool, shadow + read_items(session.ws.gate_path))
@@ -96,7 +98,8 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
         generation=generation_backend(config.engine.name, config.engine.strategy, device),
     ))
     writer = distributed.is_writer()
-    hooks = EventHooks(session, engine, shadow, scoring, lambda step: sampling.sampler.mix(step)) if writer else NoHooks()
+    hooks = (EventHooks(session, engine, shadow, scoring, lambda step: sampling.sampler.mix(step), recorder) if writer
+             else NoHooks())
     try:
         if writer and resume is None and not any(e.step == 0 for e in session.projection.evals):
             hooks.evaluate(0)  # the untrained policy: what the release gate measures the gain from

@@ -10,11 +10,15 @@ from pathlib import Path
 from rc1 import failpoints
 from rc1.data.task import TaskItem
 from rc1.events import schema as ev
+from rc1.fsutil import atomic_write_bytes, sha256_file
+from rc1.scoring.archive import EVAL, EVAL_SAMPLED, SHARD_NAME, encode_shard, rows_of
 from rc1.scoring.evaluation import evaluate_buckets, hard_success, metric_value
-from rc1.scoring.pipeline import rewards_of
+from rc1.scoring.pipeline import Scored, rewards_of
 from rc1.scoring.release_stats import promotes
+from rc1.scoring.rules import clarification_count
 from rc1.session import Session
-from rc1.stages.gate_set import correct_counts, gate_sampling
+from rc1.stages.gate_set import gate_sampling
+from rc1.stages.rollouts import RolloutRecorder
 from rc1.stages.scoring import RunScoring
 from rc1.train import checkpoints
 from rc1.train.metrics import StepMetrics
@@ -25,8 +29,9 @@ class EventHooks:
     """Turns engine callbacks into events, published checkpoints, evaluations and best promotions."""
 
     def __init__(self, session: Session, engine, shadow: list[TaskItem], scoring: RunScoring,
-                 batch_mix: Callable[[int], BatchMix]):
+                 batch_mix: Callable[[int], BatchMix], rollouts: RolloutRecorder):
         self.session = session
+        self.rollouts = rollouts
         self.batch_mix = batch_mix
         self.engine = engine
         self.shadow = shadow
@@ -43,11 +48,12 @@ class EventHooks:
     def on_step(self, m: StepMetrics) -> None:
         failpoints.reached("step")
         mix = self.batch_mix(m.step)
+        means = self.rollouts.close_step(m.step)
         self.session.append(self.session.run.record_step(
             step=m.step, loss=m.loss, kl=m.kl, ratio=m.ratio, lr=m.lr, reward=m.reward, reward_std=m.reward_std,
             mem_used_mb=m.mem_used_mb, sec_per_step=m.sec_per_step, tokens=m.tokens, scoring=self._judge_calls(),
             epochs=m.epochs, kl_coef=m.kl_coef, batch_difficulty=mix.difficulty, seed_share=mix.seed_share,
-            low_perf=mix.low_perf,
+            low_perf=mix.low_perf, components=means.components, penalty=means.penalty,
         ))
         self._scope(f"step {m.step + 1}")
         max_steps = self.session.config.train.max_steps
@@ -58,6 +64,9 @@ class EventHooks:
     def on_checkpoint(self, step: int, staged_dir: Path) -> None:
         ws = self.session.ws
         final = ws.checkpoint_dir(step)
+        shard = self.rollouts.take_shard()
+        if shard is not None:  # published, hashed and vouched for with the checkpoint's own files
+            atomic_write_bytes(staged_dir / SHARD_NAME, shard)
         seq, digest = self.session.log.head
         meta = {
             "run": ws.run, "step": step, "config_sha256": self.session.loaded.sha256,
@@ -83,7 +92,15 @@ class EventHooks:
         self._scope(f"eval {step}")
         scored = self.scoring.pipeline.score(self.shadow, result.completions, result.completion_tokens)
         rewards = rewards_of(config.reward, self.scoring.weights, self.shadow, scored)
-        rates = [k / sampled.samples for k in correct_counts(self.scoring.pipeline.rule, self.shadow, sampled)]
+        k = sampled.samples
+        repeated = [item for item in self.shadow for _ in range(k)]
+        rule = self.scoring.pipeline.rule
+        sampled_scored = [Scored(components=rule.score(item, text, tokens),
+                                 clarifications=clarification_count(rule.reply(text).visible))
+                          for item, text, tokens in zip(repeated, sampled.completions, sampled.completion_tokens,
+                                                        strict=True)]
+        rates = [sum(s.components["correctness"] for s in sampled_scored[i * k:(i + 1) * k]) / k
+                 for i in range(len(self.shadow))]
         step0 = next((e for e in self.session.projection.evals if e.step == 0), None)
         buckets = evaluate_buckets(self.shadow, scored, rewards, step0.buckets if step0 and step else (), rates)
         tasks = list(config.release.tasks)
@@ -95,9 +112,25 @@ class EventHooks:
             step=step, n=overall.n, mean_reward=overall.mean_reward, success=overall.success,
             per_task_success=per_task, scoring=self._judge_calls(), buckets=buckets, hard_success=hard,
             hard_sampled_success=hard_sampled, samples=sampled.samples,
+            rollouts=self._archive_evaluation(step, result, scored, sampled, repeated, sampled_scored),
         ))
         self._scope(f"step {step + 1}")
         return metric_value(config.release.metric, hard, hard_sampled, buckets)
+
+    def _archive_evaluation(self, step: int, greedy, scored, sampled, repeated, sampled_scored) -> dict[str, str]:
+        """The evaluation's shard: its greedy replies (the run's scorer) and its sampled ones (the rule scorer:
+        their reward is the rule components' alone where a judge also weighs in)."""
+        config = self.session.config
+        weights = self.scoring.weights
+        rule_weights = {name: weights[name] for name in sampled_scored[0].components} if sampled_scored else weights
+        rows = rows_of(EVAL, step, self.shadow, greedy.completions, greedy.completion_tokens, scored, config.reward,
+                       weights, config.rollouts)
+        rows += rows_of(EVAL_SAMPLED, step, repeated, sampled.completions, sampled.completion_tokens, sampled_scored,
+                        config.reward, rule_weights, config.rollouts)
+        ws = self.session.ws
+        path = ws.evaluations_dir / f"step_{step:05d}.jsonl.zst"
+        atomic_write_bytes(path, encode_shard(rows))
+        return {str(path.relative_to(ws.root)): sha256_file(path)}
 
     def _promote(self, step: int, final: Path, value: float) -> None:
         """best/ grows by a copy of each checkpoint that beats every evaluation before it, step 0 included

@@ -1,0 +1,95 @@
+"""The rollout archive: every sampled completion of training and of evaluation, with what it was scored.
+
+A row holds the item (id, task, difficulty, whether it needs clarification, the gold it was scored against, the
+sha256 of the prompt the policy was shown), the completion and its token count, each reward component, the
+questions it asked back, the penalty, the difficulty factor and the reward: enough to score the text again and
+compare (`rc1 audit --rescore`). Rows are stored as zstd-compressed JSON lines, in shards written whole:
+training's in each checkpoint (`rollouts.jsonl.zst`: the steps since the one before, hashed with the checkpoint's
+files in `checkpoint_saved`), an evaluation's beside the checkpoints (its sha256 in `eval_completed`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+import msgspec
+import zstandard
+
+from rc1.config import RewardConfig, RolloutsConfig
+from rc1.data.task import TaskItem
+from rc1.scoring.pipeline import Scored
+from rc1.scoring.reward import reward_parts
+
+SHARD_NAME = "rollouts.jsonl.zst"  # a checkpoint's training rollouts
+LEVEL = 9  # zstd level: text of this kind compresses ~5× at 9 and barely more above; fixed, so shards are reproducible
+
+TRAIN = "train"
+EVAL = "eval"  # an evaluation's greedy reply to a shadow item
+EVAL_SAMPLED = "eval_sampled"  # one of its sampled replies
+
+
+class Rollout(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    kind: str  # train | eval | eval_sampled
+    step: int  # the optimizer step that sampled it, or the step of the evaluated policy
+    item_id: str
+    task: str
+    difficulty: str
+    needs_clarification: bool
+    gold: str  # the answer it was scored against (another item's, under `reward.answers: shuffled`)
+    prompt_sha256: str
+    completion: str | None  # None where `rollouts.keep_text` keeps no text for this step
+    tokens: int
+    components: dict[str, float]
+    clarifications: int
+    penalty: float
+    difficulty_factor: float
+    reward: float
+
+
+_ENCODER = msgspec.json.Encoder()
+_DECODER = msgspec.json.Decoder(Rollout)
+
+
+def prompt_sha256(item: TaskItem) -> str:
+    return hashlib.sha256(item.prompt.encode()).hexdigest()
+
+
+def keeps_text(rollouts: RolloutsConfig, kind: str, step: int) -> bool:
+    if rollouts.keep_text == "none":
+        return False
+    if rollouts.keep_text == "all" or kind != TRAIN:
+        return True
+    return step % rollouts.every_n_steps == 0
+
+
+def rows_of(kind: str, step: int, items: Sequence[TaskItem], completions: Sequence[str], tokens: Sequence[int],
+            scored: Sequence[Scored], reward: RewardConfig, weights: dict[str, float],
+            rollouts: RolloutsConfig) -> list[Rollout]:
+    """One row per completion, its reward computed the way the trainer's is (rc1/scoring/reward.py)."""
+    keep = keeps_text(rollouts, kind, step)
+    rows = []
+    for item, text, count, s in zip(items, completions, tokens, scored, strict=True):
+        parts = reward_parts(s.components, weights, item, s.clarifications, use_penalty=reward.use_overclar_penalty,
+                             alpha=reward.overclar_alpha, cap=reward.overclar_cap, beta=reward.difficulty_beta)
+        rows.append(Rollout(kind=kind, step=step, item_id=item.id, task=item.task, difficulty=item.difficulty,
+                            needs_clarification=item.needs_clarification, gold=item.answer,
+                            prompt_sha256=prompt_sha256(item), completion=text if keep else None, tokens=int(count),
+                            components=dict(s.components), clarifications=s.clarifications, penalty=parts.penalty,
+                            difficulty_factor=parts.difficulty_factor, reward=parts.total))
+    return rows
+
+
+def encode_shard(rows: Sequence[Rollout]) -> bytes:
+    lines = b"".join(_ENCODER.encode(row) + b"\n" for row in rows)
+    return zstandard.ZstdCompressor(level=LEVEL).compress(lines)
+
+
+def decode_shard(data: bytes) -> list[Rollout]:
+    return _DECODER.decode_lines(zstandard.ZstdDecompressor().decompress(data))
+
+
+def item_of(row: Rollout) -> TaskItem:
+    """The item as the scorer saw it: what the rule components read (task, gold, difficulty, clarification)."""
+    return TaskItem(id=row.item_id, task=row.task, question="", answer=row.gold, difficulty=row.difficulty, prompt="",
+                    needs_clarification=row.needs_clarification)
