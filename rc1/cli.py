@@ -56,6 +56,26 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("audit", help="verify chain, transitions, steps, checkpoints and gate inputs")
     _config_args(p)
     p.add_argument("--json", action="store_true")
+    p.add_argument("--rescore", action="store_true",
+                   help="also derive the rewards again from the rollout archive and the release verdicts from the "
+                        "gate-set evaluations; every mismatch is a finding")
+    p.add_argument("--sample", type=int, metavar="N", help="--rescore: completions to score again (default: all of "
+                                                           "a run of up to 5,000, else 1,000 drawn at random)")
+    p.add_argument("--sample-seed", dest="sample_seed", type=int, default=0, metavar="S",
+                   help="--rescore: the seed of that draw (default 0)")
+
+    p = sub.add_parser("rollouts", help="archived completions with each reward component (training's, or an evaluation's)")
+    _config_args(p)
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--step", type=int, metavar="N", help="training step N's completions")
+    which.add_argument("--eval", type=int, metavar="STEP", help="the evaluation at STEP (greedy and sampled replies)")
+    p.add_argument("--task", choices=TASKS)
+    p.add_argument("--seed", type=int, metavar="S", help="the line of training of seed S (default: every line)")
+    order = p.add_mutually_exclusive_group()
+    order.add_argument("--worst", type=int, metavar="K", help="the K lowest rewards")
+    order.add_argument("--best", type=int, metavar="K", help="the K highest rewards")
+    p.add_argument("--json", action="store_true", help="a list of objects (step, item_id, task, completion, "
+                                                       "components, reward, …) on stdout")
 
     p = sub.add_parser("repair", help="quarantine a torn tail and append log_repaired")
     _config_args(p)

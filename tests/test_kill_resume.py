@@ -8,10 +8,13 @@ import subprocess
 import sys
 import time
 
+import msgspec
 import pytest
 import torch
 
 from conftest import events, make_workspace, rc1_here
+from rc1.events.log import read_log
+from rc1.views.archive import archive_shards, read_shard
 
 pytestmark = pytest.mark.e2e
 
@@ -79,3 +82,14 @@ def test_sigkill_during_training_then_advance_completes_with_identical_metrics(
     assert sorted(got) == sorted(expected) == list(range(1, 13))
     torch.testing.assert_close(torch.tensor([got[s] for s in range(1, 13)], dtype=torch.float64),
                                torch.tensor([expected[s] for s in range(1, 13)], dtype=torch.float64))
+
+    # The rollout archive too: the killed run's is the uninterrupted run's, completion by completion (what a
+    # killed segment sampled after its last checkpoint was never vouched for, and the resumed one sampled it again).
+    assert archived_rows(root) == archived_rows(completed_run)
+
+
+def archived_rows(root) -> list[dict]:
+    """Every archived completion the run's log vouches for, in archive order."""
+    shards = archive_shards(read_log(root / "events/local.jsonl").events)
+    assert {s.kind for s in shards} == {"train", "eval"} and len([s for s in shards if s.kind == "train"]) == 3
+    return [msgspec.to_builtins(row) for shard in shards for row in read_shard(root, shard)]

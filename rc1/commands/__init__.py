@@ -14,6 +14,7 @@ HANDLERS = {
     "status": "inspect:status",
     "replay": "inspect:replay_until",
     "audit": "audit:run",
+    "rollouts": "rollouts:run",
     "handoff": "inspect:handoff",
     "repair": "maintenance:repair",
     "report": "maintenance:report",

@@ -20,10 +20,25 @@ def run(args) -> int:
         print(f"error: {ws.log_path}: no event log for run {ws.run!r}", file=sys.stderr)
         return int(ExitCode.BAD_INPUT)
     report = audit_log(ws, current_fingerprints(ws, loaded))
+    rescored = None
+    if args.rescore:
+        from rc1.events.log import read_log
+        from rc1.stages.rescore import rescore
+
+        rescored = rescore(ws, loaded, read_log(ws.log_path).events, args.sample, args.sample_seed)
+        report.findings += rescored.findings
+        report.checks_run.append("rescore")
     if args.json:
-        print(msgspec.json.format(msgspec.json.encode({**msgspec.to_builtins(report), "ok": report.ok})).decode())
+        document = {**msgspec.to_builtins(report), "ok": report.ok}
+        if rescored is not None:
+            document["rescore"] = msgspec.to_builtins(msgspec.structs.replace(rescored, findings=[]))
+        print(msgspec.json.format(msgspec.json.encode(document)).decode())
     else:
         print(f"audit of {report.log}: {report.events} events, checks: {', '.join(report.checks_run)}")
+        if rescored is not None:
+            print(f"  rescore: {rescored.completions} archived completions, {rescored.rescored} scored again, "
+                  f"{rescored.steps} training steps' rewards and {rescored.verdicts} release verdict(s) compared, "
+                  f"in {rescored.seconds:.1f} s")
         for f in report.findings:
             where = f"seq {f.seq}" if f.seq is not None else "log"
             print(f"  FAIL [{f.check}] {where}: {f.message}")

@@ -1,0 +1,155 @@
+"""`rc1 audit --rescore`: the run's rewards derived again from its rollout archive.
+
+Three comparisons, each mismatch a finding that names where:
+- each sampled completion kept with its text: the rule components scored again from the text and the gold it was
+  scored against, the questions it asks back, and the penalty, difficulty factor and reward computed again with the
+  run's config and weights file as they are now (a judge's component is taken as recorded: rc1 does not call the
+  judge again);
+- each training step: the mean reward of its archived completions against the reward its train_step recorded
+  (which the trainer computed), so a row edited, added or dropped without its text shows too;
+- each release verdict: computed again from the two gate-set evaluations it was made from.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections import defaultdict
+
+import msgspec
+
+from rc1.config import LoadedConfig
+from rc1.events import schema as ev
+from rc1.events.audit import Finding
+from rc1.scoring.archive import EVAL_SAMPLED, TRAIN, Rollout, item_of
+from rc1.scoring.pipeline import components_for, rule_scorer
+from rc1.scoring.reward import reward_parts
+from rc1.scoring.rules import RULE_COMPONENTS, clarification_count
+from rc1.scoring.weights import load_weights
+from rc1.stages.release import release_event
+from rc1.stages.scoring import policy_thinking
+from rc1.views.archive import ShardChanged, archive_shards, read_shard
+from rc1.workspace import Workspace
+
+EXACT = 1e-9  # rc1 computed both: they agree to the last bit, up to float sums' order
+TRAINER = 1e-5  # the trainer logs its reward as float32
+ALL_UP_TO = 5_000  # a run with this many archived completions or fewer is rescored whole by default
+SAMPLE = 1_000
+
+
+class RescoreReport(msgspec.Struct, kw_only=True):
+    completions: int  # archived completions
+    rescored: int  # of them, scored again (kept with their text, in the sample)
+    steps: int  # training steps whose mean was compared
+    verdicts: int  # release verdicts computed again
+    seconds: float
+    findings: list[Finding]
+
+
+def rescore(ws: Workspace, loaded: LoadedConfig, events: list[ev.Event], sample: int | None, seed: int) -> RescoreReport:
+    start = time.perf_counter()
+    findings: list[Finding] = []
+    rows: list[tuple[int, Rollout]] = []  # (the seq of the event vouching for its shard, row)
+    for shard in archive_shards(events):
+        try:
+            rows += [(shard.seq, row) for row in read_shard(ws.root, shard, verify=False)]
+        except ShardChanged as e:
+            findings.append(Finding(check="rescore", seq=shard.seq, message=str(e)))
+    with_text = [(seq, row) for seq, row in rows if row.completion is not None]
+    count = sample if sample is not None else (len(with_text) if len(with_text) <= ALL_UP_TO else SAMPLE)
+    chosen = with_text if count >= len(with_text) else random.Random(seed).sample(with_text, count)
+    findings += _rescore_rows(loaded, chosen)
+    steps = _train_step_rewards(events)
+    findings += _step_findings(rows, steps)
+    verdicts, verdict_findings = _verdict_findings(events)
+    return RescoreReport(completions=len(rows), rescored=len(chosen), steps=len(steps), verdicts=verdicts,
+                         seconds=time.perf_counter() - start, findings=findings + verdict_findings)
+
+
+def _rescore_rows(loaded: LoadedConfig, rows: list[tuple[int, Rollout]]) -> list[Finding]:
+    config = loaded.config
+    rule = rule_scorer(loaded, policy_thinking(loaded))
+    weights = load_weights(loaded.weights_path, components_for(loaded))
+    findings = []
+    for seq, row in rows:
+        item = item_of(row)
+        where = f"{row.kind} step {row.step} item {row.item_id}"
+        components = rule.score(item, row.completion, row.tokens)
+        for name in RULE_COMPONENTS:
+            if not math.isclose(components[name], row.components.get(name, math.nan), abs_tol=EXACT):
+                findings.append(Finding(check="rescore", seq=seq, message=f"{where}: {name} recorded "
+                                        f"{row.components.get(name)}, scored again {components[name]}"))
+        clarifications = clarification_count(rule.reply(row.completion).visible)
+        if clarifications != row.clarifications:
+            findings.append(Finding(check="rescore", seq=seq, message=f"{where}: clarifications recorded "
+                                    f"{row.clarifications}, counted again {clarifications}"))
+        # A judge's verdict is taken as recorded; a sampled evaluation reply was scored by the rules alone.
+        components.update({k: v for k, v in row.components.items() if k not in RULE_COMPONENTS})
+        used = {k: weights[k] for k in components} if row.kind == EVAL_SAMPLED else weights
+        if set(used) != set(components):
+            findings.append(Finding(check="rescore", seq=seq, message=f"{where}: components {sorted(components)} "
+                                    f"but the weights file weighs {sorted(used)}"))
+            continue
+        parts = reward_parts(components, used, item, clarifications, use_penalty=config.reward.use_overclar_penalty,
+                             alpha=config.reward.overclar_alpha, cap=config.reward.overclar_cap,
+                             beta=config.reward.difficulty_beta)
+        for name, again, recorded in (("penalty", parts.penalty, row.penalty),
+                                      ("difficulty factor", parts.difficulty_factor, row.difficulty_factor),
+                                      ("reward", parts.total, row.reward)):
+            if not math.isclose(again, recorded, abs_tol=EXACT):
+                findings.append(Finding(check="rescore", seq=seq, message=f"{where}: {name} recorded {recorded}, "
+                                        f"computed again {again}"))
+    return findings
+
+
+def _train_step_rewards(events: list[ev.Event]) -> dict[tuple[int | None, int], tuple[int, float]]:
+    """(seed, step) -> (seq, reward) of the train_step the run stands on for that step of that line."""
+    steps: dict[tuple[int | None, int], tuple[int, float]] = {}
+    seed = None
+    for event in events:
+        if isinstance(event, ev.TrainingStarted):
+            seed = event.seed
+        elif isinstance(event, ev.TrainStep) and event.components:  # written with the archive
+            steps[(seed, event.step)] = (event.seq, event.reward)
+    return steps
+
+
+def _step_findings(rows: list[tuple[int, Rollout]], steps: dict) -> list[Finding]:
+    rewards: dict[int, list[float]] = defaultdict(list)
+    for _, row in rows:
+        if row.kind == TRAIN:
+            rewards[row.step].append(row.reward)
+    findings = []
+    for (_, step), (seq, logged) in sorted(steps.items(), key=lambda kv: kv[1][0]):
+        archived = rewards.get(step)
+        if not archived:
+            findings.append(Finding(check="rescore", seq=seq, message=f"train step {step}: no archived completion"))
+        elif not math.isclose(math.fsum(archived) / len(archived), logged, abs_tol=TRAINER):
+            findings.append(Finding(check="rescore", seq=seq, message=f"train step {step}: the trainer's reward "
+                                    f"{logged:.6f}, the archived completions' mean {math.fsum(archived) / len(archived):.6f}"))
+    return findings
+
+
+def _verdict_findings(events: list[ev.Event]) -> tuple[int, list[Finding]]:
+    base = selected = None
+    count, findings = 0, []
+    for event in events:
+        if isinstance(event, ev.GateSetEvaluated):
+            if event.policy == "base":
+                base = event
+            else:
+                selected = event
+        elif isinstance(event, ev.ReleaseEvaluated) and event.items == "gate" and base and selected:
+            count += 1
+            again = release_event(base, selected, event.threshold_pp, event.metric, event.seed)
+            recorded = msgspec.structs.asdict(event)
+            for name, value in msgspec.structs.asdict(again).items():
+                if name in ("seq", "ts", "run", "v", "prev"):
+                    continue
+                same = (math.isclose(value, recorded[name], abs_tol=EXACT) if isinstance(value, float)
+                        else value == recorded[name])
+                if not same:
+                    findings.append(Finding(check="rescore", seq=event.seq, message=f"release verdict: {name} "
+                                            f"recorded {recorded[name]}, computed again {value}"))
+    return count, findings
