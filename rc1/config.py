@@ -244,6 +244,10 @@ class TrainConfig(_Section):
         description="Shadow-set evaluation at every checkpoint whose step is a multiple of this (and at step 0 and "
                     "at the end); absent: at every checkpoint. A multiple of save_steps: best/ is promoted from "
                     "checkpoints.")] = None
+    log_steps: Annotated[PositiveInt | None, Meta(
+        description="A console line (step, loss, KL, reward, tokens/s, ETA) every this many optimizer steps; "
+                    "absent: max_steps / 100, so a run prints about 100 lines. Every step is in the log and "
+                    "logs/train.log whatever this says.")] = None
     learning_rate: Annotated[PositiveFloat, Meta(
         description="The optimizer's (AdamW) peak learning rate; linear warmup, then linear decay to 0 at "
                     "max_steps.")] = 1.0e-5

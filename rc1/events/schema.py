@@ -169,6 +169,9 @@ class TrainStep(Event, frozen=True, kw_only=True, tag="train_step"):
     # over-clarification penalty ({} and 0 in a log from before the archive, or for a strategy that samples none).
     components: dict[str, float] = msgspec.field(default_factory=dict)
     penalty: float = 0.0
+    # The trainer's diagnostics where the engine has them (rc1/train/metrics.py DIAGNOSTICS): entropy,
+    # clip_ratio, frac_reward_zero_std, completion_length_mean/max, clipped_ratio.
+    diagnostics: dict[str, float] = msgspec.field(default_factory=dict)
 
 
 class CheckpointSaved(Event, frozen=True, kw_only=True, tag="checkpoint_saved"):

@@ -115,6 +115,8 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
             unlogged = f"; training_failed could not be logged: {full}"
         details = f"details in {report}" if report else "no error report: it could not be written"
         raise TrainingError(f"training failed at step {session.projection.step}: {error} ({details}){unlogged}") from error
+    finally:
+        hooks.close()
     if not writer:
         return  # rank 0 publishes, evaluates and completes
     latest = session.projection.latest_checkpoint

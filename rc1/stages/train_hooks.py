@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rc1 import failpoints
+from rc1.progress import StepProgress
 from rc1.data.task import TaskItem
 from rc1.events import schema as ev
 from rc1.fsutil import atomic_write_bytes, sha256_file
@@ -32,6 +33,8 @@ class EventHooks:
                  batch_mix: Callable[[int], BatchMix], rollouts: RolloutRecorder):
         self.session = session
         self.rollouts = rollouts
+        train = session.config.train
+        self.progress = StepProgress(train.max_steps, train.log_steps or max(1, train.max_steps // 100))
         self.batch_mix = batch_mix
         self.engine = engine
         self.shadow = shadow
@@ -53,13 +56,13 @@ class EventHooks:
             step=m.step, loss=m.loss, kl=m.kl, ratio=m.ratio, lr=m.lr, reward=m.reward, reward_std=m.reward_std,
             mem_used_mb=m.mem_used_mb, sec_per_step=m.sec_per_step, tokens=m.tokens, scoring=self._judge_calls(),
             epochs=m.epochs, kl_coef=m.kl_coef, batch_difficulty=mix.difficulty, seed_share=mix.seed_share,
-            low_perf=mix.low_perf, components=means.components, penalty=means.penalty,
+            low_perf=mix.low_perf, components=means.components, penalty=means.penalty, diagnostics=m.diagnostics,
         ))
         self._scope(f"step {m.step + 1}")
-        max_steps = self.session.config.train.max_steps
-        if m.step % max(1, max_steps // 10) == 0 or m.step == max_steps:
-            print(f"  step {m.step}/{max_steps}  loss {m.loss:+.4f}  kl {m.kl:.4f}  reward {m.reward:.4f}  "
-                  f"{m.sec_per_step:.2f}s/step", flush=True)
+        self.progress.step(m.step, m.sec_per_step, m.tokens, f"loss {m.loss:+.4f}  kl {m.kl:.4f}  reward {m.reward:.4f}")
+
+    def close(self) -> None:
+        self.progress.close()
 
     def on_checkpoint(self, step: int, staged_dir: Path) -> None:
         ws = self.session.ws

@@ -23,6 +23,7 @@ Exact resume is a design goal (DESIGN §5), and it holds because:
 from __future__ import annotations
 
 import contextlib
+import math
 import shutil
 import sys
 import time
@@ -45,7 +46,7 @@ from rc1.scoring.rules import gold_reply
 from rc1.train import divergence, layout
 from rc1.train.engines import shared_setup
 from rc1.train.generation import evaluate_policy, generation_backend
-from rc1.train.metrics import EvalResult, Sampling, StepMetrics
+from rc1.train.metrics import DIAGNOSTICS, EvalResult, Sampling, StepMetrics
 from rc1.train.model_loading import lora_config
 from rc1.train.protocols import RewardFn, StepProbe, TrainingHooks
 from rc1.train.runtime import memory_mb
@@ -276,6 +277,8 @@ class _HookBridge(TrainerCallback):
             sec_per_step=time.perf_counter() - self._step_started,
             tokens=round(float(logs[KEY_COMPLETION_LEN]) * self._completions_per_step),
             kl_coef=self._kl.beta,
+            diagnostics={name: float(logs[key]) for name, key in DIAGNOSTICS.items()
+                         if isinstance(logs.get(key), (int, float)) and math.isfinite(logs[key])},
         )
         divergence.check_metrics(metrics)
         self._last_step = state.global_step

@@ -18,6 +18,20 @@ class StepMetrics(msgspec.Struct, frozen=True, kw_only=True):
     tokens: int  # completion tokens generated this step
     epochs: int = 1  # update passes over the batch (PPO stops early at target_kl)
     kl_coef: float = 0.0  # β in force this step (GRPO adapts it to target_kl)
+    # The trainer's own diagnostics where the engine has them (DIAGNOSTICS names them): what RL users read first
+    # when a run goes wrong (entropy collapsing, every group with the same reward, replies cut at the limit).
+    diagnostics: dict[str, float] = msgspec.field(default_factory=dict)
+
+
+# rc1's name -> TRL's logged key (GRPOTrainer and RLOOTrainer log these each step).
+DIAGNOSTICS = {
+    "entropy": "entropy",
+    "clip_ratio": "clip_ratio/region_mean",
+    "frac_reward_zero_std": "frac_reward_zero_std",
+    "completion_length_mean": "completions/mean_length",
+    "completion_length_max": "completions/max_length",
+    "clipped_ratio": "completions/clipped_ratio",
+}
 
 
 class Sampling(msgspec.Struct, frozen=True, kw_only=True):

@@ -28,6 +28,9 @@ class TrainingHooks(Protocol):
     def on_checkpoint(self, step: int, staged_dir: Path) -> None:
         """`staged_dir` holds everything the next step needs; the stage publishes it (rename, hashes, event)."""
 
+    def close(self) -> None:
+        """Training is over (done, or failed): the console progress ends."""
+
 
 class NoHooks:
     """Hooks that record nothing: a non-zero rank of a multi-process launch (rank 0 logs and publishes), a
@@ -37,6 +40,9 @@ class NoHooks:
         pass
 
     def on_checkpoint(self, step: int, staged_dir: Path) -> None:
+        pass
+
+    def close(self) -> None:
         pass
 
 

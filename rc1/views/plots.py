@@ -39,7 +39,7 @@ def _training_curves(out: Path, steps: list[ev.TrainStep]) -> Path | None:
         return None
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(2, 2, figsize=(10, 6), sharex=True)
+    fig, axes = plt.subplots(3, 2, figsize=(10, 9), sharex=True)
     x = [s.step for s in steps]
     # At β 0 TRL computes no KL to the reference (it builds none), and train_step records 0.
     unmeasured = not any(s.kl_coef or s.kl for s in steps)
@@ -50,9 +50,30 @@ def _training_curves(out: Path, steps: list[ev.TrainStep]) -> Path | None:
         ax.plot(x, values, marker=".", linewidth=1)
         ax.set_title(name)
         ax.grid(alpha=0.3)
-    for ax in axes[1]:
+    # The reward's parts (the archived completions' means) and the trainer's diagnostics, where the log has them.
+    _lines(axes[2][0], steps, lambda s: {**s.components, "penalty": s.penalty} if s.components else {},
+           "reward components (mean over the step's completions)")
+    _lines(axes[2][1], steps, lambda s: {k: v for k, v in s.diagnostics.items() if not k.startswith("completion_length")},
+           "trainer diagnostics")
+    for ax in axes[2]:
         ax.set_xlabel("step")
     return _save(fig, out / "training.png")
+
+
+def _lines(ax, steps: list[ev.TrainStep], values_of, title: str) -> None:
+    """One line per key the steps' dicts hold (a step without it leaves a gap); "not recorded" where none does."""
+    series: dict[str, list[tuple[int, float]]] = {}
+    for step in steps:
+        for key, value in values_of(step).items():
+            series.setdefault(key, []).append((step.step, value))
+    for key, points in sorted(series.items()):
+        ax.plot([p[0] for p in points], [p[1] for p in points], marker=".", linewidth=1, label=key)
+    if series:
+        ax.legend(fontsize=7)
+    else:
+        ax.text(0.5, 0.5, "not recorded", ha="center", va="center", transform=ax.transAxes)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
 
 
 def _current_line(events: list[ev.Event]) -> tuple[list[ev.EvalCompleted], ev.ReleaseEvaluated | None]:

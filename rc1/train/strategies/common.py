@@ -81,4 +81,10 @@ def step_metrics(*, loss: float, kl: float, ratio: float, rewards: torch.Tensor,
     return StepMetrics(step=0, loss=float(loss), kl=float(kl), ratio=float(ratio), lr=0.0,
                        reward=float(rewards.mean()), reward_std=float(rewards.std()) if rewards.numel() > 1 else 0.0,
                        mem_used_mb=0.0, sec_per_step=0.0, tokens=int(sum(rollout.counts)), epochs=epochs,
-                       kl_coef=float(kl_coef))
+                       kl_coef=float(kl_coef), diagnostics=_length_diagnostics(rollout.counts))
+
+
+def _length_diagnostics(counts) -> dict[str, float]:
+    """What rc1's own loop measures of TRL's diagnostics: the completions' length (tokens)."""
+    counts = [int(c) for c in counts]
+    return {"completion_length_mean": sum(counts) / len(counts), "completion_length_max": float(max(counts))} if counts else {}
