@@ -420,6 +420,15 @@ class RolloutsConfig(_Section):
         description="With keep_text: every_n_steps, the training steps whose texts are kept: multiples of this.")] = 100
 
 
+class TrackingConfig(_Section):
+    """Experiment trackers, fed from the run's events (rc1/views/trackers.py): each step sent once, across a kill and
+    a resume; a tracker that fails warns in logs/train.log and never stops training."""
+
+    report_to: Annotated[list[Literal["tensorboard"]], Meta(
+        description="The trackers to send the run to: tensorboard (event files under tracking/<run>/tensorboard/, "
+                    "`tensorboard --logdir tracking`). Empty: none.")] = msgspec.field(default_factory=list)
+
+
 class Config(_Section):
     """An rc1 run: the YAML file given by --config, with --set overrides."""
 
@@ -440,6 +449,7 @@ class Config(_Section):
     shadow: ShadowConfig = msgspec.field(default_factory=ShadowConfig)
     priority_sampling: PrioritySamplingConfig | None = None
     rollouts: RolloutsConfig = msgspec.field(default_factory=RolloutsConfig)
+    tracking: TrackingConfig = msgspec.field(default_factory=TrackingConfig)
 
 
 class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):

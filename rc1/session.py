@@ -64,6 +64,7 @@ class Session(_RunView):
         self.log.subscribe(self._snapshot_at_checkpoints)
         self._library = LibraryOutput(self.mirrors.library_line).install()
         self._announced = False
+        self.trackers = None
 
     @classmethod
     def open(cls, loaded: LoadedConfig, *, allow_torn: bool = False, allow_refused: bool = False,
@@ -90,6 +91,24 @@ class Session(_RunView):
             self._announce()
         return self.log.append(event)
 
+    def _attach_trackers(self) -> None:
+        """The trackers of `tracking.report_to`: each run's id recorded once (tracker_attached) and reused; first sent
+        what a session before this one appended but did not get to send, then every event this one appends."""
+        from rc1.views.trackers import BACKENDS, Trackers, tracker_location
+
+        trackers, attached = [], []
+        for name in self.config.tracking.report_to:
+            run_id = self.projection.trackers.get(name)
+            if run_id is None:
+                run_id = tracker_location(self.ws, name)
+                attached.append(self.log.append(self.run.decide(ev.TrackerAttached(backend=name, run_id=run_id))))
+            trackers.append(BACKENDS[name](self.ws, run_id))
+        self.trackers = Trackers(trackers)
+        self.trackers.catch_up(read_log(self.ws.log_path).events)
+        if attached:
+            self.trackers.config(effective_yaml(self.loaded), attached[0].seq)
+        self.log.subscribe(self.trackers)
+
     def _announce(self) -> None:
         atomic_write_text(self.ws.reports_dir / "config_effective.yaml", effective_yaml(self.loaded))
         from rc1.train.device import select_device
@@ -105,6 +124,8 @@ class Session(_RunView):
                 python=provenance.python_version(),
             )
         )
+        if self.config.tracking.report_to:
+            self._attach_trackers()
 
     def _snapshot_at_checkpoints(self, event: ev.Event) -> None:
         # A run killed mid-training reopens from its last checkpoint's snapshot, not from its first line.
@@ -121,6 +142,8 @@ class Session(_RunView):
                   "command reads more of the log", file=sys.stderr)
 
     def close(self) -> None:
+        if self.trackers is not None:
+            self.trackers.close()
         self._library.uninstall()
         self._snapshot()
         self.log.close()

@@ -39,7 +39,7 @@ def make_workspace(root: Path, **changes) -> Path:
         node = raw
         *parents, leaf = dotted.split(".")
         for key in parents:
-            node = node[key]
+            node = node.setdefault(key, {})
         node[leaf] = value
     (root / "configs" / "short.yaml").write_text("# bin/rc1 advance --all --config configs/short.yaml\n" + yaml.safe_dump(raw))
     return root

@@ -117,6 +117,7 @@ class Projection(msgspec.Struct, kw_only=True):
     checks: dict[str, bool] = msgspec.field(default_factory=dict)  # "r1.distinct2" -> passed, latest
     violations: list[Violation] = msgspec.field(default_factory=list)
     set_aside: list[Violation] = msgspec.field(default_factory=list)  # refused events `rc1 repair` set aside
+    trackers: dict[str, str] = msgspec.field(default_factory=dict)  # tracking backend -> its run id
     # `run.seeds`: the line of training the fields above describe, every seed the run trains, the lines
     # finished so far, and the verdict across them (when the run trains more than one seed).
     seed: int | None = None
@@ -326,6 +327,11 @@ def _(event: ev.TrainingFailed, p: Projection) -> None:
 def _(event: ev.ReleaseAcrossSeeds, p: Projection) -> None:
     p.across_seeds = AcrossSeedsView(gains_pp=dict(event.gains_pp), mean_pp=event.mean_pp, spread_pp=event.spread_pp,
                                      threshold_pp=event.threshold_pp, passed=event.passed)
+
+
+@_mutate.register
+def _(event: ev.TrackerAttached, p: Projection) -> None:
+    p.trackers[event.backend] = event.run_id
 
 
 @_mutate.register

@@ -316,6 +316,14 @@ class LogRepaired(Event, frozen=True, kw_only=True, tag="log_repaired"):
     sha256: str
 
 
+class TrackerAttached(Event, frozen=True, kw_only=True, tag="tracker_attached"):
+    """A tracker of `tracking.report_to` was given this run: its id (for tensorboard, the folder of its event
+    files), reused by every later session so a resumed run goes on in the same tracker run."""
+
+    backend: str
+    run_id: str
+
+
 class RefusedSetAside(Event, frozen=True, kw_only=True, tag="refused_set_aside"):
     """Events an older rc1 wrote although the state machine refused them (rc1 now refuses them at the write),
     set aside by `rc1 repair`: they stay in the log (the chain covers them) and are still never folded in; the
