@@ -221,4 +221,18 @@ def test_free_disk_measures_the_nearest_existing_parent(tmp_path):
     result = free_disk(not_yet, 0.0)
     assert result.passed and result.measured["free_gb"] > 0 and str(tmp_path) in result.detail
     too_much = free_disk(not_yet, 1e9)
-    assert not too_much.passed and too_much.thresholds == {"min_free_gb": 1e9}
+    assert not too_much.passed and too_much.thresholds == {"min_free_gb": 1e9, "need_gb": 1e9}
+    # The rollout archive counts: a floor that fits fails once the archive's room is added to it.
+    free = result.measured["free_gb"]
+    archived = free_disk(not_yet, free / 2, archive_gb=free)
+    assert free_disk(not_yet, free / 2).passed and not archived.passed and archived.measured["archive_gb"] == free
+
+
+def test_the_archive_estimate_follows_what_is_kept():
+    from rc1.config import load_config
+    from rc1.scoring.archive import archive_estimate_gb
+
+    every = archive_estimate_gb(load_config("configs/rc1.yaml", ["rollouts.keep_text=all"]).config)
+    tenth = archive_estimate_gb(load_config("configs/rc1.yaml").config)  # the production profile: every 10th step
+    scores = archive_estimate_gb(load_config("configs/rc1.yaml", ["rollouts.keep_text=none"]).config)
+    assert scores < tenth < every and 10 < every < 20 and tenth < 3

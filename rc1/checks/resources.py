@@ -8,18 +8,20 @@ from pathlib import Path
 from rc1.checks.result import CheckResult
 
 
-def free_disk(path: Path, min_free_gb: float) -> CheckResult:
+def free_disk(path: Path, min_free_gb: float, archive_gb: float = 0.0) -> CheckResult:
     """Free space on the filesystem that holds `path`, measured at its nearest existing ancestor (the
-    run may not have created `path` yet)."""
+    run may not have created `path` yet): the configured floor plus what the rollout archive will take at most."""
     path = Path(path).absolute()
     probe = next(p for p in (path, *path.parents) if p.exists())
     free_gb = shutil.disk_usage(probe).free / 1e9
+    need = min_free_gb + archive_gb
     return CheckResult(
         name="free_disk",
-        passed=free_gb >= min_free_gb,
-        measured={"free_gb": free_gb},
-        thresholds={"min_free_gb": min_free_gb},
-        detail=f"{free_gb:.1f} GB free at {probe} (need {min_free_gb:g} GB)",
+        passed=free_gb >= need,
+        measured={"free_gb": free_gb, "archive_gb": archive_gb},
+        thresholds={"min_free_gb": min_free_gb, "need_gb": need},
+        detail=f"{free_gb:.1f} GB free at {probe} (need {min_free_gb:g} GB + {archive_gb:.2f} GB for the rollout "
+               "archive at most)",
     )
 
 

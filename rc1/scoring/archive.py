@@ -93,3 +93,23 @@ def item_of(row: Rollout) -> TaskItem:
     """The item as the scorer saw it: what the rule components read (task, gold, difficulty, clarification)."""
     return TaskItem(id=row.item_id, task=row.task, question="", answer=row.gold, difficulty=row.difficulty, prompt="",
                     needs_clarification=row.needs_clarification)
+
+
+# What the archive of a run will take on disk, at most (round 1 counts it in its free-disk check):
+TEXT_BYTES_PER_TOKEN = 4.0  # English in a BPE vocabulary such as Qwen3's: about 4 characters a token
+TEXT_COMPRESSION = 3.3  # zstd level 9 on GSM8K's 7,473 reference solutions: 2.16 MB -> 0.65 MB (measured)
+ROW_BYTES = 64  # a row without its text, compressed (measured 19 on the embedded default, whose rows repeat more)
+
+
+def archive_estimate_gb(config) -> float:
+    """The archive's size if every kept completion runs to train.max_completion_tokens, for every line of training,
+    on one process (a multi-process launch samples world-size times as many replies a step)."""
+    train = config.train
+    lines = len(config.run.seeds)
+    trained = train.max_steps * train.per_device_batch_size * train.gradient_accumulation_steps * lines
+    evaluations = (train.max_steps // (train.eval_steps or train.save_steps) + 1) * lines
+    evaluated = evaluations * config.data.shadow_size * (1 + config.release.samples)
+    kept = {"all": 1.0, "none": 0.0, "every_n_steps": 1 / config.rollouts.every_n_steps}[config.rollouts.keep_text]
+    text_bytes = train.max_completion_tokens * TEXT_BYTES_PER_TOKEN / TEXT_COMPRESSION
+    with_text = trained * kept + (evaluated if config.rollouts.keep_text != "none" else 0)
+    return (with_text * text_bytes + (trained + evaluated) * ROW_BYTES) / 1e9

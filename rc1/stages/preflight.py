@@ -35,6 +35,7 @@ from rc1.stages import datasets
 from rc1.stages.artifacts import write_artifact, write_held_out
 from rc1.stages.datasets import HeldOut
 from rc1.run_config import keep_config
+from rc1.scoring.archive import archive_estimate_gb
 from rc1.stages.gate import ensure_inputs_unchanged, record_checks, require_allowed
 from rc1.stages.heap import cyclic_gc_paused
 from rc1.stages.scoring import RunScoring, judge_buildable, open_scoring, policy_thinking
@@ -77,7 +78,7 @@ def data_checks(session: Session, pool: list[TaskItem], held: HeldOut, metrics: 
         overclar_check(config.reward, scoring.pipeline),
         *scorer_checks(session, shadow, scoring, round_no),
         training_config_check(config),
-        resources.free_disk(session.ws.root, t.min_free_disk_gb),
+        resources.free_disk(session.ws.root, t.min_free_disk_gb, archive_gb=archive_estimate_gb(config)),
         resources.accelerator_memory(t.min_accelerator_memory_gb),
     ]
 
