@@ -61,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "gate-set evaluations; every mismatch is a finding")
     p.add_argument("--sample", type=int, metavar="N", help="--rescore: completions to score again (default: all of "
                                                            "a run of up to 5,000, else 1,000 drawn at random)")
-    p.add_argument("--sample-seed", dest="sample_seed", type=int, default=0, metavar="S",
+    p.add_argument("--seed", dest="sample_seed", type=int, default=0, metavar="S",
                    help="--rescore: the seed of that draw (default 0)")
 
     p = sub.add_parser("rollouts", help="archived completions with each reward component (training's, or an evaluation's)")

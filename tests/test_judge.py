@@ -4,8 +4,10 @@ ledger of every call, the cache, the anti-simulation checks, and the API key kep
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from conftest import REPO, events, make_workspace, rc1_here
@@ -205,6 +207,11 @@ def test_a_run_judged_live_records_its_calls_and_writes_the_key_nowhere(server, 
     assert shadow["scoring"]["calls"] >= 1  # round 2's shadow run is judged too
     counted = 16 + shadow["scoring"]["calls"] + sum(s["scoring"]["calls"] for s in steps) + sum(e["scoring"]["calls"] for e in evals)
     assert len(ledger) == counted
+    # Every judged completion's request is in the ledger; without scorer.cache its answer is not kept to derive again.
+    rescore = rc1_here(root, "audit", "--rescore", "--json", *judge)
+    assert rescore.returncode == 0, rescore.stdout
+    report = json.loads(rescore.stdout)["rescore"]
+    assert report["judge_unverifiable"] > 0 and report["judged"] == 0
 
     probe = rc1_here(root, "scorer", "probe", "--n", "4", *judge, env={"SCORER_API_KEY": KEY})
     assert probe.returncode == 0, probe.stdout + probe.stderr
@@ -226,3 +233,38 @@ def test_a_run_judged_live_records_its_calls_and_writes_the_key_nowhere(server, 
     assert not leaks, leaks
     for output in (result, probe, failed, pack):
         assert KEY not in output.stdout + output.stderr
+
+
+def test_rescoring_derives_each_judge_component_again_from_the_cached_answer_its_ledger_request_names(server, tmp_path,
+                                                                                                     key):
+    from rc1.scoring.archive import Rollout, prompt_sha256
+    from rc1.stages.rescore import _judge_findings
+    from rc1.workspace import Workspace
+
+    ws = Workspace(root=tmp_path, run="local")
+    backend = OpenAICompatBackend("openai_compat", server.base_url, "tiny-judge", 30.0)
+    judge = Judge(backend, load_rubric(REPO / "configs/judge/rubric.md"), Ledger(ws.ledger_path),
+                  JudgeCache(ws.scorer_cache_dir), max_retries=2, backoff_s=0.01, max_concurrency=4)
+    items = ITEMS[:6]
+    judged = judge.judged(items, REPLIES[:6])
+    rows = [(9, Rollout(kind="train", step=1, item_id=item.id, task=item.task, difficulty=item.difficulty,
+                        needs_clarification=item.needs_clarification, gold=item.answer, prompt_sha256=prompt_sha256(item),
+                        completion="(the reply)", tokens=4, components={"judge": score}, clarifications=0, penalty=0.0,
+                        difficulty_factor=1.0, reward=score, judge_request=request))
+            for item, (score, request) in zip(items, judged)]
+    judging = ["scorer.provider=openai_compat", f"scorer.base_url={server.base_url}", "reward.weights=weights_judge.json"]
+    cached = load_config(REPO / "configs/local.yaml", [*judging, "scorer.cache=true"])
+    assert _judge_findings(ws, cached, rows) == (6, 0, [])
+
+    seq, first = rows[0]
+    flipped = [(seq, msgspec.structs.replace(first, components={"judge": 1.0 - first.components["judge"]})), *rows[1:]]
+    _, _, findings = _judge_findings(ws, cached, flipped)
+    assert [f.message for f in findings] == [f"train step 1 item {first.item_id}: judge recorded "
+                                             f"{1.0 - first.components['judge']}, the cached answer gives "
+                                             f"{first.components['judge']}"]
+    unasked = [(seq, msgspec.structs.replace(first, judge_request="0" * 64))]
+    assert "is not in the ledger" in _judge_findings(ws, cached, unasked)[2][0].message
+    # Without the cache, nothing says what the judge answered: counted, never a finding (and never asked again).
+    asked = len(server.requests)
+    assert _judge_findings(ws, load_config(REPO / "configs/local.yaml", judging), rows) == (0, 6, [])
+    assert len(server.requests) == asked

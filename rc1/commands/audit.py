@@ -39,6 +39,9 @@ def run(args) -> int:
             print(f"  rescore: {rescored.completions} archived completions, {rescored.rescored} scored again, "
                   f"{rescored.steps} training steps' rewards and {rescored.verdicts} release verdict(s) compared, "
                   f"in {rescored.seconds:.1f} s")
+            if rescored.judged or rescored.judge_unverifiable:
+                print(f"  rescore: {rescored.judged} judge components derived again from the judge cache; "
+                      f"{rescored.judge_unverifiable} not re-derivable (their answers are not cached: scorer.cache)")
         for f in report.findings:
             where = f"seq {f.seq}" if f.seq is not None else "log"
             print(f"  FAIL [{f.check}] {where}: {f.message}")

@@ -45,6 +45,7 @@ class Rollout(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     penalty: float
     difficulty_factor: float
     reward: float
+    judge_request: str | None = None  # the request sha256 of its judge call (ledger and cache key), if judged
 
 
 _ENCODER = msgspec.json.Encoder()
@@ -76,7 +77,8 @@ def rows_of(kind: str, step: int, items: Sequence[TaskItem], completions: Sequen
                             needs_clarification=item.needs_clarification, gold=item.answer,
                             prompt_sha256=prompt_sha256(item), completion=text if keep else None, tokens=int(count),
                             components=dict(s.components), clarifications=s.clarifications, penalty=parts.penalty,
-                            difficulty_factor=parts.difficulty_factor, reward=parts.total))
+                            difficulty_factor=parts.difficulty_factor, reward=parts.total,
+                            judge_request=s.judge_request))
     return rows
 
 

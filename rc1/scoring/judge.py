@@ -144,13 +144,19 @@ class Judge:
     def score(self, items: Sequence[TaskItem], visibles: Sequence[str | None], *, use_cache: bool = True) -> list[float]:
         """The `judge` component of each reply (0 without a call for a reply that is None); raises the first
         call's ScorerError once every call is in the ledger."""
+        return [score for score, _ in self.judged(items, visibles, use_cache=use_cache)]
+
+    def judged(self, items: Sequence[TaskItem], visibles: Sequence[str | None], *,
+               use_cache: bool = True) -> list[tuple[float, str | None]]:
+        """Each reply's `judge` component and the request sha256 of its call (the ledger's and the cache's key; None
+        where no call was made)."""
         asked = [i for i, visible in enumerate(visibles) if visible is not None]
         results = self._call_all([items[i] for i in asked], [visibles[i] for i in asked], use_cache)
-        scores = [0.0] * len(items)
-        for i, (verdict, _, error) in zip(asked, results):
+        scores: list[tuple[float, str | None]] = [(0.0, None)] * len(items)
+        for i, (verdict, record, error) in zip(asked, results):
             if error is not None:
                 raise error
-            scores[i] = component(items[i], verdict)
+            scores[i] = (component(items[i], verdict), record.request_sha256)
         return scores
 
     def verdicts(self, items: Sequence[TaskItem], visibles: Sequence[str], *, use_cache: bool) -> list[tuple[Verdict | None, LedgerRecord]]:

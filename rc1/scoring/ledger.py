@@ -87,8 +87,8 @@ def summarize(records: list[LedgerRecord]) -> ScoringSummary:
     )
 
 
-def read_tail(path: Path, n: int) -> list[LedgerRecord]:
-    """The last `n` complete records (a torn last line, from a crash mid-write, is left out)."""
+def read_tail(path: Path, n: int | None) -> list[LedgerRecord]:
+    """The last `n` complete records (None: all of them; a torn last line, from a crash mid-write, is left out)."""
     if not Path(path).exists():
         return []
     tail: deque[LedgerRecord] = deque(maxlen=n)

@@ -24,6 +24,7 @@ RewardFn = Callable[[Sequence[TaskItem], Sequence[str], Sequence[int]], list[flo
 class Scored(msgspec.Struct, frozen=True):
     components: dict[str, float]
     clarifications: int  # questions the visible reply asks back
+    judge_request: str | None = None  # the sha256 of the judge call behind the `judge` component (ledger, cache)
 
 
 class ScoringPipeline:
@@ -37,13 +38,14 @@ class ScoringPipeline:
 
     def score(self, items: Sequence[TaskItem], completions: Sequence[str], completion_tokens: Sequence[int]) -> list[Scored]:
         replies = [self.rule.reply(c) for c in completions]
-        judged = self.judge.score(items, [r.visible for r in replies]) if self.judge else [None] * len(items)
+        judged = self.judge.judged(items, [r.visible for r in replies]) if self.judge else [None] * len(items)
         scored = []
         for item, completion, tokens, reply, verdict in zip(items, completions, completion_tokens, replies, judged, strict=True):
             components = self.rule.score(item, completion, tokens)
             if verdict is not None:
-                components[JUDGE_COMPONENT] = verdict
-            scored.append(Scored(components=components, clarifications=clarification_count(reply.visible)))
+                components[JUDGE_COMPONENT] = verdict[0]
+            scored.append(Scored(components=components, clarifications=clarification_count(reply.visible),
+                                 judge_request=verdict[1] if verdict is not None else None))
         return scored
 
 

@@ -3,8 +3,9 @@
 Three comparisons, each mismatch a finding that names where:
 - each sampled completion kept with its text: the rule components scored again from the text and the gold it was
   scored against, the questions it asks back, and the penalty, difficulty factor and reward computed again with the
-  run's config and weights file as they are now (a judge's component is taken as recorded: rc1 does not call the
-  judge again);
+  run's config and weights file as they are now; a judge's component is derived again from the judge's answer to
+  the recorded request in the judge cache (`scorer.cache`), and the request must be in the ledger (rc1 never calls
+  the judge again: without the cache, the component is counted as not re-derivable, not a finding);
 - each training step: the mean reward of its archived completions against the reward its train_step recorded
   (which the trainer computed), so a row edited, added or dropped without its text shows too;
 - each release verdict: computed again from the two gate-set evaluations it was made from.
@@ -23,6 +24,9 @@ from rc1.config import LoadedConfig
 from rc1.events import schema as ev
 from rc1.events.audit import Finding
 from rc1.scoring.archive import EVAL_SAMPLED, TRAIN, Rollout, item_of
+from rc1.scoring.cache import JudgeCache
+from rc1.scoring.judge import JUDGE_COMPONENT, MalformedAnswer, component, parse_verdict
+from rc1.scoring.ledger import read_tail
 from rc1.scoring.pipeline import components_for, rule_scorer
 from rc1.scoring.reward import reward_parts
 from rc1.scoring.rules import RULE_COMPONENTS, clarification_count
@@ -43,6 +47,8 @@ class RescoreReport(msgspec.Struct, kw_only=True):
     rescored: int  # of them, scored again (kept with their text, in the sample)
     steps: int  # training steps whose mean was compared
     verdicts: int  # release verdicts computed again
+    judged: int = 0  # judge components derived again from the judge cache
+    judge_unverifiable: int = 0  # judge components whose answer is not in the cache (scorer.cache off)
     seconds: float
     findings: list[Finding]
 
@@ -60,11 +66,45 @@ def rescore(ws: Workspace, loaded: LoadedConfig, events: list[ev.Event], sample:
     count = sample if sample is not None else (len(with_text) if len(with_text) <= ALL_UP_TO else SAMPLE)
     chosen = with_text if count >= len(with_text) else random.Random(seed).sample(with_text, count)
     findings += _rescore_rows(loaded, chosen)
+    judged, unverifiable, judge_findings = _judge_findings(ws, loaded, chosen)
+    findings += judge_findings
     steps = _train_step_rewards(events)
     findings += _step_findings(rows, steps)
     verdicts, verdict_findings = _verdict_findings(events)
     return RescoreReport(completions=len(rows), rescored=len(chosen), steps=len(steps), verdicts=verdicts,
-                         seconds=time.perf_counter() - start, findings=findings + verdict_findings)
+                         judged=judged, judge_unverifiable=unverifiable, seconds=time.perf_counter() - start,
+                         findings=findings + verdict_findings)
+
+
+def _judge_findings(ws: Workspace, loaded: LoadedConfig, rows: list[tuple[int, Rollout]]) -> tuple[int, int, list[Finding]]:
+    judged_rows = [(seq, row) for seq, row in rows if row.judge_request is not None]
+    if not judged_rows:
+        return 0, 0, []
+    asked = {record.request_sha256 for record in read_tail(ws.ledger_path, None) if not record.error}
+    cache = JudgeCache(ws.scorer_cache_dir) if loaded.config.scorer.cache else None
+    judged = unverifiable = 0
+    findings = []
+    for seq, row in judged_rows:
+        where = f"{row.kind} step {row.step} item {row.item_id}"
+        if row.judge_request not in asked:
+            findings.append(Finding(check="rescore", seq=seq, message=f"{where}: its judge request "
+                                    f"{row.judge_request[:12]} is not in the ledger {ws.ledger_path.name}"))
+            continue
+        answer = cache.get(row.judge_request) if cache is not None else None
+        if answer is None:
+            unverifiable += 1
+            continue
+        try:
+            again = component(item_of(row), parse_verdict(answer))
+        except MalformedAnswer as e:
+            findings.append(Finding(check="rescore", seq=seq, message=f"{where}: the cached judge answer is not a "
+                                    f"verdict ({e})"))
+            continue
+        judged += 1
+        if again != row.components.get(JUDGE_COMPONENT):
+            findings.append(Finding(check="rescore", seq=seq, message=f"{where}: judge recorded "
+                                    f"{row.components.get(JUDGE_COMPONENT)}, the cached answer gives {again}"))
+    return judged, unverifiable, findings
 
 
 def _rescore_rows(loaded: LoadedConfig, rows: list[tuple[int, Rollout]]) -> list[Finding]:
