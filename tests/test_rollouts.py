@@ -29,6 +29,7 @@ def test_every_sampled_completion_is_archived_with_its_components_and_vouched_fo
         assert step["components"]["format"] == pytest.approx(sum(r["components"]["format"] for r in mine) / per_step)
         assert step["reward"] == pytest.approx(sum(r["reward"] for r in mine) / per_step, abs=1e-6)
     assert {"step", "item_id", "task", "completion", "components", "reward"} <= set(rows[0])
+    assert all(r["advantage"] is not None for r in rows)  # GRPO's own, as TRL computed it (rescored below)
 
     worst = rc1_here(finished_copy, "rollouts", "--worst", "5")
     lines = worst.stdout.splitlines()

@@ -46,6 +46,7 @@ class Rollout(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     difficulty_factor: float
     reward: float
     judge_request: str | None = None  # the request sha256 of its judge call (ledger and cache key), if judged
+    advantage: float | None = None  # what the trainer made of its reward (GRPO, RLOO on the trl engine)
 
 
 _ENCODER = msgspec.json.Encoder()

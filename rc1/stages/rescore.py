@@ -8,6 +8,8 @@ Three comparisons, each mismatch a finding that names where:
   the judge again: without the cache, the component is counted as not re-derivable, not a finding);
 - each training step: the mean reward of its archived completions against the reward its train_step recorded
   (which the trainer computed), so a row edited, added or dropped without its text shows too;
+- each GRPO advantage the trainer recorded: the group's rewards normalised again as TRL's GRPOTrainer does
+  (reward − group mean) / (group std + 1e-4), groups of `train.num_generations` in the order they were scored;
 - each release verdict: computed again from the two gate-set evaluations it was made from.
 """
 
@@ -38,6 +40,7 @@ from rc1.workspace import Workspace
 
 EXACT = 1e-9  # rc1 computed both: they agree to the last bit, up to float sums' order
 TRAINER = 1e-5  # the trainer logs its reward as float32
+ADVANTAGE = 1e-3  # …and normalises float32 rewards: a quotient of float32 differences
 ALL_UP_TO = 5_000  # a run with this many archived completions or fewer is rescored whole by default
 SAMPLE = 1_000
 
@@ -70,6 +73,8 @@ def rescore(ws: Workspace, loaded: LoadedConfig, events: list[ev.Event], sample:
     findings += judge_findings
     steps = _train_step_rewards(events)
     findings += _step_findings(rows, steps)
+    if (loaded.config.engine.name, loaded.config.engine.strategy) == ("trl", "grpo"):
+        findings += _advantage_findings(rows, loaded.config.train.num_generations)
     verdicts, verdict_findings = _verdict_findings(events)
     return RescoreReport(completions=len(rows), rescored=len(chosen), steps=len(steps), verdicts=verdicts,
                          judged=judged, judge_unverifiable=unverifiable, seconds=time.perf_counter() - start,
@@ -168,6 +173,26 @@ def _step_findings(rows: list[tuple[int, Rollout]], steps: dict) -> list[Finding
         elif not math.isclose(math.fsum(archived) / len(archived), logged, abs_tol=TRAINER):
             findings.append(Finding(check="rescore", seq=seq, message=f"train step {step}: the trainer's reward "
                                     f"{logged:.6f}, the archived completions' mean {math.fsum(archived) / len(archived):.6f}"))
+    return findings
+
+
+def _advantage_findings(rows: list[tuple[int, Rollout]], group: int) -> list[Finding]:
+    by_step: dict[int, list[tuple[int, Rollout]]] = defaultdict(list)
+    for seq, row in rows:
+        if row.kind == TRAIN and row.advantage is not None:
+            by_step[row.step].append((seq, row))
+    findings = []
+    for step, members in sorted(by_step.items()):
+        for start in range(0, len(members) - group + 1, group):
+            chunk = members[start:start + group]
+            rewards = [row.reward for _, row in chunk]
+            mean = math.fsum(rewards) / group
+            std = math.sqrt(math.fsum((r - mean) ** 2 for r in rewards) / (group - 1)) if group > 1 else 0.0
+            for seq, row in chunk:
+                again = (row.reward - mean) / (std + 1e-4)
+                if not math.isclose(again, row.advantage, abs_tol=ADVANTAGE):
+                    findings.append(Finding(check="rescore", seq=seq, message=f"train step {step} item {row.item_id}: "
+                                            f"advantage recorded {row.advantage:.6f}, normalised again {again:.6f}"))
     return findings
 
 

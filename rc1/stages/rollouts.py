@@ -36,10 +36,14 @@ class RolloutRecorder:
                scored: Sequence[Scored]) -> None:
         self._pending.append((list(items), list(completions), list(tokens), list(scored)))
 
-    def close_step(self, step: int) -> StepMeans:
+    def close_step(self, step: int, advantages: list[float] = ()) -> StepMeans:
+        """The batches scored since the last step are this step's; `advantages`, the trainer's for them in the same
+        order, are kept with them when there is one for each."""
         rows = [row for items, completions, tokens, scored in self._pending
                 for row in rows_of(TRAIN, step, items, completions, tokens, scored, self._config.reward,
                                    self._weights, self._config.rollouts)]
+        if rows and len(advantages) == len(rows):
+            rows = [msgspec.structs.replace(row, advantage=a) for row, a in zip(rows, advantages)]
         self._pending = []
         self._rows += rows
         if not rows:

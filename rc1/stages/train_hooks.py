@@ -51,7 +51,7 @@ class EventHooks:
     def on_step(self, m: StepMetrics) -> None:
         failpoints.reached("step")
         mix = self.batch_mix(m.step)
-        means = self.rollouts.close_step(m.step)
+        means = self.rollouts.close_step(m.step, m.advantages)
         self.session.append(self.session.run.record_step(
             step=m.step, loss=m.loss, kl=m.kl, ratio=m.ratio, lr=m.lr, reward=m.reward, reward_std=m.reward_std,
             mem_used_mb=m.mem_used_mb, sec_per_step=m.sec_per_step, tokens=m.tokens, scoring=self._judge_calls(),

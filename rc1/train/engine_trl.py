@@ -130,6 +130,13 @@ class TrlEngine:
                 **trainer_kwargs,
             )
         self.trainer.remove_callback(PrinterCallback)  # rc1 reports steps through its hooks
+        self._bridge.advantages = self._step_advantages
+
+    def _step_advantages(self) -> list[float]:
+        """The advantages GRPO's and RLOO's trainers gave the step's completions, in the order rc1's reward function
+        scored them: what their own `log_completions` prints, kept for the last generation batch. [] elsewhere."""
+        logged = self.trainer.__dict__.get("_logs")
+        return [float(a) for a in logged["advantages"]] if logged is not None and "advantages" in logged else []
 
     def _set_beta(self, beta: float) -> None:
         if self._spec.target_kl == "adapts_beta":
@@ -242,6 +249,7 @@ class _HookBridge(TrainerCallback):
         self._completions_per_step = completions_per_step
         self._step_started = time.perf_counter()
         self._last_step = -1
+        self.advantages: Callable[[], list[float]] = list
 
     def on_step_begin(self, args, state, control, model=None, **kwargs):
         self._step_started = time.perf_counter()
@@ -279,6 +287,7 @@ class _HookBridge(TrainerCallback):
             kl_coef=self._kl.beta,
             diagnostics={name: float(logs[key]) for name, key in DIAGNOSTICS.items()
                          if isinstance(logs.get(key), (int, float)) and math.isfinite(logs[key])},
+            advantages=self.advantages(),
         )
         divergence.check_metrics(metrics)
         self._last_step = state.global_step

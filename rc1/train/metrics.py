@@ -21,6 +21,9 @@ class StepMetrics(msgspec.Struct, frozen=True, kw_only=True):
     # The trainer's own diagnostics where the engine has them (DIAGNOSTICS names them): what RL users read first
     # when a run goes wrong (entropy collapsing, every group with the same reward, replies cut at the limit).
     diagnostics: dict[str, float] = msgspec.field(default_factory=dict)
+    # The advantage the trainer gave each completion of the step, in the order the reward function scored them
+    # (TRL's GRPO and RLOO); [] where the engine does not expose them. Archived, not logged as an event field.
+    advantages: list[float] = msgspec.field(default_factory=list)
 
 
 # rc1's name -> TRL's logged key (GRPOTrainer and RLOOTrainer log these each step).
