@@ -34,6 +34,11 @@ def test_tensorboard_gets_each_step_once_across_a_kill_and_a_resume(tmp_path):
     texts = set(run.Tags()["tensors"])
     assert {"config/text_summary", "round1_passed/text_summary", "release_evaluated/text_summary"} <= texts
 
+    report = rc1_here(root, "report")  # the pictures go with the run
+    assert report.returncode == 0 and "plots sent to tensorboard (tracking/local/tensorboard)" in report.stdout
+    images = EventAccumulator(str(root / "tracking/local/tensorboard"), size_guidance={"images": 0}).Reload()
+    assert {"plots/training", "plots/success_by_difficulty", "plots/pool_difficulty"} <= set(images.Tags()["images"])
+
 
 class Broken:
     name = "broken"

@@ -8,6 +8,7 @@ from rc1.commands._run_config import config_of
 from rc1.errors import BadInput
 from rc1.events import schema as ev
 from rc1.events.log import read_log
+from rc1.events.replay import replay
 from rc1.failure import utc_stamp, write_failpack
 from rc1.fsutil import atomic_write_bytes, fsync_dir
 from rc1.session import Session
@@ -60,8 +61,15 @@ def report(args) -> int:
         print(f"view: {path.relative_to(ws.root)}")
     from rc1.views.plots import draw_all
 
-    for path in draw_all(ws, contents.events):
+    plots = draw_all(ws, contents.events)
+    for path in plots:
         print(f"plot: {path.relative_to(ws.root)}")
+    projection = replay(contents.events).projection
+    if projection.trackers and plots:
+        from rc1.views.trackers import send_plots
+
+        for name in send_plots(ws, projection.trackers, loaded.config.tracking.report_to, plots, projection.step):
+            print(f"plots sent to {name} ({projection.trackers[name]})")
     _print_verdicts(contents.events)
     return 0
 
@@ -69,7 +77,6 @@ def report(args) -> int:
 def _print_verdicts(events: list) -> None:
     """The release verdict of every line of training, as it was printed when the line completed."""
     from rc1.events import schema as ev
-    from rc1.events.replay import replay
     from rc1.views.release import release_table, verdict_line
 
     verdicts = [(i, e) for i, e in enumerate(events) if isinstance(e, ev.ReleaseEvaluated)]

@@ -77,6 +77,15 @@ class TensorBoard:
         self._writer("run").add_text("config", f"```\n{text}\n```", seq)
         self._flush()
 
+    def plots(self, paths: list[Path], step: int) -> None:
+        """The run's pictures (`rc1 report`), each as an image under plots/<name> at the run's last step."""
+        import matplotlib.image
+
+        writer = self._writer("run")
+        for path in paths:
+            writer.add_image(f"plots/{path.stem}", matplotlib.image.imread(path)[..., :3], step, dataformats="HWC")
+        writer.flush()
+
     def _flush(self) -> None:
         for writer in self._writers.values():
             writer.flush()
@@ -89,6 +98,24 @@ class TensorBoard:
 
 
 BACKENDS = {"tensorboard": TensorBoard}
+
+
+def send_plots(ws: Workspace, run_ids: dict[str, str], report_to: list[str], paths: list[Path], step: int) -> list[str]:
+    """Send `rc1 report`'s pictures to the run's trackers (those attached to it and still configured); the names of
+    those that took them. A tracker that fails warns and is passed over, as during training."""
+    sent = []
+    for name in report_to:
+        if name not in run_ids:
+            continue
+        tracker = BACKENDS[name](ws, run_ids[name])
+        try:
+            tracker.plots(paths, step)
+            sent.append(name)
+        except Exception as e:  # a tracker never fails the command that feeds it
+            log.warning("tracker %s failed (%s: %s); the plots were not sent", name, type(e).__name__, e)
+        finally:
+            tracker.close()
+    return sent
 
 
 def tracker_location(ws: Workspace, backend: str) -> str:
