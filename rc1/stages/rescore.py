@@ -8,7 +8,8 @@ Three comparisons, each mismatch a finding that names where:
   the judge again: without the cache, the component is counted as not re-derivable, not a finding);
 - each training step: the mean reward of its archived completions against the reward its train_step recorded
   (which the trainer computed), so a row edited, added or dropped without its text shows too;
-- each GRPO advantage the trainer recorded: the group's rewards normalised again as TRL's GRPOTrainer does
+- each GRPO advantage the trainer recorded: the group's rewards normalised again as TRL's GRPOTrainer (and rc1's
+  own loop) does
   (reward − group mean) / (group std + 1e-4), groups of `train.num_generations` in the order they were scored;
 - each release verdict: computed again from the two gate-set evaluations it was made from.
 """
@@ -73,7 +74,7 @@ def rescore(ws: Workspace, loaded: LoadedConfig, events: list[ev.Event], sample:
     findings += judge_findings
     steps = _train_step_rewards(events)
     findings += _step_findings(rows, steps)
-    if (loaded.config.engine.name, loaded.config.engine.strategy) == ("trl", "grpo"):
+    if loaded.config.engine.strategy == "grpo":  # TRL's and rc1's loop normalise a group the same way
         findings += _advantage_findings(rows, loaded.config.train.num_generations)
     verdicts, verdict_findings = _verdict_findings(events)
     return RescoreReport(completions=len(rows), rescored=len(chosen), steps=len(steps), verdicts=verdicts,

@@ -76,12 +76,14 @@ class AdaptiveKLStrategy(StrategyBase):
 
 
 def step_metrics(*, loss: float, kl: float, ratio: float, rewards: torch.Tensor, rollout: Rollout, epochs: int,
-                 kl_coef: float) -> StepMetrics:
-    """The strategy's part of a step report; the engine fills step, lr, memory and time."""
+                 kl_coef: float, advantages: torch.Tensor | None = None) -> StepMetrics:
+    """The strategy's part of a step report; the engine fills step, lr, memory and time. `advantages`: one per
+    completion, in the order they were scored (GRPO's, RLOO's), for the rollout archive."""
     return StepMetrics(step=0, loss=float(loss), kl=float(kl), ratio=float(ratio), lr=0.0,
                        reward=float(rewards.mean()), reward_std=float(rewards.std()) if rewards.numel() > 1 else 0.0,
                        mem_used_mb=0.0, sec_per_step=0.0, tokens=int(sum(rollout.counts)), epochs=epochs,
-                       kl_coef=float(kl_coef), diagnostics=_length_diagnostics(rollout.counts))
+                       kl_coef=float(kl_coef), diagnostics=_length_diagnostics(rollout.counts),
+                       advantages=[] if advantages is None else [float(a) for a in advantages.reshape(-1)])
 
 
 def _length_diagnostics(counts) -> dict[str, float]:
