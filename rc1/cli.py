@@ -61,6 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "gate-set evaluations; every mismatch is a finding")
     p.add_argument("--sample", type=int, metavar="N", help="--rescore: completions to score again (default: all of "
                                                            "a run of up to 5,000, else 1,000 drawn at random)")
+    p.add_argument("--rejudge", action="store_true",
+                   help="--rescore: ask the judge again about each judged completion (paid calls, in the ledger)")
     p.add_argument("--seed", dest="sample_seed", type=int, default=0, metavar="S",
                    help="--rescore: the seed of that draw (default 0)")
 

@@ -212,6 +212,13 @@ def test_a_run_judged_live_records_its_calls_and_writes_the_key_nowhere(server, 
     assert rescore.returncode == 0, rescore.stdout
     report = json.loads(rescore.stdout)["rescore"]
     assert report["judge_unverifiable"] > 0 and report["judged"] == 0
+    # Asked again (--rejudge): each request rebuilt from the run's data files is the recorded one, and the judge (this
+    # server's model, deterministic) gives the recorded component again.
+    asked = len(server.requests)
+    rejudged = rc1_here(root, "audit", "--rescore", "--rejudge", "--json", *judge, env={"SCORER_API_KEY": KEY})
+    assert rejudged.returncode == 0, rejudged.stdout
+    again = json.loads(rejudged.stdout)["rescore"]
+    assert again["rejudged"] == report["judge_unverifiable"] == len(server.requests) - asked
 
     probe = rc1_here(root, "scorer", "probe", "--n", "4", *judge, env={"SCORER_API_KEY": KEY})
     assert probe.returncode == 0, probe.stdout + probe.stderr

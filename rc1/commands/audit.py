@@ -21,11 +21,11 @@ def run(args) -> int:
         return int(ExitCode.BAD_INPUT)
     report = audit_log(ws, current_fingerprints(ws, loaded))
     rescored = None
-    if args.rescore:
+    if args.rescore or args.rejudge:
         from rc1.events.log import read_log
         from rc1.stages.rescore import rescore
 
-        rescored = rescore(ws, loaded, read_log(ws.log_path).events, args.sample, args.sample_seed)
+        rescored = rescore(ws, loaded, read_log(ws.log_path).events, args.sample, args.sample_seed, args.rejudge)
         report.findings += rescored.findings
         report.checks_run.append("rescore")
     if args.json:
@@ -42,6 +42,8 @@ def run(args) -> int:
             if rescored.judged or rescored.judge_unverifiable:
                 print(f"  rescore: {rescored.judged} judge components derived again from the judge cache; "
                       f"{rescored.judge_unverifiable} not re-derivable (their answers are not cached: scorer.cache)")
+            if rescored.rejudged:
+                print(f"  rescore: {rescored.rejudged} judge components asked of the judge again (--rejudge)")
         for f in report.findings:
             where = f"seq {f.seq}" if f.seq is not None else "log"
             print(f"  FAIL [{f.check}] {where}: {f.message}")

@@ -5,7 +5,8 @@ Three comparisons, each mismatch a finding that names where:
   scored against, the questions it asks back, and the penalty, difficulty factor and reward computed again with the
   run's config and weights file as they are now; a judge's component is derived again from the judge's answer to
   the recorded request in the judge cache (`scorer.cache`), and the request must be in the ledger (rc1 never calls
-  the judge again: without the cache, the component is counted as not re-derivable, not a finding);
+  the judge again unless told to, `rejudge`: then each judged completion whose item the run's data files hold is
+  sent to the judge anew, its request rebuilt and checked against the recorded one, and the new answer compared);
 - each training step: the mean reward of its archived completions against the reward its train_step recorded
   (which the trainer computed), so a row edited, added or dropped without its text shows too;
 - each GRPO advantage the trainer recorded: the group's rewards normalised again as TRL's GRPOTrainer (and rc1's
@@ -27,10 +28,10 @@ from rc1.config import LoadedConfig
 from rc1.events import schema as ev
 from rc1.events.audit import Finding
 from rc1.scoring.archive import EVAL_SAMPLED, TRAIN, Rollout, item_of
-from rc1.scoring.cache import JudgeCache
-from rc1.scoring.judge import JUDGE_COMPONENT, MalformedAnswer, component, parse_verdict
+from rc1.scoring.cache import JudgeCache, request_key
+from rc1.scoring.judge import JUDGE_COMPONENT, MalformedAnswer, component, judge_messages, parse_verdict
 from rc1.scoring.ledger import read_tail
-from rc1.scoring.pipeline import components_for, rule_scorer
+from rc1.scoring.pipeline import build_judge, components_for, rule_scorer
 from rc1.scoring.reward import reward_parts
 from rc1.scoring.rules import RULE_COMPONENTS, clarification_count
 from rc1.scoring.weights import load_weights
@@ -53,11 +54,13 @@ class RescoreReport(msgspec.Struct, kw_only=True):
     verdicts: int  # release verdicts computed again
     judged: int = 0  # judge components derived again from the judge cache
     judge_unverifiable: int = 0  # judge components whose answer is not in the cache (scorer.cache off)
+    rejudged: int = 0  # judge components asked of the judge again (--rejudge)
     seconds: float
     findings: list[Finding]
 
 
-def rescore(ws: Workspace, loaded: LoadedConfig, events: list[ev.Event], sample: int | None, seed: int) -> RescoreReport:
+def rescore(ws: Workspace, loaded: LoadedConfig, events: list[ev.Event], sample: int | None, seed: int,
+            rejudge: bool = False) -> RescoreReport:
     start = time.perf_counter()
     findings: list[Finding] = []
     rows: list[tuple[int, Rollout]] = []  # (the seq of the event vouching for its shard, row)
@@ -72,13 +75,18 @@ def rescore(ws: Workspace, loaded: LoadedConfig, events: list[ev.Event], sample:
     findings += _rescore_rows(loaded, chosen)
     judged, unverifiable, judge_findings = _judge_findings(ws, loaded, chosen)
     findings += judge_findings
+    rejudged = 0
+    if rejudge:
+        rejudged, rejudge_findings = _rejudge_findings(ws, loaded, chosen)
+        findings += rejudge_findings
     steps = _train_step_rewards(events)
     findings += _step_findings(rows, steps)
     if loaded.config.engine.strategy == "grpo":  # TRL's and rc1's loop normalise a group the same way
         findings += _advantage_findings(rows, loaded.config.train.num_generations)
     verdicts, verdict_findings = _verdict_findings(events)
     return RescoreReport(completions=len(rows), rescored=len(chosen), steps=len(steps), verdicts=verdicts,
-                         judged=judged, judge_unverifiable=unverifiable, seconds=time.perf_counter() - start,
+                         judged=judged, judge_unverifiable=unverifiable, rejudged=rejudged,
+                         seconds=time.perf_counter() - start,
                          findings=findings + verdict_findings)
 
 
@@ -147,6 +155,44 @@ def _rescore_rows(loaded: LoadedConfig, rows: list[tuple[int, Rollout]]) -> list
                 findings.append(Finding(check="rescore", seq=seq, message=f"{where}: {name} recorded {recorded}, "
                                         f"computed again {again}"))
     return findings
+
+
+def _rejudge_findings(ws: Workspace, loaded: LoadedConfig, rows: list[tuple[int, Rollout]]) -> tuple[int, list[Finding]]:
+    """Ask the judge again (paid calls, in the ledger under the scope "rescore") about each judged completion whose
+    item the run's data files hold; the rebuilt request must be the recorded one (same judge, rubric and item)."""
+    from rc1.data.task import read_items
+    from rc1.train.device import select_device
+
+    judge = build_judge(loaded, ws.ledger_path, ws.scorer_cache_dir, select_device())
+    judged_rows = [(seq, row) for seq, row in rows if row.judge_request is not None]
+    if judge is None or not judged_rows:
+        return 0, []
+    items = {item.id: item for path in (ws.pool_path, ws.balanced_pool_path, ws.shadow_path, ws.gate_path)
+             if path.exists() for item in read_items(path)}
+    rule = rule_scorer(loaded, policy_thinking(loaded))
+    findings, asked = [], []
+    for seq, row in judged_rows:
+        where = f"{row.kind} step {row.step} item {row.item_id}"
+        known = items.get(row.item_id)
+        if known is None:
+            findings.append(Finding(check="rescore", seq=seq, message=f"{where}: not in the run's data files (a fresh "
+                                    "item): its judge request cannot be rebuilt to ask again"))
+            continue
+        item = msgspec.structs.replace(known, answer=row.gold)
+        visible = rule.reply(row.completion).visible
+        messages = judge_messages(judge.rubric, item, visible)
+        if request_key(judge.backend.provider, judge.backend.model, judge.rubric.sha256, messages) != row.judge_request:
+            findings.append(Finding(check="rescore", seq=seq, message=f"{where}: its judge request rebuilt now differs "
+                                    "from the recorded one (another judge, rubric or item)"))
+            continue
+        asked.append((seq, row, item, visible))
+    judge.ledger.scope = "rescore"
+    answers = judge.judged([item for _, _, item, _ in asked], [visible for _, _, _, visible in asked], use_cache=False)
+    for (seq, row, _, _), (again, _) in zip(asked, answers, strict=True):
+        if again != row.components.get(JUDGE_COMPONENT):
+            findings.append(Finding(check="rescore", seq=seq, message=f"{row.kind} step {row.step} item {row.item_id}: "
+                                    f"judge recorded {row.components.get(JUDGE_COMPONENT)}, asked again it gives {again}"))
+    return len(asked), findings
 
 
 def _train_step_rewards(events: list[ev.Event]) -> dict[tuple[int | None, int], tuple[int, float]]:
