@@ -424,9 +424,10 @@ class TrackingConfig(_Section):
     """Experiment trackers, fed from the run's events (rc1/views/trackers.py): each step sent once, across a kill and
     a resume; a tracker that fails warns in logs/train.log and never stops training."""
 
-    report_to: Annotated[list[Literal["tensorboard"]], Meta(
+    report_to: Annotated[list[Literal["tensorboard", "mlflow"]], Meta(
         description="The trackers to send the run to: tensorboard (event files under tracking/<run>/tensorboard/, "
-                    "`tensorboard --logdir tracking`). Empty: none.")] = msgspec.field(default_factory=list)
+                    "`tensorboard --logdir tracking`); mlflow (the `mlflow` extra; the server MLFLOW_TRACKING_URI "
+                    "names, experiment rc1). Empty: none.")] = msgspec.field(default_factory=list)
 
 
 class Config(_Section):

@@ -32,6 +32,7 @@ def cross_field_problems(config) -> list[str]:
     problems += _training_problems(config)
     problems += _source_problems(config)
     problems += _sampling_problems(config)
+    problems += _tracking_problems(config)
     if config.train.save_steps > config.train.max_steps:
         problems.append("train.save_steps: larger than train.max_steps, so no checkpoint would ever be written")
     eval_steps = config.train.eval_steps
@@ -134,3 +135,17 @@ def _source_problems(config) -> list[str]:
         elif src.hub is not None and src.shadow_path is not None:
             problems.append(f"{where}: a hub source names its held-out records with `shadow_split`, not `shadow_path`")
     return problems
+
+
+# The tracker backends and the package each needs (tracking.report_to); looked up, never imported, here.
+TRACKER_PACKAGES = {"tensorboard": ("tensorboard", "tensorboard"), "mlflow": ("mlflow", "mlflow")}
+
+
+def _tracking_problems(config) -> list[str]:
+    import importlib.util
+
+    missing = [f"{name} needs the {extra!r} extra (pip install -e '.[{extra}]')"
+               for name in config.tracking.report_to
+               for module, extra in [TRACKER_PACKAGES[name]] if importlib.util.find_spec(module) is None]
+    return [f"tracking.report_to: {', '.join(missing)}; or leave it out of report_to"] if missing else []
+

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 
 from rc1 import provenance
@@ -16,6 +17,8 @@ from rc1.fsutil import atomic_write_text
 from rc1.views.library_log import LibraryOutput
 from rc1.views.mirrors import Mirrors
 from rc1.workspace import Workspace
+
+log = logging.getLogger("rc1.tracking")
 
 
 class _RunView:
@@ -94,15 +97,19 @@ class Session(_RunView):
     def _attach_trackers(self) -> None:
         """The trackers of `tracking.report_to`: each run's id recorded once (tracker_attached) and reused; first sent
         what a session before this one appended but did not get to send, then every event this one appends."""
-        from rc1.views.trackers import BACKENDS, Trackers, tracker_location
+        from rc1.views.trackers import BACKENDS, Trackers
 
         trackers, attached = [], []
         for name in self.config.tracking.report_to:
             run_id = self.projection.trackers.get(name)
-            if run_id is None:
-                run_id = tracker_location(self.ws, name)
-                attached.append(self.log.append(self.run.decide(ev.TrackerAttached(backend=name, run_id=run_id))))
-            trackers.append(BACKENDS[name](self.ws, run_id))
+            try:
+                if run_id is None:
+                    run_id = BACKENDS[name].new_run(self.ws)
+                    attached.append(self.log.append(self.run.decide(ev.TrackerAttached(backend=name, run_id=run_id))))
+                trackers.append(BACKENDS[name](self.ws, run_id))
+            except Exception as e:  # a tracker that cannot be reached never stops the run: it warns and stays off
+                log.warning("tracker %s could not be started (%s: %s); the run goes on without it", name,
+                            type(e).__name__, e)
         self.trackers = Trackers(trackers)
         self.trackers.catch_up(read_log(self.ws.log_path).events)
         if attached:

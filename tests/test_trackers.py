@@ -13,16 +13,18 @@ from rc1.views.trackers import Trackers
 
 
 @pytest.mark.e2e
-def test_tensorboard_gets_each_step_once_across_a_kill_and_a_resume(tmp_path):
-    root = make_workspace(tmp_path, **{"tracking.report_to": ["tensorboard"]})
-    killed = rc1(root, "advance", "--all", env={**os.environ, "RC1_KILL_AT": "append:train_step@6"})
+def test_tensorboard_and_mlflow_get_each_step_once_across_a_kill_and_a_resume(tmp_path):
+    root = make_workspace(tmp_path, **{"tracking.report_to": ["tensorboard", "mlflow"]})
+    # MLflow's own settings: a file store in the workspace (its maintenance-mode backend, allowed for the test).
+    mlflow_env = {"MLFLOW_TRACKING_URI": f"file:{tmp_path / 'mlruns'}", "MLFLOW_ALLOW_FILE_STORE": "true"}
+    killed = rc1(root, "advance", "--all", env={**os.environ, **mlflow_env, "RC1_KILL_AT": "append:train_step@6"})
     assert killed.returncode == -signal.SIGKILL, killed.stderr
-    resumed = rc1_here(root, "advance", "--all")
+    resumed = rc1_here(root, "advance", "--all", env=mlflow_env)
     assert resumed.returncode == 0, resumed.stderr
 
     log = events(root)
-    attached = [e for e in log if e["type"] == "tracker_attached"]
-    assert [(e["backend"], e["run_id"]) for e in attached] == [("tensorboard", "tracking/local/tensorboard")]
+    attached = [(e["backend"], e["run_id"]) for e in log if e["type"] == "tracker_attached"]
+    assert attached[0] == ("tensorboard", "tracking/local/tensorboard") and [a[0] for a in attached] == ["tensorboard", "mlflow"]
     line = EventAccumulator(str(root / "tracking/local/tensorboard/seed_1234"), size_guidance={"scalars": 0}).Reload()
     rewards = line.Scalars("train/reward")
     final = {e["step"]: e["reward"] for e in log if e["type"] == "train_step"}  # the resumed line's steps 5, 6 win
@@ -34,10 +36,21 @@ def test_tensorboard_gets_each_step_once_across_a_kill_and_a_resume(tmp_path):
     texts = set(run.Tags()["tensors"])
     assert {"config/text_summary", "round1_passed/text_summary", "release_evaluated/text_summary"} <= texts
 
-    report = rc1_here(root, "report")  # the pictures go with the run
+    report = rc1_here(root, "report", env=mlflow_env)  # the pictures go with the run
     assert report.returncode == 0 and "plots sent to tensorboard (tracking/local/tensorboard)" in report.stdout
     images = EventAccumulator(str(root / "tracking/local/tensorboard"), size_guidance={"images": 0}).Reload()
     assert {"plots/training", "plots/success_by_difficulty", "plots/pool_difficulty"} <= set(images.Tags()["images"])
+
+    # MLflow, read back with its own client: the same steps, once each, in the one run the log recorded.
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=mlflow_env["MLFLOW_TRACKING_URI"])
+    run_id = attached[1][1]
+    history = client.get_metric_history(run_id, "seed_1234/train/reward")
+    assert sorted(m.step for m in history) == list(range(1, 13))
+    assert [m.value for m in sorted(history, key=lambda m: m.step)] == pytest.approx([final[s] for s in range(1, 13)], abs=1e-6)
+    artifacts = {a.path for a in client.list_artifacts(run_id, "plots")}
+    assert "plots/training.png" in artifacts and "plots sent to mlflow" in report.stdout
 
 
 class Broken:
@@ -51,6 +64,19 @@ class Broken:
 
     def close(self):
         pass
+
+
+def test_a_tracker_whose_package_is_missing_is_a_config_error_naming_the_extra(monkeypatch):
+    import importlib.util
+
+    from conftest import REPO
+    from rc1.config import load_config
+    from rc1.errors import BadInput
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "mlflow" else real(name, *a))
+    with pytest.raises(BadInput, match=r"tracking.report_to: mlflow needs the 'mlflow' extra"):
+        load_config(REPO / "configs/local.yaml", ["tracking.report_to=[mlflow]"])
 
 
 def test_a_tracker_that_fails_warns_once_and_is_left_off(caplog):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 from pathlib import Path
 
 import msgspec
@@ -29,21 +30,76 @@ class Cursor(msgspec.Struct, kw_only=True):
     evals: dict[str, int] = msgspec.field(default_factory=dict)  # line -> the last evaluation sent
 
 
-class TensorBoard:
-    """TensorBoard event files under `tracking/<run>/tensorboard/`: one folder per line of training (seed_<s>) for
-    its steps and evaluations, the run's own folder for the config, the gates and the verdicts."""
+class Tracker:
+    """What every backend shares: which events it shows and how, and its cursor (kept in tracking/<run>/<backend>/,
+    beside TensorBoard's files; for a remote MLflow, on this machine)."""
 
-    name = "tensorboard"
+    name = ""
 
     def __init__(self, ws: Workspace, run_id: str):
-        self.root = ws.root / run_id
-        self._writers: dict[str, object] = {}
-        self._cursor_path = self.root / "cursor.json"
+        self.run_id = run_id
+        self.folder = ws.root / tracker_location(ws, self.name)
+        self._cursor_path = self.folder / "cursor.json"
         try:
             self.cursor = msgspec.json.decode(self._cursor_path.read_bytes(), type=Cursor)
         except (OSError, msgspec.DecodeError, msgspec.ValidationError):
             self.cursor = Cursor()
         self._line = "run"
+
+    def send(self, event: ev.Event) -> None:
+        if event.seq <= self.cursor.seq:
+            return
+        if isinstance(event, ev.TrainingStarted):
+            self._line = f"seed_{event.seed}" if event.seed is not None else "line"
+        elif isinstance(event, ev.TrainStep) and event.step > self.cursor.steps.get(self._line, 0):
+            self.scalars(self._line, _step_scalars(event), event.step)
+            self.cursor.steps[self._line] = event.step
+        elif isinstance(event, ev.EvalCompleted) and event.step > self.cursor.evals.get(self._line, -1):
+            self.scalars(self._line, _eval_scalars(event), event.step)
+            self.cursor.evals[self._line] = event.step
+        elif isinstance(event, (ev.RoundPassed, ev.GateFailed, ev.GateInvalidated, ev.ReleaseEvaluated,
+                                ev.ReleaseAcrossSeeds, ev.TrainingFailed)):
+            self.text(ev.event_type(event), _text(event), event.seq)
+        self.cursor.seq = event.seq
+        self.flush()
+        # After the flush: a kill between the two sends an event again at most, never loses one.
+        atomic_write_bytes(self._cursor_path, msgspec.json.encode(self.cursor))
+
+    def config(self, text: str, seq: int) -> None:
+        self.text("config", f"```\n{text}\n```", seq)
+        self.flush()
+
+    # What a backend writes.
+    def scalars(self, line: str, values: dict[str, float], step: int) -> None:
+        raise NotImplementedError
+
+    def text(self, tag: str, text: str, seq: int) -> None:
+        raise NotImplementedError
+
+    def plots(self, paths: list[Path], step: int) -> None:
+        raise NotImplementedError
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class TensorBoard(Tracker):
+    """TensorBoard event files under `tracking/<run>/tensorboard/`: one folder per line of training (seed_<s>) for
+    its steps and evaluations, the run's own folder for the config, the gates, the verdicts and the plots."""
+
+    name = "tensorboard"
+
+    @staticmethod
+    def new_run(ws: Workspace) -> str:
+        return tracker_location(ws, "tensorboard")
+
+    def __init__(self, ws: Workspace, run_id: str):
+        super().__init__(ws, run_id)
+        self.root = ws.root / run_id
+        self._writers: dict[str, object] = {}
 
     def _writer(self, line: str):
         if line not in self._writers:
@@ -52,30 +108,13 @@ class TensorBoard:
             self._writers[line] = SummaryWriter(log_dir=str(self.root if line == "run" else self.root / line))
         return self._writers[line]
 
-    def send(self, event: ev.Event) -> None:
-        if event.seq <= self.cursor.seq:
-            return
-        if isinstance(event, ev.TrainingStarted):
-            self._line = f"seed_{event.seed}" if event.seed is not None else "line"
-        elif isinstance(event, ev.TrainStep) and event.step > self.cursor.steps.get(self._line, 0):
-            writer = self._writer(self._line)
-            for tag, value in _step_scalars(event).items():
-                writer.add_scalar(tag, value, event.step)
-            self.cursor.steps[self._line] = event.step
-        elif isinstance(event, ev.EvalCompleted) and event.step > self.cursor.evals.get(self._line, -1):
-            writer = self._writer(self._line)
-            for tag, value in _eval_scalars(event).items():
-                writer.add_scalar(tag, value, event.step)
-            self.cursor.evals[self._line] = event.step
-        elif isinstance(event, (ev.RoundPassed, ev.GateFailed, ev.GateInvalidated, ev.ReleaseEvaluated,
-                                ev.ReleaseAcrossSeeds, ev.TrainingFailed)):
-            self._writer("run").add_text(ev.event_type(event), _text(event), event.seq)
-        self.cursor.seq = event.seq
-        self._flush()
+    def scalars(self, line: str, values: dict[str, float], step: int) -> None:
+        writer = self._writer(line)
+        for tag, value in values.items():
+            writer.add_scalar(tag, value, step)
 
-    def config(self, text: str, seq: int) -> None:
-        self._writer("run").add_text("config", f"```\n{text}\n```", seq)
-        self._flush()
+    def text(self, tag: str, text: str, seq: int) -> None:
+        self._writer("run").add_text(tag, text, seq)
 
     def plots(self, paths: list[Path], step: int) -> None:
         """The run's pictures (`rc1 report`), each as an image under plots/<name> at the run's last step."""
@@ -86,18 +125,55 @@ class TensorBoard:
             writer.add_image(f"plots/{path.stem}", matplotlib.image.imread(path)[..., :3], step, dataformats="HWC")
         writer.flush()
 
-    def _flush(self) -> None:
+    def flush(self) -> None:
         for writer in self._writers.values():
             writer.flush()
-        # After the flush: a kill between the two sends an event again at most, never loses one.
-        atomic_write_bytes(self._cursor_path, msgspec.json.encode(self.cursor))
 
     def close(self) -> None:
         for writer in self._writers.values():
             writer.close()
 
 
-BACKENDS = {"tensorboard": TensorBoard}
+class MLflow(Tracker):
+    """An MLflow run (the `mlflow` extra), on the tracking server MLflow's own settings name (MLFLOW_TRACKING_URI):
+    metrics `<line>/<tag>` by step, the config, gates and verdicts as text artifacts, the plots as artifacts."""
+
+    name = "mlflow"
+    EXPERIMENT = "rc1"
+
+    @classmethod
+    def new_run(cls, ws: Workspace) -> str:
+        client = cls._client()
+        experiment = client.get_experiment_by_name(cls.EXPERIMENT)
+        experiment_id = experiment.experiment_id if experiment else client.create_experiment(cls.EXPERIMENT)
+        return client.create_run(experiment_id, run_name=ws.run).info.run_id
+
+    @staticmethod
+    def _client():
+        from mlflow.tracking import MlflowClient
+
+        return MlflowClient()
+
+    def __init__(self, ws: Workspace, run_id: str):
+        super().__init__(ws, run_id)
+        self._client_ = self._client()
+
+    def scalars(self, line: str, values: dict[str, float], step: int) -> None:
+        from mlflow.entities import Metric
+
+        now = int(time.time() * 1000)
+        self._client_.log_batch(self.run_id, metrics=[Metric(key=f"{line}/{tag}", value=value, timestamp=now, step=step)
+                                                      for tag, value in values.items()])
+
+    def text(self, tag: str, text: str, seq: int) -> None:
+        self._client_.log_text(self.run_id, text, f"events/{seq:08d}_{tag}.md")
+
+    def plots(self, paths: list[Path], step: int) -> None:
+        for path in paths:
+            self._client_.log_artifact(self.run_id, str(path), "plots")
+
+
+BACKENDS: dict[str, type[Tracker]] = {"tensorboard": TensorBoard, "mlflow": MLflow}
 
 
 def send_plots(ws: Workspace, run_ids: dict[str, str], report_to: list[str], paths: list[Path], step: int) -> list[str]:
