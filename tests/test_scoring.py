@@ -75,6 +75,7 @@ def test_gsm8k_correctness_is_math_equivalence_of_the_final_answer(visible, corr
     assert PLAIN.score(_item("gsm8k", "1234"), visible, 20)["correctness"] == correct
 
 
+@pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/data is not present")
 def test_every_official_gsm8k_gold_solution_scores_correct_in_each_answer_format():
     lines = (SHARED / "gsm8k" / "test.jsonl").read_text().splitlines()
     golds = [json.loads(line)["answer"].split("####")[-1].strip() for line in lines]
