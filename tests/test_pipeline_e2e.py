@@ -373,6 +373,9 @@ def test_each_seed_of_run_seeds_trains_its_own_line_and_the_release_verdict_span
     text = rc1_here(root, "status", *sampling).stdout
     assert "seed 1234" in text and "seed 99" in text and "release across seeds" in text
     assert rc1_here(root, "audit", *sampling).returncode == 0
+    # Each line's steps are its own: rescoring compares a step of seed 2's line with seed 2's train_step only.
+    rescored = rc1_here(root, "audit", "--rescore", *sampling)
+    assert rescored.returncode == 0, rescored.stdout
     assert rc1_here(root, "advance", *sampling).stdout.startswith("run local is complete")
 
 

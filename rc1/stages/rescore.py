@@ -64,7 +64,9 @@ def rescore(ws: Workspace, loaded: LoadedConfig, events: list[ev.Event], sample:
     start = time.perf_counter()
     findings: list[Finding] = []
     rows: list[tuple[int, Rollout]] = []  # (the seq of the event vouching for its shard, row)
-    for shard in archive_shards(events):
+    shards = archive_shards(events)
+    line_of = {shard.seq: shard.seed for shard in shards}  # a step number is a step of one line of training
+    for shard in shards:
         try:
             rows += [(shard.seq, row) for row in read_shard(ws.root, shard, verify=False)]
         except ShardChanged as e:
@@ -80,9 +82,9 @@ def rescore(ws: Workspace, loaded: LoadedConfig, events: list[ev.Event], sample:
         rejudged, rejudge_findings = _rejudge_findings(ws, loaded, chosen)
         findings += rejudge_findings
     steps = _train_step_rewards(events)
-    findings += _step_findings(rows, steps)
+    findings += _step_findings(rows, steps, line_of)
     if loaded.config.engine.strategy == "grpo":  # TRL's and rc1's loop normalise a group the same way
-        findings += _advantage_findings(rows, loaded.config.train.num_generations)
+        findings += _advantage_findings(rows, loaded.config.train.num_generations, line_of)
     verdicts, verdict_findings = _verdict_findings(events)
     return RescoreReport(completions=len(rows), rescored=len(chosen), steps=len(steps), verdicts=verdicts,
                          judged=judged, judge_unverifiable=unverifiable, rejudged=rejudged,
@@ -207,14 +209,14 @@ def _train_step_rewards(events: list[ev.Event]) -> dict[tuple[int | None, int], 
     return steps
 
 
-def _step_findings(rows: list[tuple[int, Rollout]], steps: dict) -> list[Finding]:
-    rewards: dict[int, list[float]] = defaultdict(list)
-    for _, row in rows:
+def _step_findings(rows: list[tuple[int, Rollout]], steps: dict, line_of: dict[int, int | None]) -> list[Finding]:
+    rewards: dict[tuple[int | None, int], list[float]] = defaultdict(list)
+    for seq, row in rows:
         if row.kind == TRAIN:
-            rewards[row.step].append(row.reward)
+            rewards[(line_of[seq], row.step)].append(row.reward)
     findings = []
-    for (_, step), (seq, logged) in sorted(steps.items(), key=lambda kv: kv[1][0]):
-        archived = rewards.get(step)
+    for (line, step), (seq, logged) in sorted(steps.items(), key=lambda kv: kv[1][0]):
+        archived = rewards.get((line, step))
         if not archived:
             findings.append(Finding(check="rescore", seq=seq, message=f"train step {step}: no archived completion"))
         elif not math.isclose(math.fsum(archived) / len(archived), logged, abs_tol=TRAINER):
@@ -223,13 +225,13 @@ def _step_findings(rows: list[tuple[int, Rollout]], steps: dict) -> list[Finding
     return findings
 
 
-def _advantage_findings(rows: list[tuple[int, Rollout]], group: int) -> list[Finding]:
-    by_step: dict[int, list[tuple[int, Rollout]]] = defaultdict(list)
+def _advantage_findings(rows: list[tuple[int, Rollout]], group: int, line_of: dict[int, int | None]) -> list[Finding]:
+    by_step: dict[tuple[int | None, int], list[tuple[int, Rollout]]] = defaultdict(list)
     for seq, row in rows:
         if row.kind == TRAIN and row.advantage is not None:
-            by_step[row.step].append((seq, row))
+            by_step[(line_of[seq], row.step)].append((seq, row))
     findings = []
-    for step, members in sorted(by_step.items()):
+    for (_, step), members in sorted(by_step.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):
         for start in range(0, len(members) - group + 1, group):
             chunk = members[start:start + group]
             rewards = [row.reward for _, row in chunk]
