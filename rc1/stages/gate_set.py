@@ -16,9 +16,9 @@ from rc1.config import Config
 from rc1.data.task import TaskItem, read_items
 from rc1.events import schema as ev
 from rc1.fsutil import sha256_file
-from rc1.scoring.pipeline import rule_scorer
+from rc1.scoring.pipeline import Scored, rule_scorer
 from rc1.scoring.release_stats import release_power
-from rc1.scoring.rules import RuleScorer
+from rc1.scoring.rules import RuleScorer, clarification_count
 from rc1.session import Session
 from rc1.stages.scoring import policy_thinking
 from rc1.train.metrics import EvalResult, Sampling
@@ -40,12 +40,21 @@ def replies_per_pass(config: Config) -> int:
     return config.train.per_device_batch_size * config.train.gradient_accumulation_steps
 
 
-def correct_counts(rule: RuleScorer, items: list[TaskItem], replies: EvalResult) -> list[int]:
-    """Per item, how many of its replies (`replies.samples` each, item by item) the rule scorer calls correct."""
+def score_replies(rule: RuleScorer, items: list[TaskItem], replies: EvalResult) -> list[Scored]:
+    """Each reply scored by the rule scorer (`replies.samples` per item, item by item): components and the
+    questions it asks back."""
     k = replies.samples
-    return [sum(round(rule.score(item, text, tokens)["correctness"]) for text, tokens in
-                zip(replies.completions[i * k:(i + 1) * k], replies.completion_tokens[i * k:(i + 1) * k]))
-            for i, item in enumerate(items)]
+    repeated = [item for item in items for _ in range(k)]
+    return [Scored(components=rule.score(item, text, tokens), clarifications=clarification_count(rule.reply(text).visible))
+            for item, text, tokens in zip(repeated, replies.completions, replies.completion_tokens, strict=True)]
+
+
+def correct_counts(rule: RuleScorer, items: list[TaskItem], replies: EvalResult,
+                   scored: list[Scored] | None = None) -> list[int]:
+    """Per item, how many of its replies the rule scorer calls correct (`scored`: those replies already scored)."""
+    k = replies.samples
+    scored = score_replies(rule, items, replies) if scored is None else scored
+    return [sum(round(s.components["correctness"]) for s in scored[i * k:(i + 1) * k]) for i in range(len(items))]
 
 
 def success_counts(session: Session, policy: Policy, items: list[TaskItem]) -> tuple[list[int], list[int], float]:

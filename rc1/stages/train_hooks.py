@@ -14,11 +14,10 @@ from rc1.events import schema as ev
 from rc1.fsutil import atomic_write_bytes, sha256_file
 from rc1.scoring.archive import EVAL, EVAL_SAMPLED, SHARD_NAME, encode_shard, rows_of
 from rc1.scoring.evaluation import evaluate_buckets, hard_success, metric_value
-from rc1.scoring.pipeline import Scored, rewards_of
+from rc1.scoring.pipeline import rewards_of
 from rc1.scoring.release_stats import promotes
-from rc1.scoring.rules import clarification_count
 from rc1.session import Session
-from rc1.stages.gate_set import gate_sampling
+from rc1.stages.gate_set import correct_counts, gate_sampling, score_replies
 from rc1.stages.rollouts import RolloutRecorder
 from rc1.stages.scoring import RunScoring
 from rc1.train import checkpoints
@@ -95,15 +94,10 @@ class EventHooks:
         self._scope(f"eval {step}")
         scored = self.scoring.pipeline.score(self.shadow, result.completions, result.completion_tokens)
         rewards = rewards_of(config.reward, self.scoring.weights, self.shadow, scored)
-        k = sampled.samples
-        repeated = [item for item in self.shadow for _ in range(k)]
         rule = self.scoring.pipeline.rule
-        sampled_scored = [Scored(components=rule.score(item, text, tokens),
-                                 clarifications=clarification_count(rule.reply(text).visible))
-                          for item, text, tokens in zip(repeated, sampled.completions, sampled.completion_tokens,
-                                                        strict=True)]
-        rates = [sum(s.components["correctness"] for s in sampled_scored[i * k:(i + 1) * k]) / k
-                 for i in range(len(self.shadow))]
+        sampled_scored = score_replies(rule, self.shadow, sampled)
+        rates = [c / sampled.samples for c in correct_counts(rule, self.shadow, sampled, sampled_scored)]
+        repeated = [item for item in self.shadow for _ in range(sampled.samples)]
         step0 = next((e for e in self.session.projection.evals if e.step == 0), None)
         buckets = evaluate_buckets(self.shadow, scored, rewards, step0.buckets if step0 and step else (), rates)
         tasks = list(config.release.tasks)

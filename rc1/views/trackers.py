@@ -10,6 +10,7 @@ warns (logs/train.log) and is left off for the rest of the command; it never sto
 
 from __future__ import annotations
 
+import abc
 import logging
 import math
 import time
@@ -30,7 +31,7 @@ class Cursor(msgspec.Struct, kw_only=True):
     evals: dict[str, int] = msgspec.field(default_factory=dict)  # line -> the last evaluation sent
 
 
-class Tracker:
+class Tracker(abc.ABC):
     """What every backend shares: which events it shows and how, and its cursor (kept in tracking/<run>/<backend>/,
     beside TensorBoard's files; for a remote MLflow, on this machine)."""
 
@@ -70,14 +71,14 @@ class Tracker:
         self.flush()
 
     # What a backend writes.
-    def scalars(self, line: str, values: dict[str, float], step: int) -> None:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def scalars(self, line: str, values: dict[str, float], step: int) -> None: ...
 
-    def text(self, tag: str, text: str, seq: int) -> None:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def text(self, tag: str, text: str, seq: int) -> None: ...
 
-    def plots(self, paths: list[Path], step: int) -> None:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def plots(self, paths: list[Path], step: int) -> None: ...
 
     def flush(self) -> None:
         pass
@@ -179,19 +180,10 @@ BACKENDS: dict[str, type[Tracker]] = {"tensorboard": TensorBoard, "mlflow": MLfl
 def send_plots(ws: Workspace, run_ids: dict[str, str], report_to: list[str], paths: list[Path], step: int) -> list[str]:
     """Send `rc1 report`'s pictures to the run's trackers (those attached to it and still configured); the names of
     those that took them. A tracker that fails warns and is passed over, as during training."""
-    sent = []
-    for name in report_to:
-        if name not in run_ids:
-            continue
-        tracker = BACKENDS[name](ws, run_ids[name])
-        try:
-            tracker.plots(paths, step)
-            sent.append(name)
-        except Exception as e:  # a tracker never fails the command that feeds it
-            log.warning("tracker %s failed (%s: %s); the plots were not sent", name, type(e).__name__, e)
-        finally:
-            tracker.close()
-    return sent
+    trackers = Trackers([BACKENDS[name](ws, run_ids[name]) for name in report_to if name in run_ids])
+    trackers.plots(paths, step)
+    trackers.close()
+    return trackers.names
 
 
 def tracker_location(ws: Workspace, backend: str) -> str:
@@ -209,9 +201,18 @@ class Trackers:
         for event in events:
             self(event)
 
+    @property
+    def names(self) -> list[str]:
+        """The trackers still on."""
+        return [tracker.name for tracker in self._trackers]
+
     def config(self, text: str, seq: int) -> None:
         for tracker in list(self._trackers):
             self._guard(tracker, lambda: tracker.config(text, seq))
+
+    def plots(self, paths: list[Path], step: int) -> None:
+        for tracker in list(self._trackers):
+            self._guard(tracker, lambda: tracker.plots(paths, step))
 
     def __call__(self, event: ev.Event) -> None:
         for tracker in list(self._trackers):
