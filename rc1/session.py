@@ -101,15 +101,17 @@ class Session(_RunView):
 
         trackers, attached = [], []
         for name in self.config.tracking.report_to:
-            run_id = self.projection.trackers.get(name)
+            recorded = self.projection.trackers.get(name)
             try:
-                if run_id is None:
-                    run_id = BACKENDS[name].new_run(self.ws)
-                    attached.append(self.log.append(self.run.decide(ev.TrackerAttached(backend=name, run_id=run_id))))
-                trackers.append(BACKENDS[name](self.ws, run_id))
+                run_id = recorded if recorded is not None else BACKENDS[name].new_run(self.ws)
+                tracker = BACKENDS[name](self.ws, run_id)
             except Exception as e:  # a tracker that cannot be reached never stops the run: it warns and stays off
                 log.warning("tracker %s could not be started (%s: %s); the run goes on without it", name,
                             type(e).__name__, e)
+                continue
+            if recorded is None:  # outside the guard: an append that fails (a full disk) is the run's failure
+                attached.append(self.log.append(self.run.decide(ev.TrackerAttached(backend=name, run_id=run_id))))
+            trackers.append(tracker)
         self.trackers = Trackers(trackers)
         self.trackers.catch_up(read_log(self.ws.log_path).events)
         if attached:
