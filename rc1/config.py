@@ -424,10 +424,12 @@ class TrackingConfig(_Section):
     """Experiment trackers, fed from the run's events (rc1/views/trackers.py): each step sent once, across a kill and
     a resume; a tracker that fails warns in logs/train.log and never stops training."""
 
-    report_to: Annotated[list[Literal["tensorboard", "mlflow"]], Meta(
+    report_to: Annotated[list[Literal["tensorboard", "mlflow", "wandb", "trackio"]], Meta(
         description="The trackers to send the run to: tensorboard (event files under tracking/<run>/tensorboard/, "
                     "`tensorboard --logdir tracking`); mlflow (the `mlflow` extra; the server MLFLOW_TRACKING_URI "
-                    "names, experiment rc1). Empty: none.")] = msgspec.field(default_factory=list)
+                    "names, experiment rc1); wandb (the `wandb` extra; project WANDB_PROJECT or rc1, WANDB_MODE "
+                    "offline keeps it on this machine); trackio (the `trackio` extra; project TRACKIO_PROJECT or "
+                    "rc1, stored where TRACKIO_DIR says). Empty: none.")] = msgspec.field(default_factory=list)
 
 
 class Config(_Section):

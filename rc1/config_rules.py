@@ -138,7 +138,8 @@ def _source_problems(config) -> list[str]:
 
 
 # The tracker backends and the package each needs (tracking.report_to); looked up, never imported, here.
-TRACKER_PACKAGES = {"tensorboard": ("tensorboard", "tensorboard"), "mlflow": ("mlflow", "mlflow")}
+TRACKER_PACKAGES = {"tensorboard": ("tensorboard", "tensorboard"), "mlflow": ("mlflow", "mlflow"),
+                    "wandb": ("wandb", "wandb"), "trackio": ("trackio", "trackio")}
 
 
 def _tracking_problems(config) -> list[str]:

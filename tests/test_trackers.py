@@ -1,9 +1,14 @@
 """Trackers fed from the log: TensorBoard's own reader sees each step exactly once across a SIGKILL and a resume,
 and a tracker that fails warns and never stops the run."""
 
+import json
 import logging
 import os
 import signal
+import struct
+import subprocess
+import sys
+import time
 
 import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
@@ -13,10 +18,12 @@ from rc1.views.trackers import Trackers
 
 
 @pytest.mark.e2e
-def test_tensorboard_and_mlflow_get_each_step_once_across_a_kill_and_a_resume(tmp_path):
-    root = make_workspace(tmp_path, **{"tracking.report_to": ["tensorboard", "mlflow"]})
-    # MLflow's own settings: a file store in the workspace (its maintenance-mode backend, allowed for the test).
-    mlflow_env = {"MLFLOW_TRACKING_URI": f"file:{tmp_path / 'mlruns'}", "MLFLOW_ALLOW_FILE_STORE": "true"}
+def test_every_tracker_gets_each_step_once_across_a_kill_and_a_resume(tmp_path):
+    root = make_workspace(tmp_path, **{"tracking.report_to": ["tensorboard", "mlflow", "wandb", "trackio"]})
+    # The trackers' own settings: MLflow a file store in the workspace (its maintenance-mode backend, allowed for the
+    # test), W&B offline (its files under tracking/<run>/wandb/), Trackio's SQLite store in tmp_path.
+    mlflow_env = {"MLFLOW_TRACKING_URI": f"file:{tmp_path / 'mlruns'}", "MLFLOW_ALLOW_FILE_STORE": "true",
+                  "WANDB_MODE": "offline", "WANDB_SILENT": "true", "TRACKIO_DIR": str(tmp_path / "trackio")}
     killed = rc1(root, "advance", "--all", env={**os.environ, **mlflow_env, "RC1_KILL_AT": "append:train_step@6"})
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     resumed = rc1_here(root, "advance", "--all", env=mlflow_env)
@@ -24,7 +31,8 @@ def test_tensorboard_and_mlflow_get_each_step_once_across_a_kill_and_a_resume(tm
 
     log = events(root)
     attached = [(e["backend"], e["run_id"]) for e in log if e["type"] == "tracker_attached"]
-    assert attached[0] == ("tensorboard", "tracking/local/tensorboard") and [a[0] for a in attached] == ["tensorboard", "mlflow"]
+    assert attached[0] == ("tensorboard", "tracking/local/tensorboard")
+    assert [a[0] for a in attached] == ["tensorboard", "mlflow", "wandb", "trackio"]
     line = EventAccumulator(str(root / "tracking/local/tensorboard/seed_1234"), size_guidance={"scalars": 0}).Reload()
     rewards = line.Scalars("train/reward")
     final = {e["step"]: e["reward"] for e in log if e["type"] == "train_step"}  # the resumed line's steps 5, 6 win
@@ -36,7 +44,7 @@ def test_tensorboard_and_mlflow_get_each_step_once_across_a_kill_and_a_resume(tm
     texts = set(run.Tags()["tensors"])
     assert {"config/text_summary", "round1_passed/text_summary", "release_evaluated/text_summary"} <= texts
 
-    report = rc1_here(root, "report", env=mlflow_env)  # the pictures go with the run
+    report = rc1(root, "report", env={**os.environ, **mlflow_env})  # the pictures go with the run
     assert report.returncode == 0 and "plots sent to tensorboard (tracking/local/tensorboard)" in report.stdout
     images = EventAccumulator(str(root / "tracking/local/tensorboard"), size_guidance={"images": 0}).Reload()
     assert {"plots/training", "plots/success_by_difficulty", "plots/pool_difficulty"} <= set(images.Tags()["images"])
@@ -52,6 +60,60 @@ def test_tensorboard_and_mlflow_get_each_step_once_across_a_kill_and_a_resume(tm
     artifacts = {a.path for a in client.list_artifacts(run_id, "plots")}
     assert "plots/training.png" in artifacts and "plots sent to mlflow" in report.stdout
 
+    # W&B offline: one offline folder per session, all of the one run id the log recorded; read back from its files.
+    wandb_id = attached[2][1]
+    sessions = sorted((root / "tracking/local/wandb/wandb").glob(f"offline-run-*-{wandb_id}"))
+    assert len(sessions) == 3, report.stdout  # the killed session, the resumed one, rc1 report
+    for _ in range(60):  # W&B's own process writes its files after finish() returns: wait for it (≤ 30 s)
+        sent = [row for folder in sessions if (folder / f"run-{wandb_id}.wandb").exists()
+                for row in wandb_history(folder / f"run-{wandb_id}.wandb")]
+        steps = {int(row["seed_1234/step"]): row["seed_1234/train/reward"] for row in sent if "seed_1234/train/reward" in row}
+        if sorted(steps) == list(range(1, 13)) and any("plots/training/path" in row for row in sent):
+            break
+        time.sleep(0.5)
+    # W&B has no flush: its cursor moves when its run is finished, so the killed session's steps are sent again;
+    # the last value sent for each step is the resumed line's.
+    assert sorted(steps) == list(range(1, 13))
+    assert [steps[s] for s in range(1, 13)] == pytest.approx([final[s] for s in range(1, 13)], abs=1e-6)
+    assert any("events/release_evaluated/path" in row for row in sent) and any("plots/training/path" in row for row in sent)
+
+    # Trackio, read back with its own storage API: one run, each step once.
+    trackio = subprocess.run([sys.executable, "-c", (
+        "import json, trackio.sqlite_storage as s; "
+        "print(json.dumps([s.SQLiteStorage.get_runs('rc1'), s.SQLiteStorage.get_logs('rc1', 'local')]))")],
+        env={**os.environ, "TRACKIO_DIR": str(tmp_path / "trackio")}, capture_output=True, text=True, check=True)
+    runs, rows = json.loads(trackio.stdout.splitlines()[-1])
+    assert runs == ["local"] and attached[3][1] == "local"
+    steps = [(row["step"], row["seed_1234/train/reward"]) for row in rows if "seed_1234/train/reward" in row]
+    assert [s for s, _ in steps] == list(range(1, 13))
+    assert [r for _, r in steps] == pytest.approx([final[s] for s in range(1, 13)], abs=1e-6)
+
+
+def wandb_history(path):
+    """The history rows of a W&B transaction log (.wandb): LevelDB's log format (32 KiB blocks of CRC'd records)
+    after a 7-byte W&B header, each record a protobuf Record; W&B's own reader left the public package."""
+    from wandb.proto import wandb_internal_pb2
+
+    data, block, pos, pending, rows = path.read_bytes(), 32768, 7, b"", []
+    assert data[:4] == b":W&B"
+    while pos + 7 <= len(data):
+        if block - pos % block < 7:  # a block's tail too short for a header is padding
+            pos += block - pos % block
+            continue
+        _crc, length, kind = struct.unpack("<IHB", data[pos:pos + 7])
+        if kind == 0 and length == 0:
+            pos += block - pos % block
+            continue
+        pending += data[pos + 7:pos + 7 + length]
+        pos += 7 + length
+        if kind in (1, 4):  # FULL, or the LAST piece of a record split over blocks
+            record = wandb_internal_pb2.Record.FromString(pending)
+            pending = b""
+            if record.WhichOneof("record_type") == "history":
+                rows.append({item.key or "/".join(item.nested_key): json.loads(item.value_json)
+                             for item in record.history.item})
+    return rows
+
 
 class Broken:
     name = "broken"
@@ -62,7 +124,7 @@ class Broken:
     def config(self, text, seq):
         pass
 
-    def close(self):
+    def finish(self):
         pass
 
 

@@ -36,6 +36,11 @@ class Tracker(abc.ABC):
     beside TensorBoard's files; for a remote MLflow, on this machine)."""
 
     name = ""
+    # Whether flush() leaves what was sent on the backend's disk or server. Where it cannot (W&B writes from its own
+    # process and has no flush), the cursor moves only when the backend is closed: a session killed before that is
+    # sent again by the next one, so such a backend gets each step at least once across a kill, exactly once
+    # across a clean stop and resume.
+    flushes_durably = True
 
     def __init__(self, ws: Workspace, run_id: str):
         self.run_id = run_id
@@ -63,7 +68,15 @@ class Tracker(abc.ABC):
             self.text(ev.event_type(event), _text(event), event.seq)
         self.cursor.seq = event.seq
         self.flush()
-        # After the flush: a kill between the two sends an event again at most, never loses one.
+        if self.flushes_durably:  # after the flush: a kill between the two sends an event again at most
+            self._save_cursor()
+
+    def finish(self) -> None:
+        """Close the backend; then what it was sent is its own, and the cursor says so."""
+        self.close()
+        self._save_cursor()
+
+    def _save_cursor(self) -> None:
         atomic_write_bytes(self._cursor_path, msgspec.json.encode(self.cursor))
 
     def config(self, text: str, seq: int) -> None:
@@ -174,7 +187,105 @@ class MLflow(Tracker):
             self._client_.log_artifact(self.run_id, str(path), "plots")
 
 
-BACKENDS: dict[str, type[Tracker]] = {"tensorboard": TensorBoard, "mlflow": MLflow}
+class WandB(Tracker):
+    """A Weights & Biases run (the `wandb` extra) in the project WANDB_PROJECT names (else rc1), online or offline as
+    W&B's own settings say (WANDB_MODE, WANDB_API_KEY; files under WANDB_DIR, else tracking/<run>/wandb/). W&B
+    keeps one step counter per run, so each line of training plots against its own `<line>/step` (define_metric);
+    the gates, the verdicts and the config are logged as HTML panels, the plots as images."""
+
+    name = "wandb"
+    flushes_durably = False
+
+    @staticmethod
+    def new_run(ws: Workspace) -> str:
+        import secrets
+
+        return secrets.token_hex(4)  # W&B's run ids: short lowercase ids
+
+    def __init__(self, ws: Workspace, run_id: str):
+        import os
+
+        import wandb
+
+        super().__init__(ws, run_id)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._wandb = wandb
+        # console off: W&B must not wrap rc1's stdout; resume allow: the id the log recorded, reused on resume.
+        self._run = wandb.init(project=os.environ.get("WANDB_PROJECT", "rc1"), id=run_id, name=ws.run,
+                               resume="allow", dir=os.environ.get("WANDB_DIR", str(self.folder)),
+                               settings=wandb.Settings(console="off", silent=True))
+        self._lines: set[str] = set()
+
+    def scalars(self, line: str, values: dict[str, float], step: int) -> None:
+        if line not in self._lines:
+            self._run.define_metric(f"{line}/step")
+            self._run.define_metric(f"{line}/*", step_metric=f"{line}/step")
+            self._lines.add(line)
+        self._run.log({f"{line}/step": step} | {f"{line}/{tag}": value for tag, value in values.items()})
+
+    def text(self, tag: str, text: str, seq: int) -> None:
+        import html
+
+        self._run.log({f"events/{tag}": self._wandb.Html(f"<pre>{html.escape(text)}</pre>")})
+
+    def plots(self, paths: list[Path], step: int) -> None:
+        self._run.log({f"plots/{path.stem}": self._wandb.Image(str(path)) for path in paths})
+
+    def close(self) -> None:
+        self._run.finish()
+
+
+class Trackio(Tracker):
+    """A Trackio run (the `trackio` extra) named after the rc1 run, in the project TRACKIO_PROJECT names (else rc1),
+    wherever Trackio's own settings put it (TRACKIO_DIR locally, TRACKIO_SPACE_ID or TRACKIO_SERVER_URL): metrics
+    `<line>/<tag>` by step, the gates, the verdicts and the config as Markdown, the plots as images."""
+
+    name = "trackio"
+
+    @staticmethod
+    def new_run(ws: Workspace) -> str:
+        return ws.run  # Trackio names its runs; resume finds one by name
+
+    def __init__(self, ws: Workspace, run_id: str):
+        import contextlib
+        import io
+        import os
+
+        import trackio
+
+        super().__init__(ws, run_id)
+        self._trackio = trackio
+        with contextlib.redirect_stdout(io.StringIO()):  # its banner is not rc1's output
+            self._run = trackio.init(project=os.environ.get("TRACKIO_PROJECT", "rc1"), name=run_id, resume="allow",
+                                     embed=False, auto_log_cpu=False, auto_log_gpu=False)
+
+    def scalars(self, line: str, values: dict[str, float], step: int) -> None:
+        self._run.log({f"{line}/{tag}": value for tag, value in values.items()}, step=step)
+
+    def text(self, tag: str, text: str, seq: int) -> None:
+        self._run.log({f"events/{tag}": self._trackio.Markdown(text)})
+
+    def plots(self, paths: list[Path], step: int) -> None:
+        self._run.log({f"plots/{path.stem}": self._trackio.Image(str(path)) for path in paths}, step=step)
+
+    def flush(self) -> None:
+        # Trackio writes from a thread every half second; the cursor is written after this, so what it says was
+        # sent must be on disk. Its inline flush is the one that thread runs (trackio 0.43; none is public).
+        flush = getattr(self._run, "_flush_queues_inline", None)
+        lock = getattr(self._run, "_client_lock", None)
+        if flush is not None and lock is not None:
+            with lock:
+                flush()
+
+    def close(self) -> None:
+        import contextlib
+        import io
+
+        with contextlib.redirect_stdout(io.StringIO()):
+            self._trackio.finish()  # the module's: it also forgets the run, so its exit hook has nothing left to do
+
+
+BACKENDS: dict[str, type[Tracker]] = {"tensorboard": TensorBoard, "mlflow": MLflow, "wandb": WandB, "trackio": Trackio}
 
 
 def send_plots(ws: Workspace, run_ids: dict[str, str], report_to: list[str], paths: list[Path], step: int) -> list[str]:
@@ -228,7 +339,7 @@ class Trackers:
 
     def close(self) -> None:
         for tracker in self._trackers:
-            self._guard(tracker, tracker.close)
+            self._guard(tracker, tracker.finish)
 
 
 def _step_scalars(step: ev.TrainStep) -> dict[str, float]:
