@@ -8,6 +8,13 @@ from typing import Literal, get_args
 TaskName = Literal["gsm8k", "hotpotqa", "strategyqa"]
 TASKS: tuple[str, ...] = get_args(TaskName)
 
+# How a task's answers are checked (rc1/scoring/rules.py): math through math-verify, exact after SQuAD's
+# normalization, yes_no, or f1 (exact for correctness, token F1 for the f1 component). A task of yours
+# (`data.tasks.<name>.check`) names one of these, or one of your reward functions.
+CheckKind = Literal["math", "exact", "yes_no", "f1"]
+CHECK_KINDS: tuple[str, ...] = get_args(CheckKind)
+BUILTIN_CHECKS: dict[str, str] = {"gsm8k": "math", "hotpotqa": "f1", "strategyqa": "yes_no"}
+
 # The share of each task in the seed pool of a production run (configs/rc1.yaml; the consistency check holds
 # a production config to it, and it is the config's default).
 PRODUCTION_MIX: dict[str, float] = {"hotpotqa": 0.45, "strategyqa": 0.30, "gsm8k": 0.25}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rc1 import distributed
 from rc1.closed_pipe import CLOSED_PIPE_EXIT, guarded_stdout
-from rc1.catalog import DIFFICULTIES, TASKS
+from rc1.catalog import DIFFICULTIES
 from rc1.views.handoff import STAGES as HANDOFF_STAGES
 from rc1.errors import ExitCode, Rc1Error, TrainingError
 
@@ -71,7 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     which = p.add_mutually_exclusive_group()
     which.add_argument("--step", type=int, metavar="N", help="training step N's completions")
     which.add_argument("--eval", type=int, metavar="STEP", help="the evaluation at STEP (greedy and sampled replies)")
-    p.add_argument("--task", choices=TASKS)
+    p.add_argument("--task", metavar="TASK", help="one task's completions (a built-in task or one of data.tasks)")
     p.add_argument("--seed", type=int, metavar="S", help="the line of training of seed S (default: every line)")
     order = p.add_mutually_exclusive_group()
     order.add_argument("--worst", type=int, metavar="K", help="the K lowest rewards")
@@ -117,7 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("score", help="one completion's components, penalty, difficulty factor and reward")
     _config_args(p)
-    p.add_argument("--task", choices=TASKS)
+    p.add_argument("--task", metavar="TASK", help="the item's task: a built-in one or one of data.tasks")
     p.add_argument("--gold", help="the gold answer")
     p.add_argument("--difficulty", choices=DIFFICULTIES, default="medium")
     p.add_argument("--needs-clarification", action="store_true", help="the item is under-specified")

@@ -73,6 +73,34 @@ class SourceConfig(_Section):
                     "of this task come from the built-in generator.")] = None
 
 
+class TaskConfig(_Section):
+    """A task of yours (`data.tasks.<name>`): question/answer records of a local file (JSON Lines, JSON, CSV or
+    Parquet, through `datasets.load_dataset`) or a hub dataset. Its share stands in `data.mix` beside the built-in
+    tasks'; its items go through every round-1 check and into the shadow and gate sets like theirs."""
+
+    path: Annotated[str | None, Meta(
+        description="A local file of records (.jsonl, .json, .csv, .parquet), relative to the config file's folder; "
+                    "or give `hub`.")] = None
+    hub: Annotated[str | None, Meta(
+        description="A dataset of the HF hub (or a local dataset folder), loaded with datasets.load_dataset.")] = None
+    subset: Annotated[str | None, Meta(description="The hub dataset's config.")] = None
+    split: Annotated[str, Meta(description="The split of the records (a local file has the one split train).")] = (
+        "train")
+    question: Annotated[str, Meta(description="The column holding the question.")] = "question"
+    answer: Annotated[str, Meta(description="The column holding the gold answer (numbers and booleans are read as "
+                                            "text: 42, yes/no).")] = "answer"
+    context: Annotated[str | None, Meta(
+        description="The column holding supporting text shown with the question; absent: none.")] = None
+    check: Annotated[str, Meta(
+        description="How a reply's final answer is checked against the gold one: math (math-verify), exact (after "
+                    "SQuAD's normalization), yes_no, f1 (exact for correctness, token F1 for f1), or the name of one "
+                    "of reward.functions (its answer, clipped to [0, 1], is correctness and f1).")] = "exact"
+    held_out_share: Annotated[float, Meta(
+        gt=0.0, lt=1.0,
+        description="The share of the records kept for the shadow and gate sets, never in the pool: a record is held "
+                    "out when its normalized question hashes below this share (the same split on every run).")] = 0.2
+
+
 class DataConfig(_Section):
     """What round 1 materializes: the seed pool, the balanced pool, the shadow set and the gate set; their tasks,
     sources and episode framing (the template pack, rc1/data/episodes.py)."""
@@ -86,10 +114,14 @@ class DataConfig(_Section):
     shadow_seed: Annotated[NonNegativeInt, Meta(
         description="Seeds the shadow and gate sets' draws and the evaluations' sampler, so the same weights give "
                     "the same numbers.")] = 4242
-    mix: Annotated[dict[TaskName, Probability], Meta(
-        description="Task shares of the seed pool, the shadow set, the gate set's tasks and fresh items; they sum "
-                    "to 1. The production profile holds them to hotpotqa 0.45, strategyqa 0.30, gsm8k 0.25.")] = (
+    mix: Annotated[dict[str, Probability], Meta(
+        description="Task shares of the seed pool, the shadow set, the gate set's tasks and fresh items, over the "
+                    "built-in tasks (gsm8k, hotpotqa, strategyqa) and yours (data.tasks); they sum to 1. The "
+                    "production profile holds them to hotpotqa 0.45, strategyqa 0.30, gsm8k 0.25.")] = (
         msgspec.field(default_factory=lambda: dict(PRODUCTION_MIX)))
+    tasks: Annotated[dict[str, TaskConfig], Meta(
+        description="Your tasks, by name (data.tasks.<name>): records, their columns and how answers are "
+                    "checked. Give each a share in data.mix.")] = msgspec.field(default_factory=dict)
     sources: Annotated[dict[TaskName, SourceConfig], Meta(
         description="Per task, records of an official-format file or a hub dataset in place of the built-in "
                     "generator (data.sources.<task>.path | hub, …); a task not named here is generated.")] = (
@@ -295,6 +327,22 @@ class TrainConfig(_Section):
                     "true.")] = True
 
 
+class RewardFunctionConfig(_Section):
+    """One reward function of yours (rc1/scoring/functions.py): TRL's reward-function signature, one component."""
+
+    name: Annotated[str, Meta(
+        pattern=r"^[a-z][a-z0-9_]*$",
+        description="The component's name: in the weights file, `rc1 score`, the rollout archive and train_step's "
+                    "component means. Not a built-in component's (correctness, f1, format, length, judge).")]
+    path: Annotated[str, Meta(
+        description="package.module:function, imported with the config file's folder first on the import path. "
+                    "Its source file's sha256 is part of the config's fingerprint.")]
+    weight: Annotated[float, Meta(
+        ge=0.0, le=0.5,
+        description="Its weight, which also stands in the weights file under `name` (the weights check holds the "
+                    "two equal).")]
+
+
 class RewardConfig(_Section):
     """The training reward: (Σ w_k·component_k − α·min(c, cap)) × (1 + β·(hard − easy)), c the questions the
     visible reply asks."""
@@ -321,6 +369,10 @@ class RewardConfig(_Section):
                     "or (a control arm, make bench) the gold of another item of the same task, a fixed seeded "
                     "derangement. Evaluations always score against the item's own gold; production refuses "
                     "shuffled.")] = "gold"
+    functions: Annotated[list[RewardFunctionConfig], Meta(
+        description="Your reward functions, each a component beside the rule ones (and the judge), called with "
+                    "TRL's reward-function signature; round 1 probes each (reward_functions check).")] = (
+        msgspec.field(default_factory=list))
 
 
 ScorerProvider = Literal[tuple(PROVIDERS)]  # rc1/registry/providers.py: none, openai_compat, hf_judge, openai, …
@@ -382,7 +434,7 @@ class ReleaseConfig(_Section):
     samples: Annotated[PositiveInt, Meta(
         description="Sampled replies per gate item (and per shadow item at each evaluation), at "
                     "train.temperature.")] = 8
-    tasks: Annotated[list[TaskName], Meta(
+    tasks: Annotated[list[str], Meta(
         description="The tasks of the release question: their hard items form the gate set and the shadow set's "
                     "hard_success.")] = msgspec.field(default_factory=lambda: ["hotpotqa", "strategyqa"])
     metric: Annotated[ReleaseMetric, Meta(
@@ -506,12 +558,30 @@ def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = (), *
     problems = cross_field_problems(config)
     if problems:
         raise BadInput("\n".join(f"{path}: {p}" for p in problems))
-    return LoadedConfig(config=config, path=path.resolve(), overrides=tuple(overrides), sha256=config_sha256(config),
+    return LoadedConfig(config=config, path=path.resolve(), overrides=tuple(overrides),
+                        sha256=config_sha256(config, function_sources(config, path.resolve().parent)),
                         file_keys=file_keys)
 
 
-def config_sha256(config: Config) -> str:
-    return hashlib.sha256(msgspec.json.encode(config)).hexdigest()
+def config_sha256(config: Config, sources: dict[str, str] | None = None) -> str:
+    """The fingerprint of the effective values and, where there are reward functions, of their source files
+    (`sources`: name -> sha256, "missing" for one not found): editing a function's code is editing the config."""
+    encoded = msgspec.json.encode(config)
+    if sources:
+        encoded += b"\n" + msgspec.json.encode(dict(sorted(sources.items())))
+    return hashlib.sha256(encoded).hexdigest()
+
+
+def function_sources(config: Config, folder: Path) -> dict[str, str]:
+    """The sha256 of each reward function's source file, found without importing it."""
+    from rc1.fsutil import sha256_file
+    from rc1.scoring.functions import source_file
+
+    sources = {}
+    for spec in config.reward.functions:
+        found = source_file(spec.path, folder)
+        sources[spec.name] = sha256_file(found) if found is not None else "missing"
+    return sources
 
 
 def effective_yaml(loaded: LoadedConfig) -> str:

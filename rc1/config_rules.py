@@ -33,6 +33,8 @@ def cross_field_problems(config) -> list[str]:
     problems += _source_problems(config)
     problems += _sampling_problems(config)
     problems += _tracking_problems(config)
+    problems += _function_problems(config)
+    problems += _task_problems(config)
     if config.train.save_steps > config.train.max_steps:
         problems.append("train.save_steps: larger than train.max_steps, so no checkpoint would ever be written")
     eval_steps = config.train.eval_steps
@@ -134,6 +136,58 @@ def _source_problems(config) -> list[str]:
             problems.append(f"{where}: `subset`, `split` and `shadow_split` choose within a hub dataset; this source is a file")
         elif src.hub is not None and src.shadow_path is not None:
             problems.append(f"{where}: a hub source names its held-out records with `shadow_split`, not `shadow_path`")
+    return problems
+
+
+def _task_problems(config) -> list[str]:
+    """Every task in data.mix and release.tasks is a built-in one or yours; yours are well formed."""
+    from rc1.catalog import CHECK_KINDS, TASKS
+
+    data, problems = config.data, []
+    known = (*TASKS, *data.tasks)
+    for name, task in data.tasks.items():
+        where = f"data.tasks.{name}"
+        if name in TASKS:
+            problems.append(f"{where}: {name} is a built-in task; give it records with data.sources.{name}, or "
+                            f"name your task otherwise")
+        elif not re.match(r"^[a-z][a-z0-9_]*$", name):
+            problems.append(f"{where}: a task's name is lowercase letters, digits and _ (it prefixes item ids)")
+        if (task.path is None) == (task.hub is None):
+            problems.append(f"{where}: give `path` (a .jsonl, .json, .csv or .parquet file) or `hub`, one of them")
+        elif task.path is not None and (task.subset is not None or task.split != "train"):
+            problems.append(f"{where}: `subset` and `split` choose within a hub dataset; this task reads a file")
+        functions = [spec.name for spec in config.reward.functions]
+        if task.check not in CHECK_KINDS and task.check not in functions:
+            problems.append(f"{where}.check: {task.check!r} is none of {', '.join(CHECK_KINDS)} and no function of "
+                            f"reward.functions ({', '.join(functions) or 'none'})")
+        if data.mix.get(name, 0.0) <= 0:
+            problems.append(f"{where}: give it a share in data.mix (it has none)")
+    unknown = [name for name in data.mix if name not in known]
+    if unknown:
+        problems.append(f"data.mix: unknown task(s) {', '.join(unknown)}; the tasks are {', '.join(TASKS)} and "
+                        f"those of data.tasks")
+    strangers = [name for name in config.release.tasks if name not in data.mix]
+    if strangers:
+        problems.append(f"release.tasks: {', '.join(strangers)} not in data.mix; the release question is asked of "
+                        f"tasks the run trains on")
+    return problems
+
+
+def _function_problems(config) -> list[str]:
+    from rc1.scoring.functions import parse_path
+    from rc1.scoring.judge import JUDGE_COMPONENT
+    from rc1.scoring.rules import RULE_COMPONENTS
+
+    problems, seen = [], set()
+    for index, spec in enumerate(config.reward.functions):
+        where = f"reward.functions[{index}]"
+        if spec.name in (*RULE_COMPONENTS, JUDGE_COMPONENT):
+            problems.append(f"{where}.name: {spec.name!r} is a built-in component's name; give yours another")
+        elif spec.name in seen:
+            problems.append(f"{where}.name: {spec.name!r} names two functions; each component needs its own name")
+        seen.add(spec.name)
+        if parse_path(spec.path) is None:
+            problems.append(f"{where}.path: {spec.path!r} is not of the form package.module:function")
     return problems
 
 

@@ -27,10 +27,10 @@ from rc1.scoring.rules import RuleScorer, as_completion, gold_reply
 CACHE_WINDOW = 100
 
 
-def _wrong_answer(item: TaskItem) -> str:
-    if item.task == "strategyqa":
+def _wrong_answer(item: TaskItem, kind: str) -> str:
+    if kind == "yes_no":
         return "no" if item.answer.strip().lower() == "yes" else "yes"
-    if item.task == "gsm8k":
+    if kind == "math":
         try:
             return str(int(float(item.answer.replace(",", ""))) + 1)
         except ValueError:
@@ -44,7 +44,7 @@ def scorer_selfcheck(items: list[TaskItem], rule: RuleScorer) -> CheckResult:
         return rule.score(item, completion, len(completion.split()))["correctness"]
 
     # Answering an under-specified question, even with the gold answer, is the wrong reply.
-    wrong = {item.id: f"Answer: {item.answer if item.needs_clarification else _wrong_answer(item)}" for item in items}
+    wrong = {item.id: f"Answer: {item.answer if item.needs_clarification else _wrong_answer(item, rule.check_of(item.task))}" for item in items}
     gold_hits = sum(correct(item, gold_reply(item)) >= 1.0 for item in items)
     wrong_hits = sum(correct(item, wrong[item.id]) > 0.0 for item in items)
     n = len(items)

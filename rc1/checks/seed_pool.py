@@ -9,6 +9,7 @@ from pathlib import Path
 from rc1.checks.result import CheckResult
 from rc1.config import DataConfig
 from rc1.data.task import TaskItem
+from rc1.data.episodes import task_templates
 from rc1.data.templates import TemplatePack
 
 
@@ -54,4 +55,4 @@ def seed_pool_check(pool: list[TaskItem], data: DataConfig, pack: TemplatePack, 
 def _framed_by(item: TaskItem, pack: TemplatePack) -> bool:
     task, _, name = item.template.partition("/")
     return (bool(item.turns) and item.role in pack.roles and item.style in pack.styles
-            and task == item.task and name in pack.tasks.get(task, {}))
+            and task == item.task and name in task_templates(pack, item))

@@ -10,8 +10,12 @@ from rc1.checks.result import CheckResult
 from rc1.scoring.weights import MAX_WEIGHT, SUM_TOLERANCE, read_weights
 
 
-def weights_check(path: Path, components: tuple[str, ...]) -> CheckResult:
+def weights_check(path: Path, components: tuple[str, ...], declared: dict[str, float] | None = None) -> CheckResult:
+    """`declared`: the weights `reward.functions` gives its functions, which the file must give them too."""
     weights, problems = read_weights(Path(path), components)
+    problems += [f"{name}: weight {weights[name]:g} here, {weight:g} in reward.functions; make them equal"
+                 for name, weight in (declared or {}).items()
+                 if name in weights and not math.isclose(weights[name], weight, abs_tol=SUM_TOLERANCE)]
     measured = dict(weights)
     if weights:
         measured["sum"] = math.fsum(weights.values())

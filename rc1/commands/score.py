@@ -11,7 +11,7 @@ from pathlib import Path
 
 import msgspec
 
-from rc1.catalog import is_builtin
+from rc1.catalog import TASKS, is_builtin
 from rc1.commands._run_config import config_of
 from rc1.data.task import TaskItem
 from rc1.errors import BadInput
@@ -23,7 +23,7 @@ from rc1.workspace import Workspace
 
 def run(args) -> int:
     loaded = config_of(args)
-    item = _item(args)
+    item = _item(args, loaded.config.data.tasks)
     completion = read_input_text(args.completion_file, "completion file")
     ws = Workspace.here(loaded.config.run.name)
     thinking = policy_thinking(loaded)
@@ -51,7 +51,7 @@ def run(args) -> int:
     return 0
 
 
-def _item(args) -> TaskItem:
+def _item(args, tasks) -> TaskItem:
     if args.item_json:
         path = Path(args.item_json)
         try:
@@ -60,6 +60,8 @@ def _item(args) -> TaskItem:
             raise BadInput(f"{path}: not a task item: {e}") from None
     if not args.task or args.gold is None:
         raise BadInput("score: give --task and --gold (or a whole item with --item-json F)")
+    if args.task not in (*TASKS, *tasks):
+        raise BadInput(f"score: --task {args.task}: unknown; the tasks are {', '.join((*TASKS, *tasks))}")
     return TaskItem(id="cli", task=args.task, question="", answer=args.gold, difficulty=args.difficulty, prompt="",
                     needs_clarification=args.needs_clarification)
 

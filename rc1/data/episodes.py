@@ -60,18 +60,27 @@ def _episode(item: TaskItem, pack: TemplatePack, rng: random.Random, max_turns: 
              unclear: bool, tools: list[str]) -> TaskItem:
     role = rng.choice(sorted(pack.roles))
     style = rng.choice(sorted(pack.styles))
-    name = rng.choice(sorted(pack.tasks[item.task]))
+    templates = task_templates(pack, item)
+    name = rng.choice(sorted(templates))
     system = Turn(role="system", content=f"{pack.roles[role]} {pack.styles[style]} {CLARIFY_RULE} {INSTRUCTION}")
     if unclear:
         last = _underspecified(item, pack, rng)
         turns, question, hops = [system, Turn(role="user", content=last)], item.question, 0
     else:
-        turns, question, hops = _conversation(item, pack.tasks[item.task][name], pack, rng, max_turns, max_tool_hops, tools)
+        turns, question, hops = _conversation(item, templates[name], pack, rng, max_turns, max_tool_hops, tools)
         turns = [system, *turns]
     return msgspec.structs.replace(
         item, question=question, prompt=render(turns), turns=turns, needs_clarification=unclear,
         template=f"{item.task}/{name}", role=role, style=style, tool_hops=hops,
     )
+
+
+def task_templates(pack: TemplatePack, item: TaskItem) -> dict[str, str]:
+    """The user-turn templates of the item's task: the pack's own for it, else (a task of yours the pack does not
+    name) the built-in ones of its shape: HotpotQA's with a context, GSM8K's without."""
+    if item.task in pack.tasks:
+        return pack.tasks[item.task]
+    return pack.tasks["hotpotqa" if item.context else "gsm8k"]
 
 
 def _underspecified(item: TaskItem, pack: TemplatePack, rng: random.Random) -> str:

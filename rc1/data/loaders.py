@@ -17,6 +17,8 @@ import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+import msgspec
+
 from rc1.data.generators import render_prompt
 from rc1.data.task import DIFFICULTIES, Difficulty, TaskItem
 from rc1.data.source_ref import SourceRef
@@ -27,10 +29,80 @@ _GSM8K_FINAL = re.compile(r"####\s*(-?[\d,]*\.?\d+)\s*$")
 
 
 def load_source(task: str, ref: SourceRef) -> list[TaskItem]:
-    """The records of a `data.sources` entry: an official-format file, or a hub dataset through `datasets`."""
+    """The records of a `data.sources` entry: an official-format file, or a hub dataset through `datasets`; or of
+    a task of yours (`data.tasks`), its pool's or its held-out part."""
+    if ref.columns is not None:
+        return [item for item in _your_task(task, ref) if ref.part == "all"
+                or (ref.part == "held_out") == is_held_out(item.question, ref.held_out_share)]
     if ref.path is not None:
         return load_file(task, ref.path)
     return _PARSERS[task](_hub_records(task, ref), ref.label)
+
+
+def is_held_out(question: str, share: float) -> bool:
+    """Whether a record of a task of yours is held out: its normalized question's sha256, read as a fraction of
+    2**64, is below `share`. The same split on every run and machine, whatever the file's order."""
+    import hashlib
+
+    from rc1.data.text import normalize
+
+    digest = hashlib.sha256(normalize(question).encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < share
+
+
+# datasets' builder for each kind of local file.
+_BUILDERS = {".jsonl": "json", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
+
+
+def _your_task(task: str, ref: SourceRef) -> list[TaskItem]:
+    """A task of yours: its rows through `datasets.load_dataset` (a local file by its builder, or a hub dataset),
+    each a TaskItem whose difficulty the generic metrics vote for (rc1/data/difficulty.py)."""
+    import datasets
+
+    from rc1.data.difficulty import bucket, measure
+
+    columns = ref.columns
+    try:
+        if ref.path is not None:
+            builder = _BUILDERS.get(ref.path.suffix.lower())
+            if builder is None:
+                raise BadInput(f"{ref.path}: a task's file must be .jsonl, .json, .csv or .parquet")
+            if not ref.path.is_file():
+                raise BadInput(f"{ref.path}: not found")
+            rows = datasets.load_dataset(builder, data_files=str(ref.path), split="train")
+        else:
+            rows = datasets.load_dataset(ref.hub, ref.subset, split=ref.split)
+    except BadInput:
+        raise
+    except Exception as e:  # unreadable, an unknown id or split: the library says which
+        raise BadInput(f"{ref.label}: cannot load through datasets: {type(e).__name__}: {e}") from None
+    wanted = [c for c in (columns.question, columns.answer, columns.context) if c is not None]
+    absent = [c for c in wanted if c not in rows.column_names]
+    if absent:
+        raise BadInput(f"{ref.label}: no column {', '.join(repr(c) for c in absent)} (it has "
+                       f"{', '.join(rows.column_names)}); name the columns in data.tasks.{task}")
+    items = []
+    for index, row in enumerate(rows):
+        where = f"{ref.label}[{index}]"
+        question = _text(row[columns.question], columns.question, where)
+        answer = _text(row[columns.answer], columns.answer, where)
+        context = _text(row[columns.context], columns.context, where) if columns.context else ""
+        item = TaskItem(id=f"{task}-file-{index:06d}", task=task, question=question, context=context, answer=answer,
+                        difficulty="medium", prompt=render_prompt(question, context), source=ref.label)
+        items.append(msgspec.structs.replace(item, difficulty=bucket(measure(item))))
+    return items
+
+
+def _text(value, column: str, where: str) -> str:
+    """A cell as text: a bool as yes/no, a whole number without its `.0`; empty or missing is an error."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    text = "" if value is None else str(value).strip()
+    if not text:
+        raise BadInput(f"{where}: column `{column}` is empty")
+    return text
 
 
 def load_file(task: str, path: Path) -> list[TaskItem]:

@@ -11,6 +11,7 @@ import math
 import random
 from fractions import Fraction
 
+from rc1.catalog import TASKS
 from rc1.data.generators import generate
 from rc1.data.task import DIFFICULTIES
 from rc1.data.task import TaskItem
@@ -53,7 +54,7 @@ def build_pool(n: int, mix: dict[str, float], seed: int,
             per = allocate(count, difficulty_mix[task])
             difficulties = [d for d in DIFFICULTIES for _ in range(per.get(d, 0))]
             random.Random(f"pool-difficulty|{task}|{seed}").shuffle(difficulties)
-        items += generate(task, count, seed, task, difficulties=difficulties)
+        items += _slots(task, count, seed, task, difficulties)
     random.Random(f"pool-order|{seed}").shuffle(items)
     return items
 
@@ -64,7 +65,7 @@ def build_shadow(n: int, mix: dict[str, float], seed: int) -> list[TaskItem]:
     for task, count in allocate(n, mix).items():
         per_difficulty = allocate(count, dict.fromkeys(DIFFICULTIES, 1.0))
         difficulties = [d for d in DIFFICULTIES for _ in range(per_difficulty[d])]
-        items += generate(task, count, seed, f"shadow-{task}", difficulties=difficulties)
+        items += _slots(task, count, seed, f"shadow-{task}", difficulties)
     return items
 
 
@@ -76,5 +77,16 @@ def build_gate(n: int, mix: dict[str, float], tasks: list[str], seed: int) -> li
         shares = dict.fromkeys(tasks, 1.0)
     items = []
     for task, count in allocate(n, shares).items():
-        items += generate(task, count, seed, f"gate-{task}", difficulties=["hard"] * count)
+        items += _slots(task, count, seed, f"gate-{task}", ["hard"] * count)
     return items
+
+
+def _slots(task: str, count: int, seed: int, id_prefix: str, difficulties: list[str] | None) -> list[TaskItem]:
+    """A built-in task's generated items; for a task of yours, empty slots of the same ids and difficulties, which
+    its records fill (rc1/data/sources.py `replace_from_sources`, or it names what is missing)."""
+    if task in TASKS:
+        return generate(task, count, seed, id_prefix, difficulties=difficulties)
+    rng = random.Random(f"{id_prefix}|{task}|{seed}")
+    return [TaskItem(id=f"{id_prefix}-{i:06d}", task=task, question="", answer="", prompt="", source="",
+                     difficulty=difficulties[i] if difficulties is not None else rng.choice(DIFFICULTIES))
+            for i in range(count)]

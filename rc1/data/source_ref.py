@@ -3,15 +3,29 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import msgspec
 
 
+class Columns(msgspec.Struct, frozen=True, kw_only=True):
+    """Where a task of yours keeps its question, gold answer and (optional) context."""
+
+    question: str
+    answer: str
+    context: str | None = None
+
+
 class SourceRef(msgspec.Struct, frozen=True, kw_only=True):
-    path: Path | None = None  # a local file in the official format
+    path: Path | None = None  # a local file in the official format (or of any columns, for a task of yours)
     hub: str | None = None  # or a dataset id (or local dataset folder) for `datasets.load_dataset`
     subset: str | None = None
     split: str = "train"
+    # A task of yours (data.tasks): its columns, and which of its records this reference reads: those for the
+    # pool, or those held out for the shadow and gate sets (`held_out_share` of them, by question hash).
+    columns: Columns | None = None
+    part: Literal["all", "pool", "held_out"] = "all"
+    held_out_share: float = 0.0
 
     @property
     def label(self) -> str:

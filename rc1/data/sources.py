@@ -13,7 +13,7 @@ from collections import defaultdict
 import msgspec
 
 from rc1.data.loaders import load_source
-from rc1.data.source_ref import SourceRef
+from rc1.data.source_ref import Columns, SourceRef
 from rc1.data.task import DIFFICULTIES, TaskItem
 from rc1.data.text import normalize
 from rc1.errors import BadInput
@@ -72,7 +72,9 @@ def replace_from_sources(items: list[TaskItem], sources: dict[str, SourceRef], s
         unused = {d: rng.sample(rs, len(rs)) for d, rs in _by_label(records).items()}
         for difficulty in DIFFICULTIES[::-1]:  # hard first: its slots are the scarcest
             slots = slots_of.get(difficulty, [])
-            for label in _NEAREST[difficulty][: 1 if by_difficulty else 3]:
+            # A held-out slot takes a record of its own label; a task of yours, whose labels are the generic
+            # metrics' vote on the bare question, takes the nearest too and is dressed for the slot.
+            for label in _NEAREST[difficulty][: 1 if by_difficulty and ref.columns is None else 3]:
                 take, unused[label] = unused[label][: len(slots)], unused[label][len(slots):]
                 for slot, record in zip(slots, take):
                     result[slot] = msgspec.structs.replace(record, difficulty=difficulty)
@@ -107,14 +109,25 @@ def _by_label(records: list[TaskItem]) -> dict[str, list[TaskItem]]:
     return grouped
 
 
-def pool_sources(data_sources: dict, resolve) -> dict[str, SourceRef]:
-    return {task: _ref(src, src.path, src.split, resolve) for task, src in data_sources.items()}
+def pool_sources(data, resolve) -> dict[str, SourceRef]:
+    """Where each task with records (`data.sources`, and your `data.tasks`) takes its pool's and fresh items."""
+    return ({task: _ref(src, src.path, src.split, resolve) for task, src in data.sources.items()}
+            | your_tasks(data.tasks, resolve, "pool"))
 
 
-def shadow_sources(data_sources: dict, resolve) -> dict[str, SourceRef]:
-    """The held-out records of every task that names them (`shadow_path`, or `shadow_split` of its hub dataset)."""
-    return {task: _ref(src, src.shadow_path, src.shadow_split, resolve) for task, src in data_sources.items()
-            if src.shadow_path or src.shadow_split}
+def shadow_sources(data, resolve) -> dict[str, SourceRef]:
+    """The held-out records of every task that names them (`shadow_path`, or `shadow_split` of its hub dataset),
+    and of each task of yours (its held-out share)."""
+    return ({task: _ref(src, src.shadow_path, src.shadow_split, resolve) for task, src in data.sources.items()
+             if src.shadow_path or src.shadow_split}
+            | your_tasks(data.tasks, resolve, "held_out"))
+
+
+def your_tasks(tasks: dict, resolve, part: str) -> dict[str, SourceRef]:
+    return {name: SourceRef(path=resolve(task.path) if task.path is not None else None, hub=task.hub,
+                            subset=task.subset, split=task.split, part=part, held_out_share=task.held_out_share,
+                            columns=Columns(question=task.question, answer=task.answer, context=task.context))
+            for name, task in tasks.items()}
 
 
 def _ref(src, path: str | None, split: str | None, resolve) -> SourceRef:

@@ -19,7 +19,7 @@ class Turn(msgspec.Struct, frozen=True, kw_only=True):
 
 class TaskItem(msgspec.Struct, frozen=True, kw_only=True):
     id: str  # stable across runs with the same seed, e.g. "gsm8k-000017"
-    task: TaskName
+    task: str  # a built-in task (rc1/catalog.py TASKS) or one of yours (data.tasks)
     question: str  # the question as the user finally asks it
     context: str = ""  # supporting paragraphs (HotpotQA-style), facts (StrategyQA-style); empty otherwise
     answer: str  # gold answer: a number, a short span, or "yes"/"no"

@@ -13,6 +13,7 @@ from rc1.data.task import TaskItem
 from rc1.registry.providers import PROVIDERS
 from rc1.registry.spec import load
 from rc1.scoring.cache import JudgeCache
+from rc1.scoring.functions import RewardFunctionFailed, RewardFunctions
 from rc1.scoring.judge import JUDGE_COMPONENT, Judge, load_rubric
 from rc1.scoring.ledger import Ledger
 from rc1.scoring.reward import total_reward
@@ -28,22 +29,27 @@ class Scored(msgspec.Struct, frozen=True):
 
 
 class ScoringPipeline:
-    def __init__(self, rule: RuleScorer, judge: Judge | None = None):
+    def __init__(self, rule: RuleScorer, judge: Judge | None = None, functions: RewardFunctions | None = None):
         self.rule = rule
         self.judge = judge
+        self.functions = functions
 
     @property
     def components(self) -> tuple[str, ...]:
-        return self.rule.components + ((JUDGE_COMPONENT,) if self.judge else ())
+        return (self.rule.components + ((JUDGE_COMPONENT,) if self.judge else ())
+                + (self.functions.names if self.functions else ()))
 
     def score(self, items: Sequence[TaskItem], completions: Sequence[str], completion_tokens: Sequence[int]) -> list[Scored]:
         replies = [self.rule.reply(c) for c in completions]
         judged = self.judge.judged(items, [r.visible for r in replies]) if self.judge else [None] * len(items)
+        yours = self.functions.score(items, completions, completion_tokens) if self.functions else {}
         scored = []
-        for item, completion, tokens, reply, verdict in zip(items, completions, completion_tokens, replies, judged, strict=True):
+        for index, (item, completion, tokens, reply, verdict) in enumerate(
+                zip(items, completions, completion_tokens, replies, judged, strict=True)):
             components = self.rule.score(item, completion, tokens)
             if verdict is not None:
                 components[JUDGE_COMPONENT] = verdict[0]
+            components.update({name: values[index] for name, values in yours.items()})
             scored.append(Scored(components=components, clarifications=clarification_count(reply.visible),
                                  judge_request=verdict[1] if verdict is not None else None))
         return scored
@@ -77,13 +83,36 @@ def components_for(loaded: LoadedConfig) -> tuple[str, ...]:
     """The components the configured scorer gives, whether or not its judge can be reached now."""
     from rc1.scoring.rules import RULE_COMPONENTS
 
-    return RULE_COMPONENTS + ((JUDGE_COMPONENT,) if PROVIDERS[loaded.config.scorer.provider].judges else ())
+    return (RULE_COMPONENTS + ((JUDGE_COMPONENT,) if PROVIDERS[loaded.config.scorer.provider].judges else ())
+            + tuple(spec.name for spec in loaded.config.reward.functions))
+
+
+def reward_functions(loaded: LoadedConfig) -> RewardFunctions | None:
+    """The run's reward functions, imported (None where there are none). Round 1 probed them; one that no longer
+    imports is the run's failure (exit 1), named."""
+    specs = loaded.config.reward.functions
+    if not specs:
+        return None
+    try:
+        return RewardFunctions.of(specs, loaded.path.parent)
+    except Exception as e:
+        raise RewardFunctionFailed(f"{loaded.path}: reward.functions: cannot import "
+                                   f"{', '.join(spec.path for spec in specs)}: {type(e).__name__}: {e}") from e
 
 
 def rule_scorer(loaded: LoadedConfig, thinking: bool) -> RuleScorer:
     train = loaded.config.train
     cache = max(1, round(loaded.config.reward.overlong_cache_fraction * train.max_completion_tokens))
-    return RuleScorer(thinking=thinking, max_completion_tokens=train.max_completion_tokens, overlong_cache=cache)
+    paths = {spec.name: spec.path for spec in loaded.config.reward.functions}
+
+    def check_function(name: str):
+        from rc1.scoring.functions import load_function
+
+        return load_function(paths[name], loaded.path.parent)
+
+    return RuleScorer(thinking=thinking, max_completion_tokens=train.max_completion_tokens, overlong_cache=cache,
+                      checks={name: task.check for name, task in loaded.config.data.tasks.items()},
+                      check_function=check_function)
 
 
 def build_judge(loaded: LoadedConfig, ledger_path: Path, cache_dir: Path, device: str) -> Judge | None:

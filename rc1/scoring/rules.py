@@ -2,7 +2,8 @@
 
 - correctness: the visible reply's final answer matches the gold one (rc1/scoring/answers.py).
 - f1: HotpotQA's token F1 of that answer; for GSM8K and StrategyQA, whose answers are a number or
-  yes/no, it equals correctness.
+  yes/no, it equals correctness. Each task is checked its own way (rc1/catalog.py `BUILTIN_CHECKS`; a task of
+  yours by its `check`: math, exact, yes_no, f1, or one of your reward functions, clipped to [0, 1]).
 - format: the thinking closed exactly once (TRL's `think_format_reward`, with thinking on) and the
   visible reply ends on its final answer.
 - length: 1 + the DAPO soft overlong penalty over completion tokens (TRL's
@@ -17,6 +18,9 @@ scores 0 on everything but length.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from rc1.catalog import BUILTIN_CHECKS, CHECK_KINDS
 from rc1.data.task import TaskItem
 from rc1.scoring.answers import final_answer, math_match, normalize_answer, token_f1, yes_no_match
 from rc1.scoring.thinking import OPEN, Reply, split_reply
@@ -41,12 +45,18 @@ class RuleScorer:
 
     components = RULE_COMPONENTS
 
-    def __init__(self, *, thinking: bool, max_completion_tokens: int, overlong_cache: int):
+    def __init__(self, *, thinking: bool, max_completion_tokens: int, overlong_cache: int,
+                 checks: dict[str, str] | None = None, check_function: Callable[[str], Callable] | None = None):
+        """`checks`: how each task of yours is checked (a CheckKind, or a reward function's name, which
+        `check_function` imports when it is first needed)."""
         from trl.rewards import get_soft_overlong_punishment, think_format_reward
 
         if not 0 < overlong_cache <= max_completion_tokens:
             raise ValueError(f"overlong cache {overlong_cache} must be in (0, {max_completion_tokens}]")
         self.thinking = thinking
+        self.checks = {**BUILTIN_CHECKS, **(checks or {})}
+        self._check_function = check_function
+        self._functions: dict[str, Callable] = {}
         self._overlong = get_soft_overlong_punishment(max_completion_tokens, overlong_cache)
         self._think_format = think_format_reward
 
@@ -66,7 +76,11 @@ class RuleScorer:
             ends_well = bool(lines) and lines[-1].rstrip().rstrip(_CLOSERS).endswith("?")
             return {"correctness": correct, "f1": correct, "format": float(ends_well and self._well_thought(completion)),
                     "length": length}
-        correct, f1 = self._match(item, answer)
+        kind = self.check_of(item.task)
+        if kind in CHECK_KINDS:
+            correct, f1 = self._match(kind, item, answer)
+        else:  # one of your reward functions decides, on the whole completion
+            correct = f1 = min(1.0, max(0.0, self._by_function(kind, item, completion, completion_tokens)))
         ends_well = answer is not None and answer.line == len(reply.visible.splitlines()) - 1  # visible is stripped
         return {"correctness": correct, "f1": f1, "format": float(ends_well and self._well_thought(completion)),
                 "length": length}
@@ -76,18 +90,31 @@ class RuleScorer:
             return OPEN not in completion or "</think>" in completion
         return self._think_format([[{"content": OPEN + completion}]])[0] == 1.0
 
+    def check_of(self, task: str) -> str:
+        """How the task's answers are checked: a CheckKind, or the name of the reward function that checks them."""
+        return self.checks.get(task, "exact")
+
+    def _by_function(self, name: str, item: TaskItem, completion: str, completion_tokens: int) -> float:
+        from rc1.scoring.functions import call
+
+        if name not in self._functions:
+            if self._check_function is None:
+                raise ValueError(f"task {item.task} is checked by reward function {name}, which this scorer lacks")
+            self._functions[name] = self._check_function(name)
+        return call(name, self._functions[name], [item], [completion], [completion_tokens])[0]
+
     @staticmethod
-    def _match(item: TaskItem, answer) -> tuple[float, float]:
+    def _match(kind: str, item: TaskItem, answer) -> tuple[float, float]:
         if answer is None:
             return 0.0, 0.0
-        if item.task == "gsm8k":
+        if kind == "math":
             correct = float(math_match(answer, item.answer))
             return correct, correct
-        if item.task == "strategyqa":
+        if kind == "yes_no":
             correct = float(yes_no_match(answer.text, item.answer))
             return correct, correct
         exact = float(normalize_answer(answer.text) == normalize_answer(item.answer))
-        return exact, token_f1(answer.text, item.answer)
+        return exact, (token_f1(answer.text, item.answer) if kind == "f1" else exact)
 
 
 def clarification_count(visible: str | None) -> int:

@@ -47,6 +47,10 @@ GENERATOR_DIFFICULTY_MIX = {
 # (GSM8K train, StrategyQA dev) over seeds 1234, 7, 99: the task keeps 0.67-0.69 (StrategyQA dev), 0.72-0.85 (GSM8K
 # train) of its items, against 0.22 with the generators' mix. HotpotQA has no file to calibrate on here:
 # its sources keep the generator's mix.
+# A task of yours: its records are dressed for their slot's difficulty (rc1/data/episodes.py), which is what the
+# metrics mostly see; like the built-in generators', its slots lean hard so that rebalancing finds enough.
+YOUR_TASK_DIFFICULTY_MIX = {"easy": 0.20, "medium": 0.30, "hard": 0.50}
+
 SOURCE_DIFFICULTY_MIX = {
     "gsm8k": {"easy": 0.10, "medium": 0.0, "hard": 0.90},
     "strategyqa": {"easy": 0.20, "medium": 0.0, "hard": 0.80},
@@ -84,7 +88,7 @@ def build_held_out(loaded: LoadedConfig) -> HeldOut:
     data, release = loaded.config.data, loaded.config.release
     shadow = pool_builder.build_shadow(data.shadow_size, data.mix, data.shadow_seed)
     gate = pool_builder.build_gate(release.gate_size, data.mix, list(release.tasks), data.shadow_seed)
-    both = replace_from_sources(shadow + gate, shadow_sources(data.sources, loaded.resolve), data.shadow_seed,
+    both = replace_from_sources(shadow + gate, shadow_sources(data, loaded.resolve), data.shadow_seed,
                                 by_difficulty=True)
     shadow, gate = both[: len(shadow)], both[len(shadow):]
     return HeldOut(shadow=dress_items(loaded, shadow, data.shadow_seed, "shadow"),
@@ -93,8 +97,9 @@ def build_held_out(loaded: LoadedConfig) -> HeldOut:
 
 def build_seed_pool(loaded: LoadedConfig) -> list[TaskItem]:
     data, seed = loaded.config.data, loaded.config.run.seed
-    sources = pool_sources(data.sources, loaded.resolve)
-    slot_mix = {**GENERATOR_DIFFICULTY_MIX, **{t: m for t, m in SOURCE_DIFFICULTY_MIX.items() if t in sources}}
+    sources = pool_sources(data, loaded.resolve)
+    slot_mix = {**GENERATOR_DIFFICULTY_MIX, **{t: m for t, m in SOURCE_DIFFICULTY_MIX.items() if t in sources},
+                **dict.fromkeys(data.tasks, YOUR_TASK_DIFFICULTY_MIX)}
     pool = pool_builder.build_pool(data.pool_size, data.mix, seed, slot_mix)
     pool = replace_from_sources(pool, sources, seed, by_difficulty=False)
     return dress_items(loaded, pool, seed, "pool")

@@ -45,7 +45,7 @@ class FreshItems:
         """The source records the pool and held-out sets do not hold, loaded when a step first asks for a fresh
         item (a schedule whose seed share never drops below 1 never does)."""
         if self._records_by_task is None:
-            sources = pool_sources(self._session.config.data.sources, self._session.loaded.resolve)
+            sources = pool_sources(self._session.config.data, self._session.loaded.resolve)
             self._records_by_task = {task: [r for r in load_source(task, ref) if r.id not in self._held]
                                      for task, ref in sources.items()}
         return self._records_by_task

@@ -17,6 +17,7 @@ from rc1.checks.consistency import training_config_check
 from rc1.checks.gate_set import gate_set_check
 from rc1.checks.overclar import overclar_check
 from rc1.checks.result import CheckResult
+from rc1.checks.reward_functions import reward_functions_check
 from rc1.checks.scorer import scorer_cache, scorer_live, scorer_probe, scorer_selfcheck
 from rc1.checks.seed_pool import seed_pool_check
 from rc1.checks.sources import data_sources_check, shortfall_check
@@ -68,13 +69,16 @@ def data_checks(session: Session, pool: list[TaskItem], held: HeldOut, metrics: 
     resolve = session.loaded.resolve
     shadow = held.shadow
     return [
-        data_sources_check(pool, shadow, pool_sources(config.data.sources, resolve), shadow_sources(config.data.sources, resolve)),
+        data_sources_check(pool, shadow, pool_sources(config.data, resolve), shadow_sources(config.data, resolve)),
         shadow_stratification(shadow, config.data.shadow_size, config.data.mix),
         gate_set_check(held.gate, shadow, pool, size=config.release.gate_size, tasks=list(config.release.tasks),
                        ngram=t.leak_ngram, similarity=t.leak_similarity),
         *pool_checks(session, pool, shadow),
         datasets.difficulty_check(session.config, session.ws, pool, metrics, balanced),
-        weights.weights_check(session.loaded.weights_path, components_for(session.loaded)),
+        weights.weights_check(session.loaded.weights_path, components_for(session.loaded),
+                              declared={spec.name: spec.weight for spec in config.reward.functions}),
+        reward_functions_check(config.reward.functions, session.loaded.path.parent, spread(shadow, PROBE_ITEMS),
+                               thinking=scoring.pipeline.rule.thinking),
         overclar_check(config.reward, scoring.pipeline),
         *scorer_checks(session, shadow, scoring, round_no),
         training_config_check(config),
@@ -87,7 +91,7 @@ def round_scoring(session: Session, round_no: int) -> RunScoring:
     """The run's scorer for a round (the judge only where it can be built: `scorer_live` says why not)."""
     thinking = policy_thinking(session.loaded)
     scoring = open_scoring(session.loaded, session.ws, thinking, with_weights=False,
-                           with_judge=judge_buildable(session.loaded))
+                           with_judge=judge_buildable(session.loaded), with_functions=False)
     if scoring.judge is not None:
         scoring.judge.ledger.scope = f"round{round_no}"
     return scoring

@@ -31,7 +31,7 @@ from rc1.scoring.archive import EVAL_SAMPLED, TRAIN, Rollout, item_of
 from rc1.scoring.cache import JudgeCache, request_key
 from rc1.scoring.judge import JUDGE_COMPONENT, MalformedAnswer, component, judge_messages, parse_verdict
 from rc1.scoring.ledger import read_tail
-from rc1.scoring.pipeline import build_judge, components_for, rule_scorer
+from rc1.scoring.pipeline import build_judge, components_for, reward_functions, rule_scorer
 from rc1.scoring.reward import reward_parts
 from rc1.scoring.rules import RULE_COMPONENTS, clarification_count
 from rc1.scoring.weights import load_weights
@@ -127,12 +127,19 @@ def _rescore_rows(loaded: LoadedConfig, rows: list[tuple[int, Rollout]]) -> list
     config = loaded.config
     rule = rule_scorer(loaded, policy_thinking(loaded))
     weights = load_weights(loaded.weights_path, components_for(loaded))
+    functions = reward_functions(loaded)
     findings = []
     for seq, row in rows:
         item = item_of(row)
         where = f"{row.kind} step {row.step} item {row.item_id}"
         components = rule.score(item, row.completion, row.tokens)
-        for name in RULE_COMPONENTS:
+        # Your reward functions are asked again (the round-1 probe held them deterministic) where the row was
+        # scored by them: a sampled evaluation reply was scored by the rules alone.
+        yours = [name for name in (functions.names if functions else ()) if name in row.components]
+        if yours:
+            again = functions.score([item], [row.completion], [row.tokens])
+            components.update({name: again[name][0] for name in yours})
+        for name in (*RULE_COMPONENTS, *yours):
             if not math.isclose(components[name], row.components.get(name, math.nan), abs_tol=EXACT):
                 findings.append(Finding(check="rescore", seq=seq, message=f"{where}: {name} recorded "
                                         f"{row.components.get(name)}, scored again {components[name]}"))
@@ -141,7 +148,7 @@ def _rescore_rows(loaded: LoadedConfig, rows: list[tuple[int, Rollout]]) -> list
             findings.append(Finding(check="rescore", seq=seq, message=f"{where}: clarifications recorded "
                                     f"{row.clarifications}, counted again {clarifications}"))
         # A judge's verdict is taken as recorded; a sampled evaluation reply was scored by the rules alone.
-        components.update({k: v for k, v in row.components.items() if k not in RULE_COMPONENTS})
+        components.update({k: v for k, v in row.components.items() if k not in components})
         used = {k: weights[k] for k in components} if row.kind == EVAL_SAMPLED else weights
         if set(used) != set(components):
             findings.append(Finding(check="rescore", seq=seq, message=f"{where}: components {sorted(components)} "

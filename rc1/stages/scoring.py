@@ -11,7 +11,7 @@ from rc1.errors import BadInput
 from rc1.registry.providers import PROVIDERS
 from rc1.scoring.judge import Judge
 from rc1.scoring.openai_judge import api_key
-from rc1.scoring.pipeline import ScoringPipeline, build_judge, components_for, rule_scorer
+from rc1.scoring.pipeline import ScoringPipeline, build_judge, components_for, reward_functions, rule_scorer
 from rc1.scoring.thinking import resolve_thinking, template_opens_thinking
 from rc1.scoring.weights import load_weights
 from rc1.workspace import Workspace
@@ -63,12 +63,15 @@ def judge_buildable(loaded: LoadedConfig) -> bool:
 
 
 def open_scoring(loaded: LoadedConfig, ws: Workspace, thinking: bool, *, with_weights: bool = True,
-                 with_judge: bool = True) -> RunScoring:
+                 with_judge: bool = True, with_functions: bool = True) -> RunScoring:
+    """The run's scorer. A preflight round opens it without the reward functions (`with_functions=False`): its
+    reward_functions check imports and probes them, and fails the round on one that does not import."""
     judge = None
     if with_judge:
         from rc1.train.device import select_device
 
         judge = build_judge(loaded, ws.ledger_path, ws.scorer_cache_dir, select_device())
-    pipeline = ScoringPipeline(rule_scorer(loaded, thinking), judge)
+    functions = reward_functions(loaded) if with_functions else None
+    pipeline = ScoringPipeline(rule_scorer(loaded, thinking), judge, functions)
     weights = load_weights(loaded.weights_path, components_for(loaded)) if with_weights else None
     return RunScoring(pipeline=pipeline, weights=weights)

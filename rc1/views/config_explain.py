@@ -133,6 +133,12 @@ def _walk(struct: mi.StructType, value: Any, prefix: str, loaded: LoadedConfig, 
             yield KeyRow(key=template, kind="section", type="section", value=None, default=None, required=False,
                          source="default", description=_doc(entry), absent=True)
             yield from _walk(entry, None, template + ".", loaded, absent=True)
+        if isinstance(kind, mi.ListType) and isinstance(kind.item_type, mi.StructType):
+            entry = kind.item_type  # a list of sections (reward.functions): each entry's keys, as key[].field
+            template = f"{key}[]"
+            yield KeyRow(key=template, kind="section", type="section", value=None, default=None, required=False,
+                         source="default", description=_doc(entry), absent=True)
+            yield from _walk(entry, None, template + ".", loaded, absent=True)
 
 
 def _unwrap(kind: mi.Type) -> tuple[mi.Type, str]:

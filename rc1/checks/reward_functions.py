@@ -1,0 +1,63 @@
+"""The `reward_functions` check: each of your reward functions (reward.functions) imports, and answers probe
+completions twice with the same numbers, each finite and in the documented range, one per completion.
+
+The probe: shadow items, each with its gold reply, a wrong reply and a completion whose thinking never closed,
+shaped as the policy answers. A function whose answers change between two calls on the same completions would
+make the reward a draw and `audit --rescore` meaningless, so the check fails on it, naming the function and the
+item.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rc1.checks.result import CheckResult
+from rc1.data.task import TaskItem
+from rc1.scoring.functions import RewardFunctionFailed, call, load_function
+from rc1.scoring.rules import as_completion, gold_reply
+
+
+def probe_completions(items: list[TaskItem], thinking: bool) -> tuple[list[TaskItem], list[str]]:
+    """Three completions per item: the gold reply, a wrong answer, and thinking that never ends."""
+    probe_items, completions = [], []
+    for item in items:
+        for completion in (as_completion(gold_reply(item), thinking), as_completion("Answer: xyzzy", thinking),
+                           "I keep thinking about this and never reach an answer"):
+            probe_items.append(item)
+            completions.append(completion)
+    return probe_items, completions
+
+
+def reward_functions_check(specs, folder: Path, items: list[TaskItem], *, thinking: bool) -> CheckResult:
+    probe_items, completions = probe_completions(items, thinking)
+    tokens = [len(completion.split()) for completion in completions]
+    problems = []
+    for spec in specs:
+        try:
+            fn = load_function(spec.path, folder)
+        except Exception as e:  # the user's module: whatever it raises on import is the finding
+            problems.append(f"{spec.name} ({spec.path}) does not import: {type(e).__name__}: {e}")
+            continue
+        try:
+            first = call(spec.name, fn, probe_items, completions, tokens)
+            second = call(spec.name, fn, probe_items, completions, tokens)
+        except RewardFunctionFailed as e:
+            problems.append(str(e))
+            continue
+        changed = [(item.id, a, b) for item, a, b in zip(probe_items, first, second) if a != b]
+        if changed:
+            item_id, a, b = changed[0]
+            problems.append(f"reward function {spec.name} answered {a!r} then {b!r} for the same completion of item "
+                            f"{item_id} ({len(changed)} of {len(first)} answers changed); it must be deterministic")
+    n = len(completions)
+    names = ", ".join(spec.name for spec in specs) or "none configured"
+    return CheckResult(
+        name="reward_functions",
+        passed=not problems,
+        measured={"functions": float(len(specs)), "probe_completions": float(n if specs else 0),
+                  "failing": float(len(problems))},
+        thresholds={"failing": 0.0},
+        detail="; ".join(problems) if problems else (
+            f"reward functions ({names}): imported, answered {n} probe completions of {len(items)} items twice "
+            f"alike, each finite and in range" if specs else "no reward functions configured (reward.functions)"),
+    )
