@@ -8,6 +8,11 @@ from typing import Literal, get_args
 TaskName = Literal["gsm8k", "hotpotqa", "strategyqa"]
 TASKS: tuple[str, ...] = get_args(TaskName)
 
+# The reward components rc1 computes itself (rc1/scoring/rules.py, and the judge's); yours (reward.functions)
+# take other names.
+RULE_COMPONENTS: tuple[str, ...] = ("correctness", "f1", "format", "length")
+JUDGE_COMPONENT = "judge"
+
 # How a task's answers are checked (rc1/scoring/rules.py): math through math-verify, exact after SQuAD's
 # normalization, yes_no, or f1 (exact for correctness, token F1 for the f1 component). A task of yours
 # (`data.tasks.<name>.check`) names one of these, or one of your reward functions.

@@ -575,7 +575,7 @@ def config_sha256(config: Config, sources: dict[str, str] | None = None) -> str:
 def function_sources(config: Config, folder: Path) -> dict[str, str]:
     """The sha256 of each reward function's source file, found without importing it."""
     from rc1.fsutil import sha256_file
-    from rc1.scoring.functions import source_file
+    from rc1.user_code import source_file
 
     sources = {}
     for spec in config.reward.functions:

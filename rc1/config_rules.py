@@ -174,9 +174,8 @@ def _task_problems(config) -> list[str]:
 
 
 def _function_problems(config) -> list[str]:
-    from rc1.scoring.functions import parse_path
-    from rc1.scoring.judge import JUDGE_COMPONENT
-    from rc1.scoring.rules import RULE_COMPONENTS
+    from rc1.catalog import JUDGE_COMPONENT, RULE_COMPONENTS
+    from rc1.user_code import parse_path
 
     problems, seen = [], set()
     for index, spec in enumerate(config.reward.functions):

@@ -160,7 +160,7 @@ def test_a_task_checked_by_your_function_scores_correctness_with_it(tmp_path):
     (folder / "judge_mine.py").write_text(
         "def exact_number(prompts, completions, answer, **kw):\n"
         "    return [1.0 if c.strip().endswith(a) else -0.5 for c, a in zip(completions, answer)]\n")
-    from rc1.scoring.functions import load_function
+    from rc1.user_code import load_function
 
     rule = RuleScorer(thinking=False, max_completion_tokens=64, overlong_cache=16, checks={"mine": "exact_number"},
                       check_function=lambda name: load_function(f"judge_mine:{name}", folder))

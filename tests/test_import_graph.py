@@ -17,7 +17,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "rc1"
 
 LAYERS = [
     {"rc1", "catalog", "errors", "fsutil", "failpoints", "progress", "provenance", "workspace", "distributed", "failure",
-     "closed_pipe"},
+     "closed_pipe", "user_code"},
     {"events", "machine"},
     {"registry"},
     {"config", "config_rules", "run_config"},

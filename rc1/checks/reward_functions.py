@@ -13,7 +13,8 @@ from pathlib import Path
 
 from rc1.checks.result import CheckResult
 from rc1.data.task import TaskItem
-from rc1.scoring.functions import RewardFunctionFailed, call, load_function
+from rc1.scoring.functions import RewardFunctionFailed, call
+from rc1.user_code import load_function
 from rc1.scoring.rules import as_completion, gold_reply
 
 

@@ -19,17 +19,13 @@ its traceback in the ERROR report): a silent 0 would train on a reward nobody wr
 
 from __future__ import annotations
 
-import contextlib
-import importlib
-import importlib.util
 import math
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-import msgspec
 
 from rc1.data.task import TaskItem
+from rc1.user_code import load_function
 
 LOW, HIGH = -1.0, 1.0  # the documented range of a function's answers
 COLUMNS = ("id", "task", "question", "context", "answer", "difficulty", "needs_clarification")
@@ -37,61 +33,6 @@ COLUMNS = ("id", "task", "question", "context", "answer", "difficulty", "needs_c
 
 class RewardFunctionFailed(Exception):
     """A reward function raised, or answered outside its contract, while a batch was scored."""
-
-
-class FunctionRef(msgspec.Struct, frozen=True, kw_only=True):
-    name: str
-    module: str
-    attribute: str
-
-
-def parse_path(path: str) -> tuple[str, str] | None:
-    """`package.module:function` split in two, or None where it is not of that form."""
-    module, colon, attribute = path.partition(":")
-    if not colon or not module or not attribute or not all(part.isidentifier() for part in module.split(".")) \
-            or not all(part.isidentifier() for part in attribute.split(".")):
-        return None
-    return module, attribute
-
-
-@contextlib.contextmanager
-def _import_path(folder: Path):
-    sys.path.insert(0, str(folder))
-    try:
-        yield
-    finally:
-        with contextlib.suppress(ValueError):
-            sys.path.remove(str(folder))
-
-
-def source_file(path: str, folder: Path) -> Path | None:
-    """The file the function's module is read from, found without running it (None: not found)."""
-    parsed = parse_path(path)
-    if parsed is None:
-        return None
-    with _import_path(folder):
-        try:
-            spec = importlib.util.find_spec(parsed[0])
-        except (ImportError, ValueError):
-            return None
-    return Path(spec.origin) if spec is not None and spec.origin and Path(spec.origin).is_file() else None
-
-
-def load_function(path: str, folder: Path) -> Callable:
-    """Import `package.module:function` (the config's folder first on the path). Raises ImportError or
-    AttributeError with what went wrong; the round-1 check reports it."""
-    parsed = parse_path(path)
-    if parsed is None:
-        raise ImportError(f"{path!r} is not of the form package.module:function")
-    module_name, attribute = parsed
-    with _import_path(folder):
-        module = importlib.import_module(module_name)
-    target = module
-    for part in attribute.split("."):
-        target = getattr(target, part)
-    if not callable(target):
-        raise TypeError(f"{path} is a {type(target).__name__}, not a function")
-    return target
 
 
 def call(name: str, fn: Callable, items: Sequence[TaskItem], completions: Sequence[str],

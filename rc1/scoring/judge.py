@@ -24,12 +24,12 @@ from typing import Protocol
 
 import msgspec
 
+from rc1.catalog import JUDGE_COMPONENT  # noqa: F401 (re-exported)
 from rc1.data.task import TaskItem
 from rc1.errors import BadInput, ScorerError
 from rc1.scoring.cache import JudgeCache, request_key
 from rc1.scoring.ledger import Ledger, LedgerRecord, now
 
-JUDGE_COMPONENT = "judge"
 MAX_CONTEXT_CHARS = 6000  # the judge needs the evidence, not every paragraph of a long context
 
 

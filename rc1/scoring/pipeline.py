@@ -106,7 +106,7 @@ def rule_scorer(loaded: LoadedConfig, thinking: bool) -> RuleScorer:
     paths = {spec.name: spec.path for spec in loaded.config.reward.functions}
 
     def check_function(name: str):
-        from rc1.scoring.functions import load_function
+        from rc1.user_code import load_function
 
         return load_function(paths[name], loaded.path.parent)
 

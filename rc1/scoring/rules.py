@@ -20,12 +20,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from rc1.catalog import BUILTIN_CHECKS, CHECK_KINDS
+from rc1.catalog import BUILTIN_CHECKS, CHECK_KINDS, RULE_COMPONENTS  # noqa: F401 (re-exported)
 from rc1.data.task import TaskItem
 from rc1.scoring.answers import final_answer, math_match, normalize_answer, token_f1, yes_no_match
 from rc1.scoring.thinking import OPEN, Reply, split_reply
 
-RULE_COMPONENTS: tuple[str, ...] = ("correctness", "f1", "format", "length")
 _CLOSERS = "\"')]}»”’*_`"
 CLARIFICATION = "Could you share the details this question depends on?"
 
