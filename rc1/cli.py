@@ -136,6 +136,18 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--json", action="store_true")
     actions.add_parser("schema", help="the config's JSON schema, every description included, on stdout")
 
+    p = sub.add_parser("export", help="write a checkpoint out as a model (PEFT adapter, merged or full HF model) with "
+                                      "a model card from the log; appends model_exported")
+    _config_args(p)
+    p.add_argument("--checkpoint", default="best", metavar="best|latest|step_N",
+                   help="best (default: the line's last best/ promotion), latest, or step_N")
+    p.add_argument("--seed", type=int, metavar="S", help="the line of training (required when run.seeds has several)")
+    p.add_argument("--merge", action="store_true",
+                   help="merge the LoRA adapter into the base: a whole HF model directory (QLoRA: base loaded in bf16)")
+    p.add_argument("--out", required=True, metavar="DIR", help="the export directory: new, or empty")
+    p.add_argument("--push-to-hub", metavar="REPO", help="then upload DIR to this hub model repo (huggingface_hub, "
+                                                       "HF_TOKEN or the stored login)")
+
     p = sub.add_parser("train", help="start or resume training (requires round 2)")
     _config_args(p)
     p.add_argument("--resume", metavar="PATH", help="checkpoint dir to resume from (must have a checkpoint_saved event)")

@@ -62,6 +62,11 @@ class TrainingError(Rc1Error):
     """Training itself failed (engine error, non-finite loss). Exit 1."""
 
 
+class PushFailed(Rc1Error):
+    """`rc1 export --push-to-hub` could not reach the hub, or the hub refused the token or the repo. Exit 1, one
+    line; the local export and its model_exported event stand."""
+
+
 class ScorerError(Rc1Error):
     """A judge could not score: it failed, or answered malformed JSON, after every retry; or it
     refused the request (401, 404). Exit 1. The message never holds the API key."""

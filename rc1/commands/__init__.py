@@ -27,6 +27,7 @@ HANDLERS = {
     "score": "score:run",
     "train": "stages:train",
     "config": "config:run",
+    "export": "export:run",
 }
 
 

@@ -49,5 +49,7 @@ def run(args) -> int:
             print(f"  FAIL [{f.check}] {where}: {f.message}")
         for f in report.set_aside:
             print(f"  note [{f.check}] seq {f.seq}: {f.message} (by `rc1 repair`)")
+        for f in report.notes:
+            print(f"  note [{f.check}] seq {f.seq}: {f.message}")
         print("audit passed" if report.ok else f"audit FAILED: {len(report.findings)} finding(s)")
     return 0 if report.ok else int(ExitCode.GATE_CLOSED)

@@ -22,7 +22,7 @@ from rc1.fsutil import sha256_file
 
 
 class Finding(msgspec.Struct, frozen=True, kw_only=True):
-    check: str  # chain | schema | torn_tail | transition | steps | checkpoint | archive | anchor | gate_inputs | rescore
+    check: str  # chain | schema | torn_tail | transition | steps | checkpoint | archive | anchor | gate_inputs | export | rescore
     seq: int | None
     message: str
 
@@ -35,6 +35,9 @@ class AuditReport(msgspec.Struct, kw_only=True):
     # Refused events `rc1 repair` set aside (refused_set_aside): still in the log, never folded in; listed, not
     # findings, because a person decided, on the record, that the run goes on without them.
     set_aside: list[Finding] = msgspec.field(default_factory=list)
+    # What the audit could not look at and why, without it being wrong: an export directory moved or deleted
+    # (an export is made to be shipped), an export superseded by a later one to the same directory.
+    notes: list[Finding] = msgspec.field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -44,7 +47,8 @@ class AuditReport(msgspec.Struct, kw_only=True):
 def audit_log(ws: Workspace, current: ev.Fingerprints | None) -> AuditReport:
     """Every check, over one full read of the log (a snapshot is never trusted here; only its anchor is read)."""
     log_path, workspace_root = ws.log_path, ws.root
-    checks = ["chain", "schema", "torn_tail", "transition", "steps", "checkpoint", "archive", "anchor", "gate_inputs"]
+    checks = ["chain", "schema", "torn_tail", "transition", "steps", "checkpoint", "archive", "anchor", "gate_inputs",
+              "export"]
     try:
         contents = read_log(log_path)
     except CorruptLog as e:
@@ -68,7 +72,9 @@ def audit_log(ws: Workspace, current: ev.Fingerprints | None) -> AuditReport:
     findings += _head_findings(ws, contents.line_hashes)
     if current is not None:
         findings += _gate_input_findings(replayer.projection, current)
-    return AuditReport(log=str(log_path), events=len(events), findings=findings, checks_run=checks, set_aside=set_aside)
+    export_findings, notes = _export_findings(events, workspace_root, contents.line_hashes)
+    return AuditReport(log=str(log_path), events=len(events), findings=findings + export_findings, checks_run=checks,
+                       set_aside=set_aside, notes=notes)
 
 
 def _step_findings(events: list[ev.Event]) -> list[Finding]:
@@ -130,6 +136,37 @@ def _head_findings(ws: Workspace, line_hashes: Sequence[str]) -> list[Finding]:
     if line_hashes[head.seq] != head.hash:
         return [Finding(check="anchor", seq=head.seq, message=f"seq {head.seq} hash differs from the one its writer recorded in {path.name}")]
     return []
+
+
+def _export_findings(events: list[ev.Event], root: Path, line_hashes: Sequence[str]) -> tuple[list[Finding], list[Finding]]:
+    """Every model export still holds exactly the files its model_exported recorded (none missing, changed or added),
+    and the log still holds the head its model card names. An export directory that is gone was moved or deleted
+    (an export is made to leave this machine): a note, not a finding. Of several exports to one directory (the
+    first deleted, the directory used again), only the last is checked."""
+    findings: list[Finding] = []
+    notes: list[Finding] = []
+    exports = [e for e in events if isinstance(e, ev.ModelExported)]
+    last = {e.out: e.seq for e in exports}
+    for event in exports:
+        if event.log_seq >= len(line_hashes) or line_hashes[event.log_seq] != event.log_hash:
+            findings.append(Finding(check="anchor", seq=event.seq, message=f"the model card of {event.out} names log seq "
+                                    f"{event.log_seq} ({event.log_hash[:12]}…), which the log no longer holds"))
+        directory = root / event.out
+        if last[event.out] != event.seq:
+            notes.append(Finding(check="export", seq=event.seq, message=f"{event.out}: exported again at seq "
+                                 f"{last[event.out]}; this export's files are not checked"))
+            continue
+        if not directory.is_dir():
+            notes.append(Finding(check="export", seq=event.seq, message=f"{event.out}: the export is not there (moved "
+                                 "or deleted); its files cannot be checked here (their sha256 are in the event and in "
+                                 "its model card)"))
+            continue
+        findings += _file_findings(root, event.out, {rel: f.sha256 for rel, f in event.files.items()}, event.seq,
+                                   check="export")
+        on_disk = {str(p.relative_to(directory)) for p in directory.rglob("*") if p.is_file() or p.is_symlink()}
+        findings += [Finding(check="export", seq=event.seq, message=f"{Path(event.out) / rel}: not part of the export "
+                             "recorded") for rel in sorted(on_disk - event.files.keys())]
+    return findings, notes
 
 
 def _file_findings(root: Path, directory: str, files: dict[str, str], seq: int, check: str = "checkpoint") -> list[Finding]:

@@ -3,8 +3,9 @@
 Triggers (round1_passed, training_started, checkpoint_saved, …) are the machine's to allow. Events that fire no
 transition are true only in some states, and are refused in the others: a round's checks and verdict while that
 round may run, an evaluation or a verdict of training while there is training, a line completed only while one is
-unfinished. The rest (run_started, artifact_written, log_repaired, a shadow run, checks run by hand) may be
-written in any state. The same rules decide at the write (rc1/events/aggregate.py) and in replay, where an event
+unfinished, a model exported while the gates its training passed are in force (TRAINING, CHECKPOINTED: not
+after gate_invalidated). The rest (run_started, artifact_written, log_repaired, a shadow run, checks run by hand)
+may be written in any state. The same rules decide at the write (rc1/events/aggregate.py) and in replay, where an event
 they refuse is a violation: recorded, not folded in, and an audit finding.
 """
 
@@ -26,7 +27,7 @@ def _states(event: ev.Event) -> frozenset[str] | None:
         case ev.GateSetEvaluated():
             return ROUND_STATES[2] if event.policy == "base" else TRAINING_STATES
         case (ev.EvalCompleted() | ev.BestPromoted() | ev.ReleaseEvaluated() | ev.ReleaseAcrossSeeds()
-              | ev.TrainingFailed() | ev.RunCompleted()):
+              | ev.TrainingFailed() | ev.RunCompleted() | ev.ModelExported()):
             return TRAINING_STATES
     return None
 

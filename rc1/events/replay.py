@@ -84,6 +84,16 @@ class AcrossSeedsView(msgspec.Struct, frozen=True, kw_only=True):
     passed: bool
 
 
+class ExportRef(msgspec.Struct, frozen=True, kw_only=True):
+    """A model `rc1 export` wrote (model_exported): where, in what form, from which checkpoint of which line."""
+
+    seq: int
+    out: str
+    form: str  # adapter | merged | full
+    step: int
+    seed: int | None
+
+
 class Violation(msgspec.Struct, frozen=True, kw_only=True):
     seq: int
     message: str
@@ -124,6 +134,7 @@ class Projection(msgspec.Struct, kw_only=True):
     seeds: list[int] = msgspec.field(default_factory=list)
     finished: list[LineResult] = msgspec.field(default_factory=list)
     across_seeds: AcrossSeedsView | None = None
+    exports: list[ExportRef] = msgspec.field(default_factory=list)  # every model_exported, oldest first
 
     @property
     def latest_checkpoint(self) -> CheckpointRef | None:
@@ -332,6 +343,11 @@ def _(event: ev.ReleaseAcrossSeeds, p: Projection) -> None:
 @_mutate.register
 def _(event: ev.TrackerAttached, p: Projection) -> None:
     p.trackers[event.backend] = event.run_id
+
+
+@_mutate.register
+def _(event: ev.ModelExported, p: Projection) -> None:
+    p.exports.append(ExportRef(seq=event.seq, out=event.out, form=event.form, step=event.step, seed=event.seed))
 
 
 @_mutate.register

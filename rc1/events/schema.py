@@ -324,6 +324,32 @@ class TrackerAttached(Event, frozen=True, kw_only=True, tag="tracker_attached"):
     run_id: str
 
 
+class ExportedFile(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    sha256: str
+    bytes: int
+
+
+class ModelExported(Event, frozen=True, kw_only=True, tag="model_exported"):
+    """`rc1 export` wrote a checkpoint of a line of training out as a model (README "Export"): `form` adapter (PEFT's
+    layout; with the built-in base exported beside it in base/), merged (the adapter merged into a whole model) or
+    full (a full fine-tune's model, whole). Every file of the directory with its sha256 and size (`audit` checks
+    them), the model card's sha256, and the log's head the card names (seq and hash: lines cut off the end show)."""
+
+    out: str  # the export directory: relative to the workspace root when inside it, else absolute
+    form: str  # adapter | merged | full
+    asked: str  # what --checkpoint asked for: best | latest | step_N
+    step: int
+    checkpoint: str  # the checkpoint's directory, as its checkpoint_saved recorded it
+    checkpoint_seq: int  # the checkpoint_saved that vouches for it (its files were verified against it first)
+    seed: int | None = None  # the line of training
+    base_model: str  # model.name; in an adapter export, what its base_model_name_or_path says
+    dtype: str  # the weights' dtype as exported
+    files: dict[str, ExportedFile]  # relative path -> sha256 and bytes, README.md (the model card) included
+    card_sha256: str
+    log_seq: int  # the log's head when the card was written (the card names it)
+    log_hash: str
+
+
 class RefusedSetAside(Event, frozen=True, kw_only=True, tag="refused_set_aside"):
     """Events an older rc1 wrote although the state machine refused them (rc1 now refuses them at the write),
     set aside by `rc1 repair`: they stay in the log (the chain covers them) and are still never folded in; the

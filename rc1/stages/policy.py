@@ -52,6 +52,14 @@ def load_run_policy(session: Session, pool: list[TaskItem], base_seed: int | Non
     return model, tokenizer, device, dtype
 
 
+def base_model_source(session: Session, pool: list[TaskItem], base_seed: int) -> str:
+    """What `from_pretrained` loads the run's base model from: the built-in model's directory (built and
+    warm-started on `pool` with `base_seed`, or found in the cache), else `model.name` (a hub id or a directory)."""
+    if is_builtin(session.config.model.name):
+        return str(_builtin_model(session, pool, base_seed))
+    return session.config.model.name
+
+
 def builtin_model_dir(ws: Workspace, seed: int) -> Path:
     """Where the built-in tiny model of this run's balanced pool and seed is (or will be) built."""
     return ws.model_cache_dir / f"tiny-qwen3-{sha256_file(ws.balanced_pool_path)[:12]}-seed{seed}"

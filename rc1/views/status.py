@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgspec
 
 from rc1.events import schema as ev
-from rc1.events.replay import AcrossSeedsView, LineResult, ReleaseView, Replayer
+from rc1.events.replay import AcrossSeedsView, ExportRef, LineResult, ReleaseView, Replayer
 from rc1.views.release import verdict_text
 
 
@@ -51,6 +51,7 @@ class StatusView(msgspec.Struct, frozen=True, kw_only=True):
     seeds: list[int] = msgspec.field(default_factory=list)
     finished: list[LineResult] = msgspec.field(default_factory=list)
     across_seeds: AcrossSeedsView | None = None
+    exports: list[ExportRef] = msgspec.field(default_factory=list)  # the models `rc1 export` wrote (model_exported)
 
 
 def status_view(replayer: Replayer, current: ev.Fingerprints | None, run: str, torn_bytes: int = 0) -> StatusView:
@@ -91,6 +92,7 @@ def status_view(replayer: Replayer, current: ev.Fingerprints | None, run: str, t
         seeds=list(p.seeds),
         finished=list(p.finished),
         across_seeds=p.across_seeds,
+        exports=list(p.exports),
     )
 
 
@@ -144,6 +146,9 @@ def render_text(view: StatusView) -> str:
         lines.append(f"{name:<10} passed; {match}")
         lines.append(f"           pool {fp.pool[:12]}  shadow {fp.shadow[:12]}  gate set {fp.gate[:12] or '-'}  "
                      f"config {fp.config[:12]}  weights {fp.weights[:12]}")
+    for export in view.exports:
+        seed = f" of seed {export.seed}" if len(view.seeds) > 1 else ""
+        lines.append(f"export     step {export.step}{seed} as {export.form} in {export.out} (seq {export.seq})")
     if view.torn_tail_bytes:
         lines.append(f"log        TORN TAIL of {view.torn_tail_bytes} bytes: run `rc1 repair`")
     if view.last_error:
