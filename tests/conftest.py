@@ -23,6 +23,11 @@ SHORT = {"data.pool_size": 240, "data.shadow_size": 30, "train.max_steps": 12, "
          "train.eval_steps": 4, "train.per_device_batch_size": 16, "train.num_generations": 4, "release.gate_size": 60}
 
 
+# Trackio reads TRACKIO_DIR once, when it is first imported, and TRL imports it with its trainers: the tests' own
+# store is set before anything here imports TRL, for this process and the rc1 processes it starts.
+os.environ["TRACKIO_DIR"] = tempfile.mkdtemp(prefix="rc1-test-trackio-")
+atexit.register(shutil.rmtree, os.environ["TRACKIO_DIR"], True)
+
 # The built-in model and its warm start are cached by the pool they are built on; workspaces of the same
 # pool share one cache instead of building and warm-starting the same model again in every test.
 MODELS = Path(tempfile.mkdtemp(prefix="rc1-test-models-"))

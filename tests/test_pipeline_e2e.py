@@ -104,7 +104,7 @@ def test_handoff_bundles_each_stage_from_the_log(completed_run):
         [(e["dir"], e["files"]["model.safetensors"]) for e in checkpoints]
     assert bundle["from"].startswith("rc1 ") and bundle["next_actions"]
     round1 = json.loads(rc1_here(completed_run, "handoff", "--round", "1", "--json").stdout)
-    assert all(round1["checks"].values()) and len(round1["checks"]) == 19 and not round1["risks"]
+    assert all(round1["checks"].values()) and len(round1["checks"]) == 20 and not round1["risks"]
     assert "data/local/gate.jsonl" in {artifact["path"] for artifact in round1["artifacts"]}
     for artifact in round1["artifacts"]:  # what the log recorded is what lies on disk
         assert hashlib.sha256((completed_run / artifact["path"]).read_bytes()).hexdigest() == artifact["sha256"]

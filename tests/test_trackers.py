@@ -21,9 +21,9 @@ from rc1.views.trackers import Trackers
 def test_every_tracker_gets_each_step_once_across_a_kill_and_a_resume(tmp_path):
     root = make_workspace(tmp_path, **{"tracking.report_to": ["tensorboard", "mlflow", "wandb", "trackio"]})
     # The trackers' own settings: MLflow a file store in the workspace (its maintenance-mode backend, allowed for the
-    # test), W&B offline (its files under tracking/<run>/wandb/), Trackio's SQLite store in tmp_path.
+    # test), W&B offline (its files under tracking/<run>/wandb/), Trackio the tests' store (conftest: TRACKIO_DIR).
     mlflow_env = {"MLFLOW_TRACKING_URI": f"file:{tmp_path / 'mlruns'}", "MLFLOW_ALLOW_FILE_STORE": "true",
-                  "WANDB_MODE": "offline", "WANDB_SILENT": "true", "TRACKIO_DIR": str(tmp_path / "trackio")}
+                  "WANDB_MODE": "offline", "WANDB_SILENT": "true"}
     killed = rc1(root, "advance", "--all", env={**os.environ, **mlflow_env, "RC1_KILL_AT": "append:train_step@6"})
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     resumed = rc1_here(root, "advance", "--all", env=mlflow_env)
@@ -81,7 +81,7 @@ def test_every_tracker_gets_each_step_once_across_a_kill_and_a_resume(tmp_path):
     trackio = subprocess.run([sys.executable, "-c", (
         "import json, trackio.sqlite_storage as s; "
         "print(json.dumps([s.SQLiteStorage.get_runs('rc1'), s.SQLiteStorage.get_logs('rc1', 'local')]))")],
-        env={**os.environ, "TRACKIO_DIR": str(tmp_path / "trackio")}, capture_output=True, text=True, check=True)
+        env={**os.environ}, capture_output=True, text=True, check=True)
     runs, rows = json.loads(trackio.stdout.splitlines()[-1])
     assert runs == ["local"] and attached[3][1] == "local"
     steps = [(row["step"], row["seed_1234/train/reward"]) for row in rows if "seed_1234/train/reward" in row]

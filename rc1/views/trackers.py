@@ -254,6 +254,10 @@ class Trackio(Tracker):
         import trackio
 
         super().__init__(ws, run_id)
+        wanted = os.environ.get("TRACKIO_DIR")
+        if wanted and Path(wanted).resolve() != Path(trackio.utils.TRACKIO_DIR).resolve():
+            # Trackio reads TRACKIO_DIR once, at its import (which TRL's trainers make): say so, never write elsewhere.
+            raise RuntimeError(f"TRACKIO_DIR is {wanted}, but trackio was imported with {trackio.utils.TRACKIO_DIR}")
         self._trackio = trackio
         with contextlib.redirect_stdout(io.StringIO()):  # its banner is not rc1's output
             self._run = trackio.init(project=os.environ.get("TRACKIO_PROJECT", "rc1"), name=run_id, resume="allow",
