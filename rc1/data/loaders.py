@@ -62,6 +62,7 @@ def _your_task(task: str, ref: SourceRef) -> list[TaskItem]:
     from rc1.data.difficulty import bucket, measure
 
     columns = ref.columns
+    datasets.disable_progress_bars()  # rc1 reports its own progress; the builder's bars would interleave with it
     try:
         if ref.path is not None:
             builder = _BUILDERS.get(ref.path.suffix.lower())
