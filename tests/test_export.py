@@ -122,6 +122,8 @@ def test_the_model_card_points_back_to_the_run(lora_run, exported):
     assert f"- round2: seq {round2['seq']}" in card
     assert f"trained by rc1 {started['code_version']}" in card
     assert "./base" in card and "library_name: peft" in card
+    weights = json.loads((lora_run / "configs/weights.json").read_text())
+    assert all(f"| {name} | {weight:g} | rc1 |" in card for name, weight in weights.items())  # the reward it was trained on
 
 
 def test_the_export_is_an_event_that_names_every_file(lora_run, exported):

@@ -214,8 +214,17 @@ def _facts(session: Session, line: Line, ref: CheckpointRef, asked: str, form: s
         fingerprints=p.gates["round2"].fingerprints, gates=gates, release=p.release,
         across_seeds=session.projection.across_seeds,
         evaluation=next((e for e in p.evals if e.step == ref.step), None), trained_by=trained_by,
-        exported_by=provenance.code_version(), files=files,
+        exported_by=provenance.code_version(), files=files, reward_weights=_weights_checked(line),
+        functions={spec.name: spec.path for spec in config.reward.functions}, mix=dict(config.data.mix),
+        your_tasks={name: task.check for name, task in config.data.tasks.items()},
     )
+
+
+def _weights_checked(line: Line) -> dict[str, float]:
+    """The reward weights round 2's `weights` check read (the gate binds them by sha256), as the log has them."""
+    checked = [e for e in line.events[_gated_from(line.events):]
+               if isinstance(e, ev.CheckPassed) and e.round == 2 and e.name == "weights"]
+    return {k: v for k, v in checked[-1].measured.items() if k != "sum"} if checked else {}
 
 
 def _starts(line: Line) -> list[ev.TrainingStarted]:

@@ -54,6 +54,10 @@ class CardFacts(msgspec.Struct, frozen=True, kw_only=True):
     release: ReleaseView | None
     across_seeds: AcrossSeedsView | None
     evaluation: EvalPoint | None  # the shadow set's evaluation at the exported step, if there was one
+    reward_weights: dict[str, float] = msgspec.field(default_factory=dict)  # the weights check of round 2, as logged
+    functions: dict[str, str] = msgspec.field(default_factory=dict)  # your reward functions: name -> module:function
+    mix: dict[str, float] = msgspec.field(default_factory=dict)  # data.mix
+    your_tasks: dict[str, str] = msgspec.field(default_factory=dict)  # your tasks: name -> how answers are checked
     trained_by: list[str]  # code versions that wrote the log up to the checkpoint (run_started)
     exported_by: str
     files: dict[str, ev.ExportedFile]  # every file but the card itself
@@ -96,7 +100,7 @@ def _body(f: CardFacts) -> list[str]:
         f"| log | `{f.log}`, head seq {f.log_seq}, sha256 `{f.log_hash}` |",
         "",
     ]
-    out += _data(f) + _gates(f) + _release(f) + _loading(f) + _files(f)
+    out += _reward(f) + _data(f) + _gates(f) + _release(f) + _loading(f) + _files(f)
     return out
 
 
@@ -108,6 +112,22 @@ def _weights(f: CardFacts) -> str:
 
 def _lora(lora: dict[str, str]) -> str:
     return f" (LoRA {', '.join(f'{k} {v}' for k, v in lora.items())})" if lora else ""
+
+
+def _reward(f: CardFacts) -> list[str]:
+    if not f.reward_weights and not f.mix:
+        return []
+    yours = {**{name: f"your function `{path}`" for name, path in f.functions.items()}}
+    lines = ["## Reward and tasks", ""]
+    if f.reward_weights:
+        lines += ["Reward components and their weights (round 2's `weights` check):", "",
+                  "| component | weight | |", "|---|---|---|",
+                  *[f"| {name} | {weight:g} | {yours.get(name, 'rc1')} |" for name, weight in f.reward_weights.items()], ""]
+    if f.mix:
+        lines += ["Task shares of the data (`data.mix`): " + ", ".join(
+            f"{task} {share:g}" + (f" (yours, checked by {f.your_tasks[task]})" if task in f.your_tasks else "")
+            for task, share in f.mix.items()) + ".", ""]
+    return lines
 
 
 def _data(f: CardFacts) -> list[str]:
