@@ -516,6 +516,9 @@ class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
     sha256: str
     # Provenance, outside the fingerprint: every dotted key the file itself gives (sections and the keys in them).
     file_keys: frozenset[str] = frozenset()
+    # The files the config names whose content is part of the fingerprint (your reward functions' sources, your
+    # tasks' record files): "reward.functions.<name>" / "data.tasks.<name>" -> sha256 ("missing": not found).
+    files: dict[str, str] = msgspec.field(default_factory=dict)
 
     @property
     def set_keys(self) -> tuple[str, ...]:
@@ -558,30 +561,39 @@ def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = (), *
     problems = cross_field_problems(config)
     if problems:
         raise BadInput("\n".join(f"{path}: {p}" for p in problems))
+    files = named_files(config, path.resolve().parent)
     return LoadedConfig(config=config, path=path.resolve(), overrides=tuple(overrides),
-                        sha256=config_sha256(config, function_sources(config, path.resolve().parent)),
-                        file_keys=file_keys)
+                        sha256=config_sha256(config, files), file_keys=file_keys, files=files)
 
 
-def config_sha256(config: Config, sources: dict[str, str] | None = None) -> str:
-    """The fingerprint of the effective values and, where there are reward functions, of their source files
-    (`sources`: name -> sha256, "missing" for one not found): editing a function's code is editing the config."""
+def config_sha256(config: Config, files: dict[str, str] | None = None) -> str:
+    """The fingerprint of the effective values and, where the config names any, of the files whose content is the
+    run's as much as its values are (`named_files`): editing a reward function's code, or a task's records, is
+    editing the config. A config that names none fingerprints as it always did."""
     encoded = msgspec.json.encode(config)
-    if sources:
-        encoded += b"\n" + msgspec.json.encode(dict(sorted(sources.items())))
+    if files:
+        encoded += b"\n" + msgspec.json.encode(dict(sorted(files.items())))
     return hashlib.sha256(encoded).hexdigest()
 
 
-def function_sources(config: Config, folder: Path) -> dict[str, str]:
-    """The sha256 of each reward function's source file, found without importing it."""
+def named_files(config: Config, folder: Path) -> dict[str, str]:
+    """The sha256 of each reward function's source (its module file; for a module of a package, every .py file of
+    the package, found without running any of it) and of each task of yours' records file (a hub task: its id,
+    which names no revision; training reads its records again for fresh items)."""
     from rc1.fsutil import sha256_file
-    from rc1.user_code import source_file
+    from rc1.user_code import source_files
 
-    sources = {}
+    files = {}
     for spec in config.reward.functions:
-        found = source_file(spec.path, folder)
-        sources[spec.name] = sha256_file(found) if found is not None else "missing"
-    return sources
+        found = source_files(spec.path, folder)
+        files[f"reward.functions.{spec.name}"] = (
+            hashlib.sha256("".join(f"{p.name}:{sha256_file(p)}\n" for p in found).encode()).hexdigest()
+            if found else "missing")
+    for name, task in config.data.tasks.items():
+        where = (folder / task.path) if task.path is not None else None
+        files[f"data.tasks.{name}"] = (sha256_file(where) if where is not None and where.is_file()
+                                       else "missing" if where is not None else f"hub:{task.hub}")
+    return files
 
 
 def effective_yaml(loaded: LoadedConfig) -> str:

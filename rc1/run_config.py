@@ -34,6 +34,7 @@ class KeptConfig(msgspec.Struct, frozen=True, kw_only=True):
     # sha256 of `config` as stored (its JSON): a hand edit shows here, while an rc1 whose Config gained a field
     # (its default now part of the fingerprint) is not mistaken for one.
     values_sha256: str = ""
+    files: dict[str, str] = msgspec.field(default_factory=dict)  # LoadedConfig.files at round 1: what it fingerprinted
 
 
 def kept_config_path(ws: Workspace) -> Path:
@@ -45,7 +46,7 @@ def keep_config(ws: Workspace, loaded: LoadedConfig) -> Path:
     where = loaded.path.relative_to(ws.root) if loaded.path.is_relative_to(ws.root) else loaded.path
     values = msgspec.to_builtins(loaded.config)
     kept = KeptConfig(config_path=str(where), overrides=list(loaded.overrides), sha256=loaded.sha256, config=values,
-                      values_sha256=_values_sha256(values))
+                      values_sha256=_values_sha256(values), files=dict(loaded.files))
     path = kept_config_path(ws)
     atomic_write_bytes(path, msgspec.json.format(msgspec.json.encode(kept)))
     return path
@@ -83,6 +84,17 @@ def load_run_config(config: str | None, overrides: list[str], run: str | None = 
     raise GateClosed(f"{kept_config_path(ws)}: run {ws.run} kept another config at round 1; this command asks for\n"
                      f"{listed}\nnothing was appended. Name only the run (--run {ws.run}) to go on with its own config, or "
                      "add --accept-changed-inputs to change it (the gates are invalidated and both rounds run again)")
+
+
+def changed_files(ws: Workspace, loaded: LoadedConfig) -> list[str]:
+    """The files the config names (reward functions' sources, your tasks' records) whose content differs from what
+    round 1 fingerprinted, by the key that names them; [] where no config was kept."""
+    try:
+        kept = msgspec.json.decode(kept_config_path(ws).read_bytes(), type=KeptConfig)
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        return []
+    return [key for key in sorted(kept.files.keys() | loaded.files.keys())
+            if kept.files.get(key) != loaded.files.get(key)]
 
 
 def _values_sha256(values: dict) -> str:

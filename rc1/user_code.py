@@ -3,9 +3,8 @@ folder first on the import path (so a module beside the config is found). Used f
 
 from __future__ import annotations
 
-import contextlib
 import importlib
-import importlib.util
+import importlib.machinery
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -20,27 +19,38 @@ def parse_path(path: str) -> tuple[str, str] | None:
     return module, attribute
 
 
-@contextlib.contextmanager
-def _import_path(folder: Path):
-    sys.path.insert(0, str(folder))
-    try:
-        yield
-    finally:
-        with contextlib.suppress(ValueError):
-            sys.path.remove(str(folder))
-
-
 def source_file(path: str, folder: Path) -> Path | None:
-    """The file the function's module is read from, found without running it (None: not found)."""
+    """The file the function's module is read from, found without running any of it (a package's `__init__`
+    included: `importlib.util.find_spec` would run it), through the config's folder and then sys.path; None where
+    it is not a module file there."""
     parsed = parse_path(path)
     if parsed is None:
         return None
-    with _import_path(folder):
-        try:
-            spec = importlib.util.find_spec(parsed[0])
-        except (ImportError, ValueError):
+    search: list[str] | None = [str(folder), *sys.path]
+    spec = None
+    for part in parsed[0].split("."):
+        if search is None:
             return None
-    return Path(spec.origin) if spec is not None and spec.origin and Path(spec.origin).is_file() else None
+        try:
+            spec = importlib.machinery.PathFinder.find_spec(part, search)
+        except (ImportError, ValueError, OSError):
+            return None
+        if spec is None:
+            return None
+        search = list(spec.submodule_search_locations) if spec.submodule_search_locations is not None else None
+    origin = Path(spec.origin) if spec is not None and spec.origin else None
+    return origin if origin is not None and origin.is_file() else None
+
+
+def source_files(path: str, folder: Path) -> list[Path]:
+    """What a function's fingerprint covers: its module's file, and for a module of a package every .py file under
+    the package's top folder (the helpers it imports from there); [] where the module is not found."""
+    found = source_file(path, folder)
+    if found is None:
+        return []
+    top = parse_path(path)[0].split(".")[0]
+    package = next((parent for parent in found.parents if parent.name == top and (parent / "__init__.py").exists()), None)
+    return sorted(package.rglob("*.py")) if package is not None else [found]
 
 
 def load_function(path: str, folder: Path) -> Callable:
@@ -50,8 +60,10 @@ def load_function(path: str, folder: Path) -> Callable:
     if parsed is None:
         raise ImportError(f"{path!r} is not of the form package.module:function")
     module_name, attribute = parsed
-    with _import_path(folder):
-        module = importlib.import_module(module_name)
+    # The folder stays on the path: a function that imports a module beside it while it scores must find it too.
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
+    module = importlib.import_module(module_name)
     target = module
     for part in attribute.split("."):
         target = getattr(target, part)

@@ -72,6 +72,11 @@ def moody(prompts, completions, **columns):
     return [0.5 if moody.calls % 2 else 0.25 for _ in completions]
 
 
+def relative(prompts, completions, completion_tokens, **columns):
+    mean = sum(completion_tokens) / len(completion_tokens)
+    return [max(-1.0, min(1.0, (tokens - mean) / 10)) for tokens in completion_tokens]
+
+
 def unbounded(prompts, completions, answer, **columns):
     return [float("nan") if a == answer[0] else 0.0 for a in answer]
 '''
@@ -80,8 +85,8 @@ WEIGHTS = {"correctness": 0.4, "f1": 0.15, "format": 0.2, "length": 0.15, "brevi
 
 def your_workspace(root, *, functions=("brevity",), **changes):
     """The short run with a task of yours (arith, 20 % of the mix, half of the release question) and your functions."""
-    weights = {**WEIGHTS, "format": 0.2 - 0.05 * (len(functions) - 1) / 2, "length": 0.15 - 0.05 * (len(functions) - 1) / 2,
-               **dict.fromkeys(functions[1:], 0.05)}
+    weights = {**WEIGHTS, "format": 0.2 - 0.04 * (len(functions) - 1) / 2, "length": 0.15 - 0.04 * (len(functions) - 1) / 2,
+               **dict.fromkeys(functions[1:], 0.04)}
     root = make_workspace(root, **{
         "data.pool_size": 400, "preflight.min_distinct2": 0.35,  # templated arithmetic is less varied than prose
         "data.tasks": {"arith": {"path": "arith.jsonl", "check": "math"}},
@@ -112,6 +117,17 @@ def test_your_task_and_reward_function_go_through_gates_training_archive_and_ver
     assert len([i for i in gate if i["task"] == "arith"]) == 24 and all(i["difficulty"] == "hard" for i in gate)
     assert held and not held & {item["question"] for item in mine}  # the held-out share never reaches the pool
 
+    # The task's records are fingerprinted with the config (training reads them again for fresh items): an edit
+    # after the gates is refused, naming the file's key, and nothing is appended.
+    records = root / "configs/arith.jsonl"
+    kept = records.read_bytes()
+    records.write_bytes(kept + b'{"question": "How many sides has a square?", "answer": 4}\n')
+    before = len(events(root))
+    refused = rc1_here(root, "advance")
+    assert refused.returncode == 3 and "the content of data.tasks.arith changed" in refused.stderr, refused.stderr
+    assert len(events(root)) == before
+    records.write_bytes(kept)
+
     # A function that raises during training fails the run with its traceback; it is never a silent 0.
     failed = rc1(root, "advance", env={**__import__("os").environ, "BREVITY_FAILS": "1"})
     assert failed.returncode == 1 and "FATAL" in failed.stderr and "reward function brevity raised ValueError" in failed.stderr
@@ -139,20 +155,32 @@ def test_your_task_and_reward_function_go_through_gates_training_archive_and_ver
 
 @pytest.mark.e2e
 def test_round_one_names_each_failing_function_and_the_task_that_is_too_templated(tmp_path):
-    root = your_workspace(tmp_path, functions=("brevity", "moody", "unbounded", "missing"),
+    root = your_workspace(tmp_path, functions=("brevity", "moody", "relative", "unbounded", "missing"),
                           **{"preflight.min_distinct2": 0.6})
     failed = rc1_here(root, "advance")
     assert failed.returncode == 3
     log = events(root)
     probe = next(e for e in log if e["type"] == "check_failed" and e["name"] == "reward_functions")
-    assert probe["measured"]["failing"] == 3
+    assert probe["measured"]["failing"] == 4
     assert "reward function moody answered 0.5 then 0.25 for the same completion of item " in probe["detail"]
+    assert "reward function relative answered " in probe["detail"] and " alone for the same completion" in probe["detail"]
     assert "reward function unbounded answered nan for item " in probe["detail"]
     assert next(e for e in log if e.get("name") == "weights" and e["type"] == "check_passed")  # 4 functions, weights sum to 1
     assert "missing (my_rewards:missing) does not import: AttributeError" in probe["detail"]
     distinct = next(e for e in log if e["type"] == "check_failed" and e["name"] == "distinct2")
     assert "arith" in distinct["detail"] and distinct["measured"]["arith"] < 0.6
     assert "round2_passed" not in {e["type"] for e in log}
+
+
+def test_a_functions_fingerprint_covers_its_package_and_runs_none_of_it(tmp_path):
+    from rc1.user_code import source_files
+
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine/__init__.py").write_text("raise RuntimeError('a package that cannot be imported here')\n")
+    (tmp_path / "mine/rewards.py").write_text("def f(prompts, completions, **kw):\n    return [0.0] * len(completions)\n")
+    (tmp_path / "mine/helpers.py").write_text("X = 1\n")
+    assert [p.name for p in source_files("mine.rewards:f", tmp_path)] == ["__init__.py", "helpers.py", "rewards.py"]
+    assert source_files("nowhere:f", tmp_path) == []
 
 
 def test_a_task_checked_by_your_function_scores_correctness_with_it(tmp_path):
@@ -172,6 +200,10 @@ def test_a_task_checked_by_your_function_scores_correctness_with_it(tmp_path):
 def test_your_csv_task_splits_held_out_records_by_question_and_names_a_missing_column(tmp_path):
     csv = tmp_path / "qa.csv"
     csv.write_text("prompt,gold\n" + "".join(f"What is {i} plus {i}?,{2 * i}\n" for i in range(200)))
+    holed = tmp_path / "holed.csv"
+    holed.write_text("prompt,gold\nWhat is 1 plus 1?,2\nWhat is 2 plus 2?,\n")
+    with pytest.raises(BadInput, match=r"holed.csv\[1\]: column `gold` is empty"):  # an empty cell, not "nan"
+        load_source("mine", SourceRef(path=holed, columns=Columns(question="prompt", answer="gold"), part="all"))
     ref = dict(path=csv, columns=Columns(question="prompt", answer="gold"), held_out_share=0.25)
     pool, held = (load_source("mine", SourceRef(part=part, **ref)) for part in ("pool", "held_out"))
     assert len(pool) + len(held) == 200 and 30 < len(held) < 70

@@ -1,5 +1,6 @@
 """The `reward_functions` check: each of your reward functions (reward.functions) imports, and answers probe
-completions twice with the same numbers, each finite and in the documented range, one per completion.
+completions twice with the same numbers, each finite and in the documented range, one per completion, and the
+same for a completion asked about alone as in its batch (rescoring asks one at a time).
 
 The probe: shadow items, each with its gold reply, a wrong reply and a completion whose thinking never closed,
 shaped as the policy answers. A function whose answers change between two calls on the same completions would
@@ -50,6 +51,18 @@ def reward_functions_check(specs, folder: Path, items: list[TaskItem], *, thinki
             item_id, a, b = changed[0]
             problems.append(f"reward function {spec.name} answered {a!r} then {b!r} for the same completion of item "
                             f"{item_id} ({len(changed)} of {len(first)} answers changed); it must be deterministic")
+            continue
+        try:  # rescoring asks about one archived completion at a time: an answer must not depend on its batch
+            alone = [call(spec.name, fn, [item], [completion], [count])[0]
+                     for item, completion, count in zip(probe_items, completions, tokens)]
+        except RewardFunctionFailed as e:
+            problems.append(str(e))
+            continue
+        moved = [(item.id, a, b) for item, a, b in zip(probe_items, first, alone) if a != b]
+        if moved:
+            item_id, a, b = moved[0]
+            problems.append(f"reward function {spec.name} answered {a!r} in a batch and {b!r} alone for the same "
+                            f"completion of item {item_id}; it must score each completion on its own")
     n = len(completions)
     names = ", ".join(spec.name for spec in specs) or "none configured"
     return CheckResult(
@@ -60,5 +73,5 @@ def reward_functions_check(specs, folder: Path, items: list[TaskItem], *, thinki
         thresholds={"failing": 0.0},
         detail="; ".join(problems) if problems else (
             f"reward functions ({names}): imported, answered {n} probe completions of {len(items)} items twice "
-            f"alike, each finite and in range" if specs else "no reward functions configured (reward.functions)"),
+            f"alike and alone as in a batch, each finite and in range" if specs else "no reward functions configured (reward.functions)"),
     )

@@ -95,11 +95,19 @@ def _your_task(task: str, ref: SourceRef) -> list[TaskItem]:
 
 
 def _text(value, column: str, where: str) -> str:
-    """A cell as text: a bool as yes/no, a whole number without its `.0`; empty or missing is an error."""
+    """A cell as text: a bool as yes/no, a whole number without its `.0`. Empty, missing (None, NaN: an empty CSV
+    cell) or not a scalar (a list, a struct: name the column that holds the text) is an error."""
+    import math
+
     if isinstance(value, bool):
         return "yes" if value else "no"
+    if isinstance(value, float) and math.isnan(value):
+        value = None
     if isinstance(value, float) and value.is_integer():
         value = int(value)
+    if value is not None and not isinstance(value, (str, int, float)):
+        raise BadInput(f"{where}: column `{column}` holds a {type(value).__name__}, not text or a number; name the "
+                       f"column that holds it as text")
     text = "" if value is None else str(value).strip()
     if not text:
         raise BadInput(f"{where}: column `{column}` is empty")

@@ -100,7 +100,8 @@ def prepare_out(out: Path) -> Path:
         if not out.is_dir():
             raise BadInput(f"--out {out}: exists and is not a directory")
         if any(out.iterdir()):
-            raise BadInput(f"--out {out}: exists and is not empty; export into a new or an empty directory")
+            raise BadInput(f"--out {out}: exists and is not empty; export into a new or an empty directory (an "
+                           f"export whose model_exported was never appended, after a crash, is one: delete it)")
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.parent / f".{out.name}.export-tmp-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)

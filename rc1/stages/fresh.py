@@ -59,6 +59,10 @@ class FreshItems:
         rng = random.Random(f"fresh|{self._seed}|{step}|{k}")
         for attempt in range(ATTEMPTS):
             if task in self._records:
+                if not self._records[task]:
+                    raise TrainingError(f"priority sampling: step {step} asks for a fresh {task} item, and every "
+                                        f"record of its source is already in the pool or held out; give the task "
+                                        f"more records, or keep train.priority_sampling.seed_ratio_schedule at 1")
                 candidate = msgspec.structs.replace(rng.choice(self._records[task]), difficulty=difficulty)
                 candidate = msgspec.structs.replace(candidate, id=f"{candidate.id}-fresh-{step}-{k}")
             else:

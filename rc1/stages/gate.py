@@ -6,6 +6,7 @@ from rc1.checks.result import CheckResult
 from rc1.errors import GateClosed
 from rc1.events import schema as ev
 from rc1.fingerprints import current_fingerprints
+from rc1.run_config import changed_files
 from rc1.session import Session
 
 
@@ -25,6 +26,9 @@ def ensure_inputs_unchanged(session: Session, recorded: ev.Fingerprints, gate: s
     if not changed:
         return current
     listed = "; ".join(f"{n}: {o[:12]} -> {c[:12]}" for n, o, c in changed)
+    files = changed_files(session.ws, session.loaded) if any(n == "config" for n, _, _ in changed) else []
+    if files:  # the YAML may be as it was: say which named file's content changed
+        listed += f" (the content of {', '.join(files)} changed)"
     if not session.accept_changed_inputs:
         raise GateClosed(
             f"inputs changed since {gate} passed ({listed}); nothing was appended. Put them back as they were, or "

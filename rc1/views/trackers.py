@@ -51,6 +51,7 @@ class Tracker(abc.ABC):
         except (OSError, msgspec.DecodeError, msgspec.ValidationError):
             self.cursor = Cursor()
         self._line = "run"
+        self._moved = False  # whether this session moved the cursor
 
     def send(self, event: ev.Event) -> None:
         if event.seq <= self.cursor.seq:
@@ -67,14 +68,17 @@ class Tracker(abc.ABC):
                                 ev.ReleaseAcrossSeeds, ev.TrainingFailed)):
             self.text(ev.event_type(event), _text(event), event.seq)
         self.cursor.seq = event.seq
+        self._moved = True
         self.flush()
         if self.flushes_durably:  # after the flush: a kill between the two sends an event again at most
             self._save_cursor()
 
     def finish(self) -> None:
-        """Close the backend; then what it was sent is its own, and the cursor says so."""
+        """Close the backend; then what it was sent is its own, and the cursor says so. A session that sent nothing
+        (`rc1 report`'s plots, without the log's lock) leaves the cursor file to the session that writes it."""
         self.close()
-        self._save_cursor()
+        if self._moved and not self.flushes_durably:
+            self._save_cursor()
 
     def _save_cursor(self) -> None:
         atomic_write_bytes(self._cursor_path, msgspec.json.encode(self.cursor))
@@ -262,6 +266,8 @@ class Trackio(Tracker):
         with contextlib.redirect_stdout(io.StringIO()):  # its banner is not rc1's output
             self._run = trackio.init(project=os.environ.get("TRACKIO_PROJECT", "rc1"), name=run_id, resume="allow",
                                      embed=False, auto_log_cpu=False, auto_log_gpu=False)
+        # Without the inline flush (another trackio than 0.43's), the cursor moves at finish only, as W&B's does.
+        self.flushes_durably = hasattr(self._run, "_flush_queues_inline") and hasattr(self._run, "_client_lock")
 
     def scalars(self, line: str, values: dict[str, float], step: int) -> None:
         self._run.log({f"{line}/{tag}": value for tag, value in values.items()}, step=step)
@@ -275,11 +281,9 @@ class Trackio(Tracker):
     def flush(self) -> None:
         # Trackio writes from a thread every half second; the cursor is written after this, so what it says was
         # sent must be on disk. Its inline flush is the one that thread runs (trackio 0.43; none is public).
-        flush = getattr(self._run, "_flush_queues_inline", None)
-        lock = getattr(self._run, "_client_lock", None)
-        if flush is not None and lock is not None:
-            with lock:
-                flush()
+        if self.flushes_durably:
+            with self._run._client_lock:
+                self._run._flush_queues_inline()
 
     def close(self) -> None:
         import contextlib
