@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from conftest import events, make_workspace, rc1, rc1_here
+from conftest import events, make_workspace, rc1_here
 from rc1.data.loaders import load_source
 from rc1.data.source_ref import Columns, SourceRef
 from rc1.data.task import TaskItem
@@ -129,7 +129,7 @@ def test_your_task_and_reward_function_go_through_gates_training_archive_and_ver
     records.write_bytes(kept)
 
     # A function that raises during training fails the run with its traceback; it is never a silent 0.
-    failed = rc1(root, "advance", env={**__import__("os").environ, "BREVITY_FAILS": "1"})
+    failed = rc1_here(root, "advance", env={"BREVITY_FAILS": "1"})
     assert failed.returncode == 1 and "FATAL" in failed.stderr and "reward function brevity raised ValueError" in failed.stderr
     report = json.loads(next((root / "reports").glob("ERROR_*.json")).read_text())
     assert "brevity cannot score a batch" in "".join(report["trace"]) and "my_rewards.py" in "".join(report["trace"])
