@@ -163,7 +163,7 @@ def test_round_one_names_each_failing_function_and_the_task_that_is_too_template
     probe = next(e for e in log if e["type"] == "check_failed" and e["name"] == "reward_functions")
     assert probe["measured"]["failing"] == 4
     assert "reward function moody answered 0.5 then 0.25 for the same completion of item " in probe["detail"]
-    assert "reward function relative answered " in probe["detail"] and " alone for the same completion" in probe["detail"]
+    assert "reward function relative answered " in probe["detail"] and " in a batch and alone: " in probe["detail"]
     assert "reward function unbounded answered nan for item " in probe["detail"]
     assert next(e for e in log if e.get("name") == "weights" and e["type"] == "check_passed")  # 4 functions, weights sum to 1
     assert "missing (my_rewards:missing) does not import: AttributeError" in probe["detail"]

@@ -33,36 +33,8 @@ def probe_completions(items: list[TaskItem], thinking: bool) -> tuple[list[TaskI
 def reward_functions_check(specs, folder: Path, items: list[TaskItem], *, thinking: bool) -> CheckResult:
     probe_items, completions = probe_completions(items, thinking)
     tokens = [len(completion.split()) for completion in completions]
-    problems = []
-    for spec in specs:
-        try:
-            fn = load_function(spec.path, folder)
-        except Exception as e:  # the user's module: whatever it raises on import is the finding
-            problems.append(f"{spec.name} ({spec.path}) does not import: {type(e).__name__}: {e}")
-            continue
-        try:
-            first = call(spec.name, fn, probe_items, completions, tokens)
-            second = call(spec.name, fn, probe_items, completions, tokens)
-        except RewardFunctionFailed as e:
-            problems.append(str(e))
-            continue
-        changed = [(item.id, a, b) for item, a, b in zip(probe_items, first, second) if a != b]
-        if changed:
-            item_id, a, b = changed[0]
-            problems.append(f"reward function {spec.name} answered {a!r} then {b!r} for the same completion of item "
-                            f"{item_id} ({len(changed)} of {len(first)} answers changed); it must be deterministic")
-            continue
-        try:  # rescoring asks about one archived completion at a time: an answer must not depend on its batch
-            alone = [call(spec.name, fn, [item], [completion], [count])[0]
-                     for item, completion, count in zip(probe_items, completions, tokens)]
-        except RewardFunctionFailed as e:
-            problems.append(str(e))
-            continue
-        moved = [(item.id, a, b) for item, a, b in zip(probe_items, first, alone) if a != b]
-        if moved:
-            item_id, a, b = moved[0]
-            problems.append(f"reward function {spec.name} answered {a!r} in a batch and {b!r} alone for the same "
-                            f"completion of item {item_id}; it must score each completion on its own")
+    problems = [problem for spec in specs
+                if (problem := _probe(spec, folder, probe_items, completions, tokens)) is not None]
     n = len(completions)
     names = ", ".join(spec.name for spec in specs) or "none configured"
     return CheckResult(
@@ -75,3 +47,27 @@ def reward_functions_check(specs, folder: Path, items: list[TaskItem], *, thinki
             f"reward functions ({names}): imported, answered {n} probe completions of {len(items)} items twice "
             f"alike and alone as in a batch, each finite and in range" if specs else "no reward functions configured (reward.functions)"),
     )
+
+
+def _probe(spec, folder: Path, items: list[TaskItem], completions: list[str], tokens: list[int]) -> str | None:
+    """What is wrong with one function on the probe, or None."""
+    try:
+        fn = load_function(spec.path, folder)
+    except Exception as e:  # the user's module: whatever it raises on import is the finding
+        return f"{spec.name} ({spec.path}) does not import: {type(e).__name__}: {e}"
+    try:
+        first = call(spec.name, fn, items, completions, tokens)
+        second = call(spec.name, fn, items, completions, tokens)
+        # Rescoring asks about one archived completion at a time: an answer must not depend on its batch.
+        alone = [call(spec.name, fn, [item], [completion], [count])[0]
+                 for item, completion, count in zip(items, completions, tokens)]
+    except RewardFunctionFailed as e:
+        return str(e)
+    for other, how, rule in ((second, "then", "it must be deterministic"),
+                             (alone, "in a batch and alone:", "it must score each completion on its own")):
+        differ = [(item.id, a, b) for item, a, b in zip(items, first, other) if a != b]
+        if differ:
+            item_id, a, b = differ[0]
+            return (f"reward function {spec.name} answered {a!r} {how} {b!r} for the same completion of item "
+                    f"{item_id} ({len(differ)} of {len(first)} answers differ); {rule}")
+    return None
