@@ -199,6 +199,26 @@ def test_a_task_checked_by_your_function_scores_correctness_with_it(tmp_path):
     assert rule.score(item, as_completion("Answer: 41", False), 4)["correctness"] == 0.0  # -0.5 clipped to 0
 
 
+def test_a_function_that_checks_a_task_and_is_a_component_is_asked_once_per_batch(tmp_path):
+    from rc1.scoring.functions import RewardFunctions
+    from rc1.scoring.pipeline import ScoringPipeline
+
+    calls = []
+
+    def exact_number(prompts, completions, answer, **kw):
+        calls.append(len(completions))
+        return [1.0 if c.strip().endswith(a) else 0.0 for c, a in zip(completions, answer)]
+
+    rule = RuleScorer(thinking=False, max_completion_tokens=64, overlong_cache=16, checks={"mine": "exact_number"})
+    pipeline = ScoringPipeline(rule, None, RewardFunctions({"exact_number": exact_number}))
+    items = [TaskItem(id=f"mine-{i}", task="mine", question="q", answer=str(i), difficulty="easy", prompt="q")
+             for i in range(3)]
+    scored = pipeline.score(items, [as_completion(f"Answer: {a}", False) for a in (0, 1, 7)], [4, 4, 4])
+    assert [s.components["correctness"] for s in scored] == [1.0, 1.0, 0.0]
+    assert [s.components["exact_number"] for s in scored] == [1.0, 1.0, 0.0]
+    assert calls == [3]  # the batch once: the rule scorer took its answers instead of asking item by item
+
+
 def test_your_csv_task_splits_held_out_records_by_question_and_names_a_missing_column(tmp_path):
     csv = tmp_path / "qa.csv"
     csv.write_text("prompt,gold\n" + "".join(f"What is {i} plus {i}?,{2 * i}\n" for i in range(200)))

@@ -46,7 +46,8 @@ class ScoringPipeline:
         scored = []
         for index, (item, completion, tokens, reply, verdict) in enumerate(
                 zip(items, completions, completion_tokens, replies, judged, strict=True)):
-            components = self.rule.score(item, completion, tokens)
+            checked = yours.get(self.rule.check_of(item.task))  # a task checked by one of the functions scored
+            components = self.rule.score(item, completion, tokens, checked[index] if checked else None)
             if verdict is not None:
                 components[JUDGE_COMPONENT] = verdict[0]
             components.update({name: values[index] for name, values in yours.items()})

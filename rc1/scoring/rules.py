@@ -62,7 +62,10 @@ class RuleScorer:
     def reply(self, completion: str) -> Reply:
         return split_reply(completion, self.thinking)
 
-    def score(self, item: TaskItem, completion: str, completion_tokens: int) -> dict[str, float]:
+    def score(self, item: TaskItem, completion: str, completion_tokens: int,
+              checked: float | None = None) -> dict[str, float]:
+        """`checked`: where the item's task is checked by a reward function, its answer for this completion when
+        the caller already has it (the pipeline scores every function once per batch), so it is not asked twice."""
         reply = self.reply(completion)
         # TRL's penalty reads only the length of each token list.
         length = 1.0 + self._overlong(completion_ids=[range(completion_tokens)])[0]
@@ -79,7 +82,9 @@ class RuleScorer:
         if kind in CHECK_KINDS:
             correct, f1 = self._match(kind, item, answer)
         else:  # one of your reward functions decides, on the whole completion
-            correct = f1 = min(1.0, max(0.0, self._by_function(kind, item, completion, completion_tokens)))
+            if checked is None:
+                checked = self._by_function(kind, item, completion, completion_tokens)
+            correct = f1 = min(1.0, max(0.0, checked))
         ends_well = answer is not None and answer.line == len(reply.visible.splitlines()) - 1  # visible is stripped
         return {"correctness": correct, "f1": f1, "format": float(ends_well and self._well_thought(completion)),
                 "length": length}
