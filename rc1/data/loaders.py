@@ -12,6 +12,7 @@ dataset and row.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable, Iterable
@@ -32,7 +33,9 @@ def load_source(task: str, ref: SourceRef) -> list[TaskItem]:
     """The records of a `data.sources` entry: an official-format file, or a hub dataset through `datasets`; or of
     a task of yours (`data.tasks`), its pool's or its held-out part."""
     if ref.columns is not None:
-        return [item for item in _your_task(task, ref) if ref.part == "all"
+        whole = msgspec.structs.replace(ref, part="all")
+        stamp = (ref.path.stat().st_mtime_ns, ref.path.stat().st_size) if ref.path is not None and ref.path.is_file() else None
+        return [item for item in _your_task(task, whole, stamp) if ref.part == "all"
                 or (ref.part == "held_out") == is_held_out(item.question, ref.held_out_share)]
     if ref.path is not None:
         return load_file(task, ref.path)
@@ -54,9 +57,12 @@ def is_held_out(question: str, share: float) -> bool:
 _BUILDERS = {".jsonl": "json", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
 
 
-def _your_task(task: str, ref: SourceRef) -> list[TaskItem]:
+@functools.lru_cache(maxsize=8)
+def _your_task(task: str, ref: SourceRef, stamp: tuple[int, int] | None) -> tuple[TaskItem, ...]:
     """A task of yours: its rows through `datasets.load_dataset` (a local file by its builder, or a hub dataset),
-    each a TaskItem whose difficulty the generic metrics vote for (rc1/data/difficulty.py)."""
+    each a TaskItem whose difficulty the generic metrics vote for (rc1/data/difficulty.py). Kept for the command:
+    round 1 reads the pool's part and the held-out part of the same records; `stamp` (the file's mtime and size)
+    makes an edited file a new read."""
     import datasets
 
     from rc1.data.difficulty import bucket, measure
@@ -91,7 +97,7 @@ def _your_task(task: str, ref: SourceRef) -> list[TaskItem]:
         item = TaskItem(id=f"{task}-file-{index:06d}", task=task, question=question, context=context, answer=answer,
                         difficulty="medium", prompt=render_prompt(question, context), source=ref.label)
         items.append(msgspec.structs.replace(item, difficulty=bucket(measure(item))))
-    return items
+    return tuple(items)
 
 
 def _text(value, column: str, where: str) -> str:
