@@ -561,6 +561,8 @@ def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = (), *
     problems = cross_field_problems(config)
     if problems:
         raise BadInput("\n".join(f"{path}: {p}" for p in problems))
+    from rc1.named_files import named_files
+
     files = named_files(config, path.resolve().parent)
     return LoadedConfig(config=config, path=path.resolve(), overrides=tuple(overrides),
                         sha256=config_sha256(config, files), file_keys=file_keys, files=files)
@@ -574,26 +576,6 @@ def config_sha256(config: Config, files: dict[str, str] | None = None) -> str:
     if files:
         encoded += b"\n" + msgspec.json.encode(dict(sorted(files.items())))
     return hashlib.sha256(encoded).hexdigest()
-
-
-def named_files(config: Config, folder: Path) -> dict[str, str]:
-    """The sha256 of each reward function's source (its module file; for a module of a package, every .py file of
-    the package, found without running any of it) and of each task of yours' records file (a hub task: its id,
-    which names no revision; training reads its records again for fresh items)."""
-    from rc1.fsutil import sha256_file
-    from rc1.user_code import source_files
-
-    files = {}
-    for spec in config.reward.functions:
-        found = source_files(spec.path, folder)
-        files[f"reward.functions.{spec.name}"] = (
-            hashlib.sha256("".join(f"{p.name}:{sha256_file(p)}\n" for p in found).encode()).hexdigest()
-            if found else "missing")
-    for name, task in config.data.tasks.items():
-        where = (folder / task.path) if task.path is not None else None
-        files[f"data.tasks.{name}"] = (sha256_file(where) if where is not None and where.is_file()
-                                       else "missing" if where is not None else f"hub:{task.hub}")
-    return files
 
 
 def effective_yaml(loaded: LoadedConfig) -> str:

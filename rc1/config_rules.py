@@ -61,6 +61,10 @@ def _release_problems(config) -> list[str]:
     tasks = config.release.tasks
     if not tasks or len(set(tasks)) != len(tasks):
         return ["release.tasks: name each task of the release question once (default [hotpotqa, strategyqa])"]
+    strangers = [name for name in tasks if name not in config.data.mix]
+    if strangers:
+        return [f"release.tasks: {', '.join(strangers)} not in data.mix; the release question is asked of tasks the "
+                f"run trains on"]
     return []
 
 
@@ -140,7 +144,7 @@ def _source_problems(config) -> list[str]:
 
 
 def _task_problems(config) -> list[str]:
-    """Every task in data.mix and release.tasks is a built-in one or yours; yours are well formed."""
+    """Every task in data.mix is a built-in one or yours; yours are well formed."""
     from rc1.catalog import CHECK_KINDS, TASKS
 
     data, problems = config.data, []
@@ -166,10 +170,6 @@ def _task_problems(config) -> list[str]:
     if unknown:
         problems.append(f"data.mix: unknown task(s) {', '.join(unknown)}; the tasks are {', '.join(TASKS)} and "
                         f"those of data.tasks")
-    strangers = [name for name in config.release.tasks if name not in data.mix]
-    if strangers:
-        problems.append(f"release.tasks: {', '.join(strangers)} not in data.mix; the release question is asked of "
-                        f"tasks the run trains on")
     return problems
 
 

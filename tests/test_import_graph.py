@@ -17,7 +17,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "rc1"
 
 LAYERS = [
     {"rc1", "catalog", "errors", "fsutil", "failpoints", "progress", "provenance", "workspace", "distributed", "failure",
-     "closed_pipe", "user_code"},
+     "closed_pipe", "user_code", "named_files"},
     {"events", "machine"},
     {"registry"},
     {"config", "config_rules", "run_config"},
