@@ -37,6 +37,14 @@ def build_parser() -> argparse.ArgumentParser:
     group = p.add_mutually_exclusive_group()
     group.add_argument("--until", metavar="STATE", help="repeat until the run reaches STATE")
     group.add_argument("--all", action="store_true", help="repeat until the run is complete")
+    halt = p.add_argument_group("a halted run's way forward (recorded as halt_acknowledged)")
+    halt.add_argument("--because", metavar="TEXT", help="why: required to go on past a halt; alone, training goes on "
+                                                        "from the newest checkpoint with the rule quiet until it clears")
+    halt.add_argument("--from", dest="rollback_to", metavar="best|latest|step_N",
+                      help="roll back to this checkpoint of the halted line; --set may amend train.learning_rate, "
+                           "train.beta, train.temperature, train.max_grad_norm, train.target_kl")
+    halt.add_argument("--stop", action="store_true",
+                      help="end the halted line here; its release verdict runs on the checkpoint the shadow set chose")
 
     p = sub.add_parser("status", help="state, allowed actions, progress, gates, last error")
     _config_args(p)

@@ -20,6 +20,7 @@ from msgspec import Meta
 from rc1.catalog import DIFFICULTY_MIX, PRODUCTION_MIX, Difficulty, TaskName
 from rc1.config_rules import cross_field_problems
 from rc1.errors import BadInput
+from rc1.monitors.sections import MonitorsConfig
 from rc1.registry.engines import ENGINES
 from rc1.registry.providers import PROVIDERS
 from rc1.registry.strategies import STRATEGIES
@@ -403,6 +404,11 @@ class ScorerConfig(_Section):
     cache: Annotated[bool, Meta(
         description="Answer a repeated (provider, model, rubric, prompt, reply) from data/scorer_cache/; probes "
                     "bypass it.")] = False
+    price_per_million_input_tokens: Annotated[NonNegativeFloat | None, Meta(
+        description="USD per million prompt tokens of the judge: the judge's cost in every event's scoring summary, "
+                    "`rc1 status` (spend) and monitors.budget; absent: cost not counted.")] = None
+    price_per_million_output_tokens: Annotated[NonNegativeFloat | None, Meta(
+        description="USD per million completion tokens of the judge (as price_per_million_input_tokens).")] = None
 
 
 class ShadowConfig(_Section):
@@ -505,6 +511,26 @@ class Config(_Section):
     priority_sampling: PrioritySamplingConfig | None = None
     rollouts: RolloutsConfig = msgspec.field(default_factory=RolloutsConfig)
     tracking: TrackingConfig = msgspec.field(default_factory=TrackingConfig)
+    monitors: MonitorsConfig = msgspec.field(default_factory=MonitorsConfig)
+
+
+# Keys added after runs were fingerprinted: left out of the fingerprint while they hold their default, so a run gated
+# by an older rc1 keeps its gates (its kept config has none of them, and reads back with their defaults).
+_LATER_KEYS = {"monitors": MonitorsConfig(), "scorer.price_per_million_input_tokens": None,
+               "scorer.price_per_million_output_tokens": None}
+
+
+def _fingerprinted(config: Config) -> bytes:
+    """The config's JSON as its fingerprint reads it (`_LATER_KEYS` at their defaults left out)."""
+    values = msgspec.to_builtins(config)
+    for dotted, default in _LATER_KEYS.items():
+        *parents, leaf = dotted.split(".")
+        node, struct = values, config
+        for part in parents:
+            node, struct = node[part], getattr(struct, part)
+        if getattr(struct, leaf) == default:
+            del node[leaf]
+    return msgspec.json.encode(values)
 
 
 class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
@@ -572,7 +598,7 @@ def config_sha256(config: Config, files: dict[str, str] | None = None) -> str:
     """The fingerprint of the effective values and, where the config names any, of the files whose content is the
     run's as much as its values are (`named_files`): editing a reward function's code, or a task's records, is
     editing the config. A config that names none fingerprints as it always did."""
-    encoded = msgspec.json.encode(config)
+    encoded = _fingerprinted(config)
     if files:
         encoded += b"\n" + msgspec.json.encode(dict(sorted(files.items())))
     return hashlib.sha256(encoded).hexdigest()
@@ -625,10 +651,10 @@ def _apply_override(raw: dict, item: str, path: Path) -> None:
         if not isinstance(child, dict):
             raise BadInput(f"--set {key}: {'.'.join(parts[: depth + 1])} is not a section")
         node = child
-    node[parts[-1]] = _parse_scalar(text)
+    node[parts[-1]] = parse_scalar(text)
 
 
-def _parse_scalar(text: str):
+def parse_scalar(text: str):
     try:
         value = yaml.safe_load(text) if text else ""
     except yaml.YAMLError:

@@ -54,7 +54,20 @@ def cross_field_problems(config) -> list[str]:
         problems.append("model.warm_start_steps: only the built-in model is warm-started; set it to 0")
     problems += _finetune_problems(config)
     problems += _release_problems(config)
+    problems += _monitor_problems(config)
     return problems + scorer_problems(config.scorer)
+
+
+def _monitor_problems(config) -> list[str]:
+    """A cost limit needs the judge's prices, or the cost it watches would stay 0."""
+    budget = config.monitors.budget
+    priced = config.scorer.price_per_million_input_tokens is not None or (
+        config.scorer.price_per_million_output_tokens is not None)
+    if budget is None or priced:
+        return []
+    return [f"monitors.budget.{scope}.judge_cost_usd: a cost limit needs the judge's prices; set "
+            "scorer.price_per_million_input_tokens and scorer.price_per_million_output_tokens"
+            for scope in ("line", "run") if getattr(budget, scope).judge_cost_usd is not None]
 
 
 def _release_problems(config) -> list[str]:

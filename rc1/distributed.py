@@ -56,6 +56,20 @@ def barrier() -> None:
             dist.barrier()
 
 
+def share(value):
+    """Rank 0's `value`, on every rank (broadcast as a pickled object; the value itself in a single process). Every
+    rank must call it at the same point: it is how the others learn what rank 0's hooks decided."""
+    if world_size() <= 1:
+        return value
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()):
+        return value
+    box = [value]
+    dist.broadcast_object_list(box, src=0)
+    return box[0]
+
+
 def require_single_process(command: str) -> None:
     if world_size() > 1:
         raise BadInput(f"rc1 {command}: under a multi-process launch only `rc1 train` runs (rank {rank()} of "

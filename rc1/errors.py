@@ -38,6 +38,11 @@ class EventRefused(GateClosed):
     """The run's rules refuse an event in its current state (rc1/events/door.py): it is not written. Exit 3."""
 
 
+class Halted(GateClosed):
+    """A monitor rule halted the run (state HALTED), or a command met a halted run without a way forward chosen
+    (`rc1 advance --because`, `--from`, `--stop`). Exit 3; the message names the rule, the step and the ways forward."""
+
+
 class LogBusy(Rc1Error):
     """Another process holds the run's writer lock. Exit 4."""
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from transitions import Machine
 
-STATES = ["INIT", "R1_PASSED", "R2_PASSED", "TRAINING", "CHECKPOINTED"]
+STATES = ["INIT", "R1_PASSED", "R2_PASSED", "TRAINING", "CHECKPOINTED", "HALTED"]
 
 TRANSITIONS = [
     {"trigger": "round1_passed", "source": "INIT", "dest": "R1_PASSED"},
@@ -18,10 +18,17 @@ TRANSITIONS = [
      "unless": "complete"},
     {"trigger": "checkpoint_saved", "source": "TRAINING", "dest": "CHECKPOINTED"},
     {"trigger": "train_step", "source": ["TRAINING", "CHECKPOINTED"], "dest": "TRAINING"},
-    {"trigger": "gate_invalidated", "source": ["R1_PASSED", "R2_PASSED", "TRAINING", "CHECKPOINTED"], "dest": "INIT"},
+    {"trigger": "gate_invalidated", "source": ["R1_PASSED", "R2_PASSED", "TRAINING", "CHECKPOINTED", "HALTED"],
+     "dest": "INIT"},
+    # A monitor rule whose action is halt (a monitor_tripped event) stops the run until a person chooses the way
+    # forward: continue, roll back to a checkpoint, or stop the line (halt_acknowledged).
+    {"trigger": "monitor_halted", "source": ["TRAINING", "CHECKPOINTED"], "dest": "HALTED"},
+    {"trigger": "halt_acknowledged", "source": "HALTED", "dest": "CHECKPOINTED"},
 ]
 
 TRIGGERS: frozenset[str] = frozenset(t["trigger"] for t in TRANSITIONS)
+# The trigger an event fires is named after its type, except a monitor_tripped, which fires monitor_halted when its
+# action is halt (a warn or a stop changes no state): rc1/events/door.py `trigger_of`.
 
 
 # The triggers a stage of the run produces, in the order `advance` tries them: the first the machine allows is

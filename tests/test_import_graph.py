@@ -1,7 +1,8 @@
 """The package's layers import only downwards: a module never imports one of a higher layer, lazily or not;
 and no modules import each other in a circle, counting every import (under TYPE_CHECKING and in functions too).
 
-From the bottom: the package's metadata and the utilities (errors, files, workspace, process rank, …); events and the state machine;
+From the bottom: the package's metadata and the utilities (errors, files, workspace, process rank, runbook entries, …); events,
+the state machine and the monitors (a fold over the events, beside replay);
 the registry (what a config can name: strategies, engines, scorer providers); config; data; the gate fingerprints; scoring;
 checks; train; the views of a log; the writing session; stages; commands; the CLI and the benchmarks. Modules of one layer may
 import each other.
@@ -17,8 +18,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "rc1"
 
 LAYERS = [
     {"rc1", "catalog", "errors", "fsutil", "failpoints", "progress", "provenance", "workspace", "distributed", "failure",
-     "closed_pipe", "user_code", "named_files"},
-    {"events", "machine"},
+     "closed_pipe", "user_code", "named_files", "runbook"},
+    {"events", "machine", "monitors"},
     {"registry"},
     {"config", "config_rules", "run_config"},
     {"data"},

@@ -23,7 +23,23 @@ def test_the_happy_path_and_what_each_state_allows():
     m.trigger("training_started")
     m.trigger("checkpoint_saved")
     assert m.state == "CHECKPOINTED"
-    assert set(m.allowed()) == {"gate_invalidated", "train_step", "training_started"}
+    assert set(m.allowed()) == {"gate_invalidated", "monitor_halted", "train_step", "training_started"}
+
+
+def test_a_halt_leaves_training_only_through_its_acknowledgement_or_an_invalidated_gate():
+    m = RunMachine()
+    for t in ("round1_passed", "round2_passed", "training_started", "monitor_halted"):
+        m.trigger(t)
+    assert m.state == "HALTED" and m.allowed() == ["gate_invalidated", "halt_acknowledged"]
+    assert m.next_stage() is None  # advance has no stage to run: the way forward is a person's
+    for refused in ("train_step", "training_started", "checkpoint_saved", "monitor_halted"):
+        with pytest.raises(MachineError):
+            m.trigger(refused)
+    m.trigger("halt_acknowledged")
+    assert m.state == "CHECKPOINTED" and "training_started" in m.allowed()
+    m.trigger("monitor_halted")
+    m.trigger("gate_invalidated")
+    assert m.state == "INIT"
 
 
 def test_no_shortcut_past_the_gates():

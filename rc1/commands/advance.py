@@ -1,12 +1,14 @@
-"""`rc1 advance`: ask the machine what comes next and do it; `--until STATE` / `--all` repeat."""
+"""`rc1 advance`: ask the machine what comes next and do it; `--until STATE` / `--all` repeat. In HALTED, the way
+forward is chosen first: `--because TEXT` goes on, `--from CHECKPOINT` rolls back (with `--set` on the amendable
+training keys), `--stop` ends the line (rc1/stages/halt.py)."""
 
 from __future__ import annotations
 
 import importlib
 
-from rc1.commands._run_config import config_of
 from rc1.errors import BadInput
 from rc1.machine import STATES
+from rc1.run_config import load_run_config
 from rc1.session import Session
 
 # The stage that produces each trigger of the machine's STAGE_TRIGGERS. Each is imported when it runs: asking
@@ -27,14 +29,26 @@ def next_stage(session: Session):
         return None
     trigger, resuming = stage
     name, action = STAGES[trigger]
+    if resuming and session.projection.monitor.stopping is not None:
+        return "complete the stopped line", _stage(action)
     return ("resume training" if resuming else name), _stage(action)
 
 
 def run(args) -> int:
     if args.until and args.until not in STATES:
         raise BadInput(f"--until {args.until!r}: expected one of {', '.join(STATES)}")
-    loaded = config_of(args)
+    choosing = args.because is not None or args.rollback_to is not None or args.stop
+    overrides, amendments = args.overrides, {}
+    if choosing:  # the amendable keys are the rollback's to record, not a change of the kept config
+        from rc1.stages.amend import split_overrides
+
+        overrides, amendments = split_overrides(args.overrides)
+    loaded = load_run_config(args.config, overrides, args.run, args.accept_changed_inputs)
     with Session.open(loaded, accept_changed_inputs=args.accept_changed_inputs) as session:
+        if choosing or session.projection.halt is not None:
+            from rc1.stages.halt import acknowledge
+
+            acknowledge(session, args.because, rollback_to=args.rollback_to, stop=args.stop, amendments=amendments)
         while True:
             stage = next_stage(session)
             if stage is None:

@@ -15,6 +15,8 @@ from rc1.events import schema as ev
 from rc1.events.door import refusal
 from rc1.events.replay import Projection, Replayer
 from rc1.machine import RunMachine
+from rc1.monitors.fold import due
+from rc1.monitors.rules import NON_FINITE
 
 
 class RunAggregate:
@@ -63,8 +65,36 @@ class RunAggregate:
         return self.decide(ev.TrainingFailed(error=error, report=report, step=self.projection.step))
 
     def complete_line(self, step: int, best_step: int | None, final_checkpoint: str,
-                      seed: int | None) -> ev.RunCompleted:
-        return self.decide(ev.RunCompleted(step=step, best_step=best_step, final_checkpoint=final_checkpoint, seed=seed))
+                      seed: int | None, reason: str = "max_steps") -> ev.RunCompleted:
+        return self.decide(ev.RunCompleted(step=step, best_step=best_step, final_checkpoint=final_checkpoint, seed=seed,
+                                           reason=reason))
+
+    def monitor_trips(self, up_to_step: int | None = None) -> list[ev.MonitorTripped]:
+        """The trips the monitor rules give at the last check (rc1/monitors/fold.py `due`), as events; with
+        `up_to_step`, only those measured at or before it (a resume: a check past its checkpoint is trained again)."""
+        p = self.projection
+        return [ev.MonitorTripped(rule=d.rule, step=d.reading.step, seed=p.seed, measured=dict(d.reading.measured),
+                                  threshold=dict(d.reading.thresholds), window=d.reading.window, action=d.action,
+                                  detail=d.reading.detail)
+                for d in due(p.monitor, p.watched) if up_to_step is None or d.reading.step <= up_to_step]
+
+    def trip_non_finite(self, step: int, measured: dict[str, float], detail: str) -> ev.MonitorTripped:
+        """The always-on guard: a loss, gradient norm or weight that is not finite halts the run at `step`."""
+        return self.decide(ev.MonitorTripped(rule=NON_FINITE, step=step, seed=self.projection.seed, measured=measured,
+                                             threshold={}, window=1, action="halt", detail=detail))
+
+    def acknowledge_halt(self, choice: str, reason: str, from_checkpoint: str | None, from_step: int | None,
+                         silenced: bool) -> ev.HaltAcknowledged:
+        halt = self.projection.halt
+        if halt is None:
+            raise EventRefused(f"halt_acknowledged: the run is not halted (state {self.machine.state}); nothing was "
+                               "appended")
+        return self.decide(ev.HaltAcknowledged(rule=halt.rule, step=halt.step, seed=halt.seed, choice=choice,
+                                               reason=reason, from_checkpoint=from_checkpoint, from_step=from_step,
+                                               silenced=silenced))
+
+    def amend_training(self, changes: dict[str, ev.Amended]) -> ev.TrainingAmended:
+        return self.decide(ev.TrainingAmended(changes=changes))
 
     def set_aside_refused(self) -> ev.RefusedSetAside:
         """The explicit way forward for a log an older rc1 wrote refused events into (`rc1 repair`)."""

@@ -15,6 +15,7 @@ import msgspec
 from rc1.errors import CorruptLog
 from rc1.events import schema as ev
 from rc1.events.log import read_log
+from rc1.events.monitor_audit import trip_findings
 from rc1.events.replay import changed_gate_inputs, replay
 from rc1.events.snapshot import snapshot_path
 from rc1.workspace import Workspace
@@ -22,7 +23,7 @@ from rc1.fsutil import sha256_file
 
 
 class Finding(msgspec.Struct, frozen=True, kw_only=True):
-    check: str  # chain | schema | torn_tail | transition | steps | checkpoint | archive | anchor | gate_inputs | export | rescore
+    check: str  # chain | schema | torn_tail | transition | steps | checkpoint | archive | anchor | gate_inputs | export | monitors | rescore
     seq: int | None
     message: str
 
@@ -48,7 +49,7 @@ def audit_log(ws: Workspace, current: ev.Fingerprints | None) -> AuditReport:
     """Every check, over one full read of the log (a snapshot is never trusted here; only its anchor is read)."""
     log_path, workspace_root = ws.log_path, ws.root
     checks = ["chain", "schema", "torn_tail", "transition", "steps", "checkpoint", "archive", "anchor", "gate_inputs",
-              "export"]
+              "export", "monitors"]
     try:
         contents = read_log(log_path)
     except CorruptLog as e:
@@ -73,6 +74,9 @@ def audit_log(ws: Workspace, current: ev.Fingerprints | None) -> AuditReport:
     if current is not None:
         findings += _gate_input_findings(replayer.projection, current)
     export_findings, notes = _export_findings(events, workspace_root, contents.line_hashes)
+    trips, owed = trip_findings(events)
+    findings += [Finding(check="monitors", seq=t.seq, message=t.message) for t in trips]
+    notes += [Finding(check="monitors", seq=t.seq, message=t.message) for t in owed]
     return AuditReport(log=str(log_path), events=len(events), findings=findings + export_findings, checks_run=checks,
                        set_aside=set_aside, notes=notes)
 

@@ -15,19 +15,35 @@ from rc1.events import schema as ev
 from rc1.machine import TRIGGERS, RunMachine
 
 TRAINING_STATES = frozenset({"TRAINING", "CHECKPOINTED"})
+HALTED = frozenset({"HALTED"})
 # Where a round's checks and verdict can be written: where the machine allows that round's gate to pass.
 ROUND_STATES = {1: frozenset({"INIT"}), 2: frozenset({"R1_PASSED"})}
+
+
+def trigger_of(event: ev.Event) -> str | None:
+    """The machine trigger `event` fires, or None: a trigger is named after the event's type, and a monitor trip
+    fires `monitor_halted` when it halts (a warn or a stop changes no state)."""
+    if isinstance(event, ev.MonitorTripped):
+        return "monitor_halted" if event.action == "halt" else None
+    kind = ev.event_type(event)
+    return kind if kind in TRIGGERS else None
 
 
 def _states(event: ev.Event) -> frozenset[str] | None:
     """The states a non-trigger event can be written in; None: any."""
     match event:
+        case ev.MonitorTripped():
+            return TRAINING_STATES  # a warn or a stop; a halt is the machine's (monitor_halted)
+        case ev.TrainingAmended():
+            return HALTED  # only on the way out of a halt, before its halt_acknowledged
+        case ev.ModelExported():
+            return TRAINING_STATES | HALTED  # a halted line's checkpoints are still vouched for
         case ev.CheckPassed() | ev.CheckFailed() | ev.GateFailed():
             return ROUND_STATES.get(event.round)  # round 0: checks run by hand, outside any round
         case ev.GateSetEvaluated():
             return ROUND_STATES[2] if event.policy == "base" else TRAINING_STATES
         case (ev.EvalCompleted() | ev.BestPromoted() | ev.ReleaseEvaluated() | ev.ReleaseAcrossSeeds()
-              | ev.TrainingFailed() | ev.RunCompleted() | ev.ModelExported()):
+              | ev.TrainingFailed() | ev.RunCompleted()):
             return TRAINING_STATES
     return None
 
@@ -36,8 +52,10 @@ def refusal(event: ev.Event, machine: RunMachine) -> str | None:
     """Why the run may not record `event` now (a sentence naming the event and the state), or None."""
     kind = ev.event_type(event)
     complete = " (the run is complete: every line of training has finished)" if machine.complete else ""
-    if kind in TRIGGERS:
-        return None if machine.may_trigger(kind) else f"{kind} is not allowed in state {machine.state}{complete}"
+    trigger = trigger_of(event)
+    if trigger is not None:
+        what = "a halting monitor_tripped" if trigger != kind else kind
+        return None if machine.may_trigger(trigger) else f"{what} is not allowed in state {machine.state}{complete}"
     states = _states(event)
     if states is not None and machine.state not in states:
         where = getattr(event, "round", None)

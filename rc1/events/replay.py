@@ -13,8 +13,11 @@ from itertools import groupby
 import msgspec
 
 from rc1.events import schema as ev
-from rc1.events.door import refusal
-from rc1.machine import TRIGGERS, RunMachine
+from rc1.events.door import refusal, trigger_of
+from rc1.machine import RunMachine
+from rc1.monitors.fold import observe
+from rc1.monitors.sections import WatchedRules
+from rc1.monitors.state import MonitorState
 
 
 class CheckpointRef(msgspec.Struct, frozen=True, kw_only=True):
@@ -94,6 +97,23 @@ class ExportRef(msgspec.Struct, frozen=True, kw_only=True):
     seed: int | None
 
 
+class HaltView(msgspec.Struct, frozen=True, kw_only=True):
+    """The halt the run is in (state HALTED): the rule that tripped, where, and what it measured."""
+
+    rule: str
+    step: int
+    seed: int | None
+    measured: dict[str, float]
+    threshold: dict[str, float]
+    detail: str
+    seq: int
+
+
+class AmendmentView(msgspec.Struct, frozen=True, kw_only=True):
+    value: float | None
+    seq: int  # the training_amended that set it: a checkpoint saved before it still holds the old value
+
+
 class Violation(msgspec.Struct, frozen=True, kw_only=True):
     seq: int
     message: str
@@ -135,6 +155,14 @@ class Projection(msgspec.Struct, kw_only=True):
     finished: list[LineResult] = msgspec.field(default_factory=list)
     across_seeds: AcrossSeedsView | None = None
     exports: list[ExportRef] = msgspec.field(default_factory=list)  # every model_exported, oldest first
+    # Monitors: the rules the line in training is watched with (its training_started), their fold, the halt the run
+    # is in, and the training keys amended on the way out of halts (dotted key -> value, for the rest of the run).
+    watched: WatchedRules | None = None
+    monitor: MonitorState = msgspec.field(default_factory=MonitorState)
+    halt: HaltView | None = None
+    amendments: dict[str, AmendmentView] = msgspec.field(default_factory=dict)
+    resume_point: CheckpointRef | None = None  # the checkpoint a halt's way forward resumes from, until it does
+    promotions: list[int] = msgspec.field(default_factory=list)  # the line's best/ promotions (steps), oldest first
 
     @property
     def latest_checkpoint(self) -> CheckpointRef | None:
@@ -161,10 +189,12 @@ class Replayer:
             # The line is there (the chain covers it) but what it claims never happened: not folded in.
             p.violations.append(Violation(seq=event.seq, message=why))
             return
-        if kind in TRIGGERS:
-            self.machine.trigger(kind)
+        trigger = trigger_of(event)
+        if trigger is not None:
+            self.machine.trigger(trigger)
         p.state = self.machine.state
         _mutate(event, p)
+        observe(p.monitor, p.watched, event)
         self.machine.complete = p.complete
 
     def apply_all(self, events: list[ev.Event]) -> None:
@@ -193,6 +223,8 @@ class Replayer:
         p.events += len(steps)
         p.head_seq, p.last_ts, p.run = last.seq, last.ts, last.run
         _mutate(last, p)
+        for step in steps:  # the monitors read every step (their windows, the spend)
+            observe(p.monitor, p.watched, step)
 
     def allowed(self) -> list[str]:
         return self.machine.allowed()
@@ -261,6 +293,7 @@ def _(event: ev.GateInvalidated, p: Projection) -> None:
     p.gate_base = p.gate_selected = None  # measured on inputs no gate vouches for any more
     p.complete = False
     p.seed, p.finished, p.across_seeds = None, [], None  # lines trained on the old inputs count for nothing
+    p.halt, p.amendments, p.watched, p.resume_point = None, {}, None, None
     p.last_error = f"gate invalidated: {event.input} changed ({event.old_sha256[:12]} -> {event.new_sha256[:12]})"
 
 
@@ -268,8 +301,9 @@ def _(event: ev.GateInvalidated, p: Projection) -> None:
 def _(event: ev.TrainingStarted, p: Projection) -> None:
     if event.seed != p.seed:  # a new line of training (another seed): nothing of the last line carries over
         p.checkpoints, p.evals, p.release, p.best_step, p.best_value = [], [], None, None, None
-        p.gate_selected = None
+        p.gate_selected, p.promotions = None, []
     p.seed, p.seeds = event.seed, list(event.seeds)
+    p.watched = event.monitors
     p.training_segments += 1
     p.segment_first_step = event.resume_from_step
     p.step = event.resume_from_step
@@ -278,6 +312,11 @@ def _(event: ev.TrainingStarted, p: Projection) -> None:
     # Checkpoints past the resume point belong to an abandoned future; they are no longer "latest".
     p.checkpoints = [c for c in p.checkpoints if c.step <= event.resume_from_step]
     p.evals = [e for e in p.evals if e.step <= event.resume_from_step]
+    p.resume_point = None
+    if p.promotions and p.promotions[-1] > event.resume_from_step:  # a rollback past a promotion: best/ before it
+        p.promotions = [step for step in p.promotions if step <= event.resume_from_step]
+        p.best_step = p.promotions[-1] if p.promotions else None
+        p.best_value = None
     if p.gate_selected is not None and p.gate_selected.step > event.resume_from_step:
         p.gate_selected = None
     p.release = None
@@ -327,6 +366,7 @@ def _(event: ev.GateSetEvaluated, p: Projection) -> None:
 def _(event: ev.BestPromoted, p: Projection) -> None:
     p.best_step = event.step
     p.best_value = event.value
+    p.promotions.append(event.step)
 
 
 @_mutate.register
@@ -348,6 +388,27 @@ def _(event: ev.TrackerAttached, p: Projection) -> None:
 @_mutate.register
 def _(event: ev.ModelExported, p: Projection) -> None:
     p.exports.append(ExportRef(seq=event.seq, out=event.out, form=event.form, step=event.step, seed=event.seed))
+
+
+@_mutate.register
+def _(event: ev.MonitorTripped, p: Projection) -> None:
+    if event.action == "halt":
+        p.halt = HaltView(rule=event.rule, step=event.step, seed=event.seed, measured=dict(event.measured),
+                          threshold=dict(event.threshold), detail=event.detail, seq=event.seq)
+        p.last_error = f"halted by {event.rule} at step {event.step}: {event.detail}"
+
+
+@_mutate.register
+def _(event: ev.HaltAcknowledged, p: Projection) -> None:
+    p.halt = None
+    p.last_error = None
+    if event.from_step is not None:
+        p.resume_point = next((c for c in p.checkpoints if c.step == event.from_step), None)
+
+
+@_mutate.register
+def _(event: ev.TrainingAmended, p: Projection) -> None:
+    p.amendments.update({key: AmendmentView(value=change.new, seq=event.seq) for key, change in event.changes.items()})
 
 
 @_mutate.register

@@ -11,6 +11,9 @@ from typing import Union
 
 import msgspec
 
+from rc1.monitors.sections import WatchedRules
+from rc1.monitors.state import Drift
+
 # v1: the first shipped schema. v2: eval_completed says `success` and `per_task_success` (it measured success,
 # the release gate's word, under the name `accuracy`). v3: release_evaluated is the gate set's paired verdict
 # (sampled success of the selected checkpoint vs step 0, with its interval); v2 measured the shadow set's hard
@@ -63,6 +66,10 @@ class ScoringSummary(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     errors: int = 0
     latency_p50_ms: float = 0.0
     latency_p95_ms: float = 0.0
+    # Added with the budget monitor (0 in older lines): the calls' tokens and their cost at the scorer's prices.
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
 
 
 class RunStarted(Event, frozen=True, kw_only=True, tag="run_started"):
@@ -144,6 +151,11 @@ class TrainingStarted(Event, frozen=True, kw_only=True, tag="training_started"):
     seed: int | None = None
     seeds: list[int] = msgspec.field(default_factory=list)
     generation: str = "hf"  # who sampled the rollouts: hf (transformers generate) or vllm
+    # The rules the line is watched with (None: a log from before monitors: no rule) and what they read besides the
+    # events: the reward's weights (a component's share) and the processes training runs on (accelerator hours).
+    monitors: WatchedRules | None = None
+    weights: dict[str, float] = msgspec.field(default_factory=dict)
+    processes: int = 1
 
 
 class TrainStep(Event, frozen=True, kw_only=True, tag="train_step"):
@@ -172,6 +184,7 @@ class TrainStep(Event, frozen=True, kw_only=True, tag="train_step"):
     # The trainer's diagnostics where the engine has them (rc1/train/metrics.py DIAGNOSTICS): entropy,
     # clip_ratio, frac_reward_zero_std, completion_length_mean/max, clipped_ratio.
     diagnostics: dict[str, float] = msgspec.field(default_factory=dict)
+    grad_norm: float | None = None  # the gradient's global L2 norm before clipping (None: not recorded)
 
 
 class CheckpointSaved(Event, frozen=True, kw_only=True, tag="checkpoint_saved"):
@@ -210,6 +223,13 @@ class EvalCompleted(Event, frozen=True, kw_only=True, tag="eval_completed"):
     hard_sampled_success: float | None = None  # the same, averaged over `samples` sampled replies per item
     samples: int = 0  # sampled replies per item behind the sampled figures (0: none taken, before v3)
     rollouts: dict[str, str] = msgspec.field(default_factory=dict)  # the evaluation's archive shard: path -> sha256
+    # Item by item, in the shadow set's order (the monitors pair evaluations over items; [] before monitors): greedy
+    # success (0/1) and how many of the `samples` sampled replies were scored correct.
+    item_ids: list[str] = msgspec.field(default_factory=list)
+    item_greedy: list[float] = msgspec.field(default_factory=list)
+    item_sampled: list[int] = msgspec.field(default_factory=list)
+    drift: Drift | None = None  # KL of the policy to the step-0 policy on the sampled replies (None: not measured)
+    seconds: float = 0.0  # the evaluation's own time
 
 
 class BestPromoted(Event, frozen=True, kw_only=True, tag="best_promoted"):
@@ -307,6 +327,54 @@ class RunCompleted(Event, frozen=True, kw_only=True, tag="run_completed"):
     best_step: int | None
     final_checkpoint: str
     seed: int | None = None
+    # Why it ended: max_steps; or early, "stopped by <rule> at step N" (a `stop` trip) or "stopped after <rule>'s halt
+    # at step N: <reason>" (rc1 advance --stop).
+    reason: str = "max_steps"
+
+
+class MonitorTripped(Event, frozen=True, kw_only=True, tag="monitor_tripped"):
+    """A monitor rule tripped (rc1/monitors/): what it measured against its thresholds over its window, and its action:
+    warn (training goes on), halt (the run is HALTED until a person chooses the way forward) or stop (the line ends
+    early as complete). Every trip but a non-finite one is derived again from the events before it by replay and
+    audit; a non-finite trip's `measured` holds the value that was not finite."""
+
+    rule: str
+    step: int  # the step it was measured at (non_finite: the step that was not applied)
+    seed: int | None = None
+    measured: dict[str, float]
+    threshold: dict[str, float]
+    window: int
+    action: str  # warn | halt | stop
+    detail: str = ""
+
+
+class HaltAcknowledged(Event, frozen=True, kw_only=True, tag="halt_acknowledged"):
+    """The way forward from a halt, chosen by a person and recorded with their reason: continue (from the newest
+    checkpoint), rollback (from the checkpoint named, with amended training keys in the training_amended before it),
+    or stop (the line ends here and its best checkpoint goes to the release verdict)."""
+
+    rule: str
+    step: int  # the halt's step
+    seed: int | None = None
+    choice: str  # continue | rollback | stop
+    reason: str
+    from_checkpoint: str | None  # the checkpoint training resumes from (None: stop)
+    from_step: int | None
+    # The rule stays quiet for the line until it clears past the halt's step: going on with nothing changed replays
+    # the same steps exactly, and would halt there again.
+    silenced: bool = False
+
+
+class Amended(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    old: float | None
+    new: float | None
+
+
+class TrainingAmended(Event, frozen=True, kw_only=True, tag="training_amended"):
+    """Training keys changed for the rest of the run on a rollback from a halt (dotted key -> old and new value);
+    only the keys rc1.stages.amend.AMENDABLE names, after round 2's config checks passed on the amended config."""
+
+    changes: dict[str, Amended]
 
 
 class LogRepaired(Event, frozen=True, kw_only=True, tag="log_repaired"):

@@ -42,11 +42,22 @@ def now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="microseconds")
 
 
+class Prices(msgspec.Struct, frozen=True, kw_only=True):
+    """USD per million judge tokens (scorer.price_per_million_*_tokens); None: not priced, cost 0."""
+
+    input: float | None = None
+    output: float | None = None
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        return ((self.input or 0.0) * prompt_tokens + (self.output or 0.0) * completion_tokens) / 1e6
+
+
 class Ledger:
     """Appends records and keeps those since the last `drain` for the next event's summary."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, prices: Prices = Prices()):
         self.path = Path(path)
+        self.prices = prices
         self.scope = "cli"
         self._pending: list[LedgerRecord] = []
         self._lock = threading.Lock()
@@ -70,13 +81,15 @@ class Ledger:
     def drain(self) -> ScoringSummary:
         with self._lock:
             records, self._pending = self._pending, []
-        return summarize(records)
+        return summarize(records, self.prices)
 
 
-def summarize(records: list[LedgerRecord]) -> ScoringSummary:
+def summarize(records: list[LedgerRecord], prices: Prices = Prices()) -> ScoringSummary:
     if not records:
         return ScoringSummary()
     latencies = np.array([r.latency_ms for r in records], dtype=float)
+    prompt_tokens = sum(r.prompt_tokens for r in records if r.billable)
+    completion_tokens = sum(r.completion_tokens for r in records if r.billable)
     return ScoringSummary(
         calls=len(records),
         cache_hits=sum(r.cached for r in records),
@@ -84,6 +97,10 @@ def summarize(records: list[LedgerRecord]) -> ScoringSummary:
         errors=sum(bool(r.error) for r in records),
         latency_p50_ms=float(np.percentile(latencies, 50)),
         latency_p95_ms=float(np.percentile(latencies, 95)),
+        # What the provider billed: a cache hit's tokens were paid for once, by the call it repeats.
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
+        cost_usd=prices.cost(prompt_tokens, completion_tokens),
     )
 
 

@@ -15,7 +15,7 @@ from rc1.registry.spec import load
 from rc1.scoring.cache import JudgeCache
 from rc1.scoring.functions import RewardFunctionFailed, RewardFunctions
 from rc1.scoring.judge import JUDGE_COMPONENT, Judge, load_rubric
-from rc1.scoring.ledger import Ledger
+from rc1.scoring.ledger import Ledger, Prices
 from rc1.scoring.reward import total_reward
 from rc1.scoring.rules import RuleScorer, clarification_count
 
@@ -125,6 +125,9 @@ def build_judge(loaded: LoadedConfig, ledger_path: Path, cache_dir: Path, device
         return None
     backend = load(spec.backend)(scorer, device)
     return Judge(
-        backend, load_rubric(loaded.rubric_path), Ledger(ledger_path), JudgeCache(cache_dir) if scorer.cache else None,
+        backend, load_rubric(loaded.rubric_path),
+        Ledger(ledger_path, Prices(input=scorer.price_per_million_input_tokens,
+                                   output=scorer.price_per_million_output_tokens)),
+        JudgeCache(cache_dir) if scorer.cache else None,
         max_retries=scorer.max_retries, backoff_s=scorer.backoff_s, max_concurrency=scorer.max_concurrency,
     )

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from rc1.data.task import TaskItem, read_items
 from rc1 import distributed
-from rc1.errors import BadInput, DiskFull, GateClosed, TrainingError
+from rc1.errors import BadInput, DiskFull, GateClosed, Halted, TrainingError
 from rc1.events.replay import CheckpointRef, pending_seed
 from rc1.failure import write_error_report
 from rc1.registry.engines import ENGINES
@@ -25,9 +25,14 @@ from rc1.stages.policy import line_session, load_run_policy
 from rc1.stages.release import evaluate_release, evaluate_release_across_seeds
 from rc1.stages.scoring import open_scoring, policy_thinking
 from rc1.stages.fresh import FreshItems
-from rc1.stages.train_hooks import EventHooks
+from rc1.monitors.rules import NON_FINITE
+from rc1.monitors.sections import watched
+from rc1.stages.amend import apply_amendments
+from rc1.stages.halt import halted
+from rc1.stages.train_hooks import EventHooks, record_trips
 from rc1.train import checkpoints
-from rc1.train.protocols import NoHooks
+from rc1.train.divergence import NonFiniteStep
+from rc1.train.protocols import NoHooks, TrainingEnded, Verdict
 from rc1.train.sampler import PassSampler, PrioritySampler, Sampler
 
 
@@ -51,7 +56,10 @@ def pick_resume(session: Session, explicit: Path | None) -> CheckpointRef | None
 
 
 def run_training(session: Session, explicit_resume: Path | None = None) -> None:
-    """Train (or resume) the next unfinished line of training: one per seed of `run.seeds`, in order."""
+    """Train (or resume) the next unfinished line of training: one per seed of `run.seeds`, in order. The monitors
+    watch it (rc1/monitors/): a halt ends the command with exit 3 (the run HALTED), a stop ends the line early."""
+    if session.projection.halt is not None:
+        raise halted(session.projection, session.ws.run)
     require_allowed(session, "training_started", "training")
     ensure_inputs_unchanged(session, session.projection.gates["round2"].fingerprints, "round 2")
     seeds = list(session.config.run.seeds)
@@ -62,7 +70,18 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
     session = line_session(session, seed, seeds)
     config = session.config
     _refuse_unsupported_launch(config)
+    p = session.projection
+    if p.resume_point is not None and explicit_resume is None:  # a halt's way forward named the checkpoint
+        explicit_resume = session.ws.root / p.resume_point.dir
     resume = None if new_line else pick_resume(session, explicit_resume)
+    if not new_line and p.monitor.stopping is not None:  # a stop recorded, its line not completed yet
+        _complete(session, _final_before(p, p.monitor.stopping.step), seeds, base_seed, _stopped(p.monitor.stopping))
+        return
+    if resume is not None:  # the trips of the last check at or before the checkpoint, if a kill came before them
+        verdict = record_trips(session, up_to_step=resume.step)
+        if verdict is not None:
+            _end(session, verdict, seeds, base_seed)
+            return
     if resume is not None and resume.step >= config.train.max_steps:
         _complete(session, resume, seeds, base_seed)  # crashed after the final checkpoint, before run_completed
         return
@@ -80,7 +99,8 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
     if config.reward.answers == "shuffled":  # a control arm: rewarded against another item's gold
         reward_fn = with_shuffled_answers(reward_fn, pool, base_seed)
     sampling = _Sampling(session, pool, shadow + read_items(session.ws.gate_path))
-    engine = build_engine(config, pool, reward_fn, model, tokenizer, session.ws.staging_dir, device, sampling.make)
+    trains_with = apply_amendments(session.loaded, {k: a.value for k, a in p.amendments.items()}).config
+    engine = build_engine(trains_with, pool, reward_fn, model, tokenizer, session.ws.staging_dir, device, sampling.make)
     if engine.truncated_prompts:
         print(f"note: {engine.truncated_prompts} of {len(pool)} prompts were cut to fit train.max_prompt_tokens "
               f"({config.train.max_prompt_tokens}); their earliest turns are left out", file=sys.stderr)
@@ -96,14 +116,29 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
         seed=seed,
         seeds=seeds,
         generation=generation_backend(config.engine.name, config.engine.strategy, device),
+        monitors=watched(config.monitors),
+        weights=dict(scoring.weights or {}),
+        processes=distributed.world_size(),
     ))
+    _note_unread_rules(config, trains_with)
+    # An amendment made after the checkpoint was saved replaces what the checkpoint holds (its learning rate, its β).
+    amended_keys = frozenset(key for key, a in p.amendments.items() if resume is None or a.seq > resume.seq)
     writer = distributed.is_writer()
     hooks = (EventHooks(session, engine, shadow, scoring, lambda step: sampling.sampler.mix(step), recorder) if writer
              else NoHooks())
+    verdict = None
     try:
         if writer and resume is None and not any(e.step == 0 for e in session.projection.evals):
             hooks.evaluate(0)  # the untrained policy: what the release gate measures the gain from
-        engine.train(hooks, session.ws.root / resume.dir if resume else None)
+            verdict = record_trips(session)
+        if verdict is None:
+            engine.train(hooks, session.ws.root / resume.dir if resume else None, amended=amended_keys)
+    except TrainingEnded as ended:
+        verdict = ended.verdict
+    except NonFiniteStep as fault:  # every rank meets it (the gradients are all-reduced); rank 0 records it
+        if writer:
+            session.append(session.run.trip_non_finite(fault.step, fault.measured, fault.what))
+        verdict = Verdict(action="halt", rule=NON_FINITE, step=fault.step, message=fault.what)
     except Exception as error:
         if not writer:
             raise
@@ -118,12 +153,51 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
     finally:
         hooks.close()
     if not writer:
+        if verdict is not None and verdict.action == "halt":
+            raise Halted(f"rank {distributed.rank()}: halted by {verdict.rule} at step {verdict.step} (rank 0 says how "
+                         "to go on)")
         return  # rank 0 publishes, evaluates and completes
+    del engine, model, hooks  # the verdict loads the checkpoint it measures from disk; free the trained policy first
+    if verdict is not None:
+        _end(session, verdict, seeds, base_seed)
+        return
     latest = session.projection.latest_checkpoint
     if latest is None or latest.step != config.train.max_steps:
         raise TrainingError(f"training stopped at step {session.projection.step} without a checkpoint at max_steps {config.train.max_steps}")
-    del engine, model, hooks  # the verdict loads the checkpoint it measures from disk; free the trained policy first
     _complete(session, latest, seeds, base_seed)
+
+
+def _end(session: Session, verdict: Verdict, seeds: list[int], base_seed: int) -> None:
+    """Training ended on a monitor's verdict: a halt leaves the run HALTED (exit 3); a stop completes the line from its
+    newest checkpoint at or before the step, and the release verdict runs as at max_steps."""
+    p = session.projection
+    if verdict.action == "halt":
+        raise halted(p, session.ws.run)
+    _complete(session, _final_before(p, verdict.step), seeds, base_seed, _stopped(p.monitor.stopping))
+
+
+def _final_before(p, step: int) -> CheckpointRef:
+    final = [c for c in p.checkpoints if c.step <= step]
+    if not final:
+        raise TrainingError(f"the line stopped at step {step} before its first checkpoint: nothing to take to the "
+                            "verdict; resume it (rc1 advance) or start a new run")
+    return final[-1]
+
+
+def _stopped(trip) -> str:
+    return f"stopped by {trip.rule} at step {trip.step}" if trip is not None else "stopped"
+
+
+def _note_unread_rules(config, trains_with) -> None:
+    """Say which watched rules read a signal this engine and strategy do not record (they never trip here)."""
+    from rc1.registry.strategies import STRATEGIES
+
+    spec = STRATEGIES[config.engine.strategy]
+    if spec.trains_on == "gold":
+        unread = [rule for rule in ("entropy_floor", "truncation", "no_signal") if getattr(config.monitors, rule)]
+        if unread:
+            print(f"note: {config.engine.strategy} samples no replies to train on: monitors {', '.join(unread)} read "
+                  "nothing and never trip", file=sys.stderr)
 
 
 def _next_line(p, seeds: list[int]) -> tuple[int, bool]:
@@ -162,10 +236,11 @@ class _Sampling:
         return self.sampler
 
 
-def _complete(session: Session, final: CheckpointRef, seeds: list[int], base_seed: int) -> None:
+def _complete(session: Session, final: CheckpointRef, seeds: list[int], base_seed: int,
+              reason: str = "max_steps") -> None:
     p = session.projection
     if p.release is None:
         evaluate_release(session, final, base_seed)
-    session.append(session.run.complete_line(final.step, p.best_step, final.dir, p.seed))
+    session.append(session.run.complete_line(final.step, p.best_step, final.dir, p.seed, reason))
     if len(seeds) > 1 and p.complete:
         evaluate_release_across_seeds(session)

@@ -4,6 +4,7 @@ the publish, the event, `latest`, the shadow-set evaluation and the promotion to
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from rc1.stages.rollouts import RolloutRecorder
 from rc1.stages.scoring import RunScoring
 from rc1.train import checkpoints
 from rc1.train.metrics import StepMetrics
+from rc1.train.protocols import Verdict
 from rc1.train.sampler import BatchMix
 
 
@@ -47,7 +49,7 @@ class EventHooks:
     def _judge_calls(self) -> ev.ScoringSummary:
         return self.scoring.judge.ledger.drain() if self.scoring.judge is not None else ev.ScoringSummary()
 
-    def on_step(self, m: StepMetrics) -> None:
+    def on_step(self, m: StepMetrics) -> Verdict | None:
         failpoints.reached("step")
         mix = self.batch_mix(m.step)
         means = self.rollouts.close_step(m.step, m.advantages)
@@ -56,14 +58,17 @@ class EventHooks:
             mem_used_mb=m.mem_used_mb, sec_per_step=m.sec_per_step, tokens=m.tokens, scoring=self._judge_calls(),
             epochs=m.epochs, kl_coef=m.kl_coef, batch_difficulty=mix.difficulty, seed_share=mix.seed_share,
             low_perf=mix.low_perf, components=means.components, penalty=means.penalty, diagnostics=m.diagnostics,
+            grad_norm=m.grad_norm,
         ))
+        verdict = record_trips(self.session)
         self._scope(f"step {m.step + 1}")
         self.progress.step(m.step, m.sec_per_step, m.tokens, f"loss {m.loss:+.4f}  kl {m.kl:.4f}  reward {m.reward:.4f}")
+        return verdict
 
     def close(self) -> None:
         self.progress.close()
 
-    def on_checkpoint(self, step: int, staged_dir: Path) -> None:
+    def on_checkpoint(self, step: int, staged_dir: Path) -> Verdict | None:
         ws = self.session.ws
         final = ws.checkpoint_dir(step)
         shard = self.rollouts.take_shard()
@@ -83,20 +88,25 @@ class EventHooks:
         if step % (train.eval_steps or train.save_steps) == 0 or step == train.max_steps:
             value = self.evaluate(step)
             self._promote(step, final, value)
+            return record_trips(self.session)
+        return None
 
     def evaluate(self, step: int) -> float:
         """Greedy replies to the shadow set, scored by the run's scorer, and `release.samples` sampled replies per
         item scored by the rule scorer: an eval_completed event; returns the value of `release.metric`."""
         config = self.session.config
         max_tokens = config.train.max_completion_tokens
+        started = time.perf_counter()
         result = self.engine.evaluate(self.shadow, max_tokens)
-        sampled = self.engine.evaluate(self.shadow, max_tokens, sampling=gate_sampling(config))
+        sampled = self.engine.evaluate(self.shadow, max_tokens, sampling=gate_sampling(config),
+                                       drift=config.monitors.drift is not None)
         self._scope(f"eval {step}")
         scored = self.scoring.pipeline.score(self.shadow, result.completions, result.completion_tokens)
         rewards = rewards_of(config.reward, self.scoring.weights, self.shadow, scored)
         rule = self.scoring.pipeline.rule
         sampled_scored = score_replies(rule, self.shadow, sampled)
-        rates = [c / sampled.samples for c in correct_counts(rule, self.shadow, sampled, sampled_scored)]
+        counts = correct_counts(rule, self.shadow, sampled, sampled_scored)
+        rates = [c / sampled.samples for c in counts]
         repeated = [item for item in self.shadow for _ in range(sampled.samples)]
         step0 = next((e for e in self.session.projection.evals if e.step == 0), None)
         buckets = evaluate_buckets(self.shadow, scored, rewards, step0.buckets if step0 and step else (), rates)
@@ -110,6 +120,8 @@ class EventHooks:
             per_task_success=per_task, scoring=self._judge_calls(), buckets=buckets, hard_success=hard,
             hard_sampled_success=hard_sampled, samples=sampled.samples,
             rollouts=self._archive_evaluation(step, result, scored, sampled, repeated, sampled_scored),
+            item_ids=[item.id for item in self.shadow], item_greedy=[s.components["correctness"] for s in scored],
+            item_sampled=counts, drift=sampled.drift, seconds=time.perf_counter() - started,
         ))
         self._scope(f"step {step + 1}")
         return metric_value(config.release.metric, hard, hard_sampled, buckets)
@@ -143,3 +155,16 @@ class EventHooks:
         self.session.append(ev.BestPromoted(step=step, dir=str(best_dir.relative_to(self.session.ws.root)),
                                             metric=metric, value=value, files=files))
         print(f"  best/ <- step {step} ({metric} {value:.4f})", file=sys.stdout, flush=True)
+
+
+def record_trips(session: Session, up_to_step: int | None = None) -> Verdict | None:
+    """Append the trips the monitors give at the check just recorded (warns first, then at most one halt or stop:
+    rc1/monitors/fold.py `due`), and say each on the console; the halt or stop, as the Verdict that ends training.
+    `up_to_step`: only a check at or before it (a resume: later ones are trained and checked again)."""
+    verdict = None
+    for trip in session.run.monitor_trips(up_to_step):
+        session.append(trip)
+        print(f"  monitor {trip.rule} ({trip.action}) at step {trip.step}: {trip.detail}", file=sys.stderr, flush=True)
+        if trip.action != "warn":
+            verdict = Verdict(action=trip.action, rule=trip.rule, step=trip.step, message=trip.detail)
+    return verdict

@@ -28,13 +28,16 @@ from rc1.data.task import TaskItem
 from rc1.errors import BadInput, TrainingError
 from rc1.registry.spec import load
 from rc1.train import divergence, layout
+from rc1.train.drift import DriftProbe, adapter_off
 from rc1.train.engines import shared_setup
 from rc1.train.generation import evaluate_policy
 from rc1.train.metrics import EvalResult, Sampling, StepMetrics
 from rc1.train.model_loading import lora_config
 from rc1.train.policy_math import Rollout
-from rc1.train.protocols import RewardFn, Strategy, TrainingHooks
+from rc1.train.protocols import RewardFn, Strategy, TrainingEnded, TrainingHooks
 from rc1.train.runtime import capture_rng, memory_mb, restore_rng
+from rc1.train.schedule import set_peak_lr
+from rc1.train.strategies.common import AdaptiveKLStrategy
 from rc1.train.sampler import Sampler
 
 
@@ -63,6 +66,7 @@ class TorchEngine:
         self.prompts_per_step = setup.prompts_per_step
         self.sampler = setup.sampler
         self._step = 0  # the step being trained: the sampler's observations are filed under it
+        self._grad_norm: float | None = None  # the last update pass's gradient norm, before clipping
         self.strategy: Strategy = load(setup.spec.torch.objective)(config.train)
         self.strategy.attach_engine(self)
         self.setup()
@@ -88,6 +92,8 @@ class TorchEngine:
         return [slice(start, min(start + size, rows)) for start in range(0, rows, size)]
 
     def optimizer_step(self) -> None:
+        # A non-finite gradient halts here, before the weights take it (the non_finite monitor).
+        self._grad_norm = divergence.check_gradients(self._params, self._step)
         torch.nn.utils.clip_grad_norm_(self._params, self.train_cfg.max_grad_norm)
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
@@ -111,17 +117,23 @@ class TorchEngine:
         self._step = step
         items = self.sampler.batch(step)
         lr = self.scheduler.get_last_lr()[0]
+        self._grad_norm = None
         metrics = msgspec.structs.replace(self.strategy.on_batch(items), step=step, lr=lr)
         self.scheduler.step()
         divergence.check_metrics(metrics)
         divergence.check_weights(self._model, step)
-        return msgspec.structs.replace(metrics, mem_used_mb=memory_mb(self.device),
+        return msgspec.structs.replace(metrics, mem_used_mb=memory_mb(self.device), grad_norm=self._grad_norm,
                                        sec_per_step=time.perf_counter() - started)
 
-    def eval_step(self, items: list[TaskItem], max_new_tokens: int, sampling: Sampling | None = None) -> EvalResult:
+    def eval_step(self, items: list[TaskItem], max_new_tokens: int, sampling: Sampling | None = None,
+                  drift: bool = False) -> EvalResult:
+        """Replies to `items`, greedy or sampled; with `drift` (sampled), their KL to the step-0 policy (the adapter
+        switched off) too."""
+        probe = DriftProbe(adapter_off, sampling.temperature) if drift and sampling is not None else None
         return evaluate_policy(self._model, self.tokenizer, items, max_prompt_tokens=self.train_cfg.max_prompt_tokens,
                                max_new_tokens=max_new_tokens, eos_ids=self.eos_ids,
-                               batch_size=self.train_cfg.per_device_batch_size, device=self.device, sampling=sampling)
+                               batch_size=self.train_cfg.per_device_batch_size, device=self.device, sampling=sampling,
+                               drift=probe)
 
     evaluate = eval_step
 
@@ -144,7 +156,7 @@ class TorchEngine:
 
     # -- the loop --------------------------------------------------------------------------------------
 
-    def train(self, hooks: TrainingHooks, resume_from: Path | None) -> None:
+    def train(self, hooks: TrainingHooks, resume_from: Path | None, amended: frozenset[str] = frozenset()) -> None:
         shutil.rmtree(self._staging_dir, ignore_errors=True)  # a staged save never published does not exist
         self._staging_dir.mkdir(parents=True, exist_ok=True)
         start = 0
@@ -153,15 +165,25 @@ class TorchEngine:
             sampler = layout.read_sampler(Path(resume_from))
             self.sampler.load_state_dict(sampler, str(Path(resume_from) / layout.SAMPLER))
             self.load_state_dict(state)
+            self._amend(amended)
             start = self.scheduler.last_epoch
             if sampler["next_step"] != start + 1:
                 raise TrainingError(f"{resume_from}: sampler at step {sampler['next_step']} but the scheduler after "
                                     f"step {start}; the checkpoint is inconsistent")
         t = self.train_cfg
         for step in range(start + 1, t.max_steps + 1):
-            hooks.on_step(self.train_step(step))
-            if step % t.save_steps == 0 or step == t.max_steps:
-                hooks.on_checkpoint(step, self._save(step))
+            verdict = hooks.on_step(self.train_step(step))
+            if verdict is None and (step % t.save_steps == 0 or step == t.max_steps):
+                verdict = hooks.on_checkpoint(step, self._save(step))
+            if verdict is not None:
+                raise TrainingEnded(verdict)
+
+    def _amend(self, amended: frozenset[str]) -> None:
+        """A rollback's amended keys over what the checkpoint restored (its optimizer's learning rate, its β)."""
+        if "train.learning_rate" in amended:
+            set_peak_lr(self.optimizer, self.scheduler, self.train_cfg.learning_rate)
+        if "train.beta" in amended and isinstance(self.strategy, AdaptiveKLStrategy):  # its β is checkpointed
+            self.strategy.kl.beta = self.train_cfg.beta
 
     def _save(self, step: int) -> Path:
         staged = self._staging_dir / f"step-{step}"

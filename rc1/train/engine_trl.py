@@ -23,6 +23,7 @@ Exact resume is a design goal (DESIGN §5), and it holds because:
 from __future__ import annotations
 
 import contextlib
+import copy
 import math
 import shutil
 import sys
@@ -44,12 +45,14 @@ from rc1.registry.spec import load
 from rc1.registry.strategies import STRATEGIES
 from rc1.scoring.rules import gold_reply
 from rc1.train import divergence, layout
+from rc1.train.drift import DriftProbe, Reference, adapter_off, frozen_copy
 from rc1.train.engines import shared_setup
 from rc1.train.generation import evaluate_policy, generation_backend
 from rc1.train.metrics import DIAGNOSTICS, EvalResult, Sampling, StepMetrics
 from rc1.train.model_loading import lora_config
-from rc1.train.protocols import RewardFn, StepProbe, TrainingHooks
+from rc1.train.protocols import RewardFn, StepProbe, TrainingEnded, TrainingHooks
 from rc1.train.runtime import memory_mb
+from rc1.train.schedule import set_peak_lr
 from rc1.train.sampler import Sampler
 from rc1.train.strategies.adaptive_kl import AdaptiveKL
 
@@ -60,6 +63,7 @@ KEY_KL = "kl"  # only logged when beta > 0
 KEY_REWARD = "reward"
 KEY_REWARD_STD = "reward_std"
 KEY_COMPLETION_LEN = "completions/mean_length"
+KEY_GRAD_NORM = "grad_norm"  # transformers' Trainer: the norm before clipping
 
 TRAINER_STATE = "trainer_state.json"  # without it HF would restart at step 0 on the loaded weights
 
@@ -119,6 +123,12 @@ class TrlEngine:
         sampler_state = lambda step: self.sampler.state_dict(next_step=step + 1)  # noqa: E731
         self._bridge = _HookBridge(self._staging_dir, device, setup.replies_per_step, self._kl, self._set_beta,
                                    sampler_state, probe)
+        # The step-0 policy the drift monitor measures against: the adapter switched off; for a full fine-tune, the
+        # frozen reference TRL builds at β > 0, else a copy of the base taken now, before any step.
+        watch_drift = config.monitors.drift is not None
+        full = config.finetune.method == "full"
+        base_copy = copy.deepcopy(model).eval().requires_grad_(False) if watch_drift and full and not (
+            self._spec.uses_beta and config.train.beta > 0) else None
         with _quiet_renamed_property():
             self.trainer = load(recipe.trainer)(
                 model=model,
@@ -131,6 +141,10 @@ class TrlEngine:
             )
         self.trainer.remove_callback(PrinterCallback)  # rc1 reports steps through its hooks
         self._bridge.advantages = self._step_advantages
+        self._reference: Reference | None = None
+        if watch_drift:
+            self._reference = (adapter_off if not full else
+                               frozen_copy(base_copy if base_copy is not None else self.trainer.ref_model))
 
     def _step_advantages(self) -> list[float]:
         """The advantages GRPO's and RLOO's trainers gave the step's completions, in the order rc1's reward function
@@ -151,9 +165,11 @@ class TrlEngine:
     def prompts_for(self, items: list[TaskItem]) -> list[str]:
         return [self._prompt(item) for item in items]
 
-    def train(self, hooks: TrainingHooks, resume_from: Path | None) -> None:
-        """Train to `config.train.max_steps`, from scratch or from a published checkpoint directory."""
+    def train(self, hooks: TrainingHooks, resume_from: Path | None, amended: frozenset[str] = frozenset()) -> None:
+        """Train to `config.train.max_steps`, from scratch or from a published checkpoint directory; `amended` keys
+        take the config's value over the checkpoint's (TrainingEngine.train)."""
         self._clear_stale_staging()
+        self._bridge.peak_lr = self.config.train.learning_rate if "train.learning_rate" in amended else None
         if resume_from is not None:
             resume_from = Path(resume_from)
             absent = layout.missing(resume_from, self.config.finetune.method) + [
@@ -162,6 +178,8 @@ class TrlEngine:
                 raise TrainingError(f"{resume_from}: not an rc1 checkpoint (missing {', '.join(absent)})")
             self.sampler.load_state_dict(layout.read_sampler(resume_from), str(resume_from / layout.SAMPLER))
             self._kl.load_state_dict(torch.load(resume_from / layout.STRATEGY, weights_only=True)["kl"])
+            if "train.beta" in amended:
+                self._kl.beta = self.config.train.beta
             self._set_beta(self._kl.beta)
             # Outside the staging folder and one per rank: no rank's cleanup can remove another's view.
             resume_from = layout.trainer_view(resume_from, self._staging_dir.parent / f".resume-view-rank{distributed.rank()}")
@@ -172,17 +190,19 @@ class TrlEngine:
         except RuntimeError as e:
             if _NON_FINITE_SAMPLING not in str(e):
                 raise
-            raise divergence.diverged(self.trainer.state.global_step + 1, "sampling met non-finite probabilities "
-                                      "(the policy's logits overflowed)") from e
+            raise divergence.sampling_failed(self.trainer.state.global_step + 1) from e
         finally:
             self._bridge.hooks = None
 
-    def evaluate(self, items: list[TaskItem], max_new_tokens: int, sampling: Sampling | None = None) -> EvalResult:
-        """Greedy (or `sampling`'s sampled) completions of `items`; leaves every RNG and the model's mode as found."""
+    def evaluate(self, items: list[TaskItem], max_new_tokens: int, sampling: Sampling | None = None,
+                 drift: bool = False) -> EvalResult:
+        """Greedy (or `sampling`'s sampled) completions of `items`; leaves every RNG and the model's mode as found.
+        With `drift` (sampled replies, the drift monitor on), their KL to the step-0 policy too."""
         batch_size = self.config.train.per_device_batch_size * self.config.train.gradient_accumulation_steps
+        probe = DriftProbe(self._reference, sampling.temperature) if drift and sampling and self._reference else None
         return evaluate_policy(self.trainer.model, self.tokenizer, items, max_prompt_tokens=self.config.train.max_prompt_tokens,
                                max_new_tokens=max_new_tokens, eos_ids=self.eos_ids, batch_size=batch_size,
-                               device=self.trainer.args.device, sampling=sampling)
+                               device=self.trainer.args.device, sampling=sampling, drift=probe)
 
     def _at(self, position: int) -> TaskItem:
         return self.sampler.batch(position // self._per_step + 1)[position % self._per_step]
@@ -250,6 +270,19 @@ class _HookBridge(TrainerCallback):
         self._step_started = time.perf_counter()
         self._last_step = -1
         self.advantages: Callable[[], list[float]] = list
+        self.peak_lr: float | None = None  # an amended learning rate, put over the resumed checkpoint's
+
+    def on_train_begin(self, args, state, control, optimizer=None, lr_scheduler=None, **kwargs):
+        # The trainer has loaded the checkpoint's optimizer and scheduler, whose learning rate is the one they were
+        # trained with: an amended one replaces it here, on the schedule's current step.
+        if self.peak_lr is not None:
+            set_peak_lr(optimizer, lr_scheduler, self.peak_lr)
+
+    def on_pre_optimizer_step(self, args, state, control, model=None, **kwargs):
+        # The gradients are clipped and about to be applied: a non-finite one halts here, the weights untouched. In
+        # fp16 the loss scaler skips such a step itself (an overflow is how it finds its scale).
+        if not args.fp16:
+            divergence.check_gradients(model.parameters(), state.global_step + 1)
 
     def on_step_begin(self, args, state, control, model=None, **kwargs):
         self._step_started = time.perf_counter()
@@ -288,23 +321,25 @@ class _HookBridge(TrainerCallback):
             diagnostics={name: float(logs[key]) for name, key in DIAGNOSTICS.items()
                          if isinstance(logs.get(key), (int, float)) and math.isfinite(logs[key])},
             advantages=self.advantages(),
+            grad_norm=_float(logs[KEY_GRAD_NORM]) if isinstance(logs.get(KEY_GRAD_NORM), (int, float)) else None,
         )
         divergence.check_metrics(metrics)
         self._last_step = state.global_step
         self._kl.update(metrics.kl)
         self._set_beta(self._kl.beta)
-        if self.hooks is not None:
-            self.hooks.on_step(metrics)
+        verdict = self.hooks.on_step(metrics) if self.hooks is not None else None
+        _end_if(distributed.share(verdict))
 
     def on_save(self, args, state, control, **kwargs):
         # Every rank has written its share (its RNG state) once all are here; then rank 0 alone publishes.
         distributed.barrier()
-        if not distributed.is_writer():
-            return
-        staged = self._staging_dir / f"checkpoint-{state.global_step}"
-        layout.from_trainer(staged, self._sampler(state.global_step), {"kl": self._kl.state_dict()})
-        if self.hooks is not None:
-            self.hooks.on_checkpoint(state.global_step, staged)
+        verdict = None
+        if distributed.is_writer():
+            staged = self._staging_dir / f"checkpoint-{state.global_step}"
+            layout.from_trainer(staged, self._sampler(state.global_step), {"kl": self._kl.state_dict()})
+            if self.hooks is not None:
+                verdict = self.hooks.on_checkpoint(state.global_step, staged)
+        _end_if(distributed.share(verdict))
 
 
 @contextlib.contextmanager
@@ -313,6 +348,12 @@ def _quiet_renamed_property():
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="`is_gradient_checkpointing` is deprecated")
         yield
+
+
+def _end_if(verdict) -> None:
+    """Every rank ends training together on the verdict rank 0's hooks gave (and shared)."""
+    if verdict is not None:
+        raise TrainingEnded(verdict)
 
 
 def _float(value) -> float:

@@ -11,6 +11,7 @@ from transformers import GenerationConfig, PreTrainedTokenizerBase
 
 from rc1.data.task import TaskItem
 from rc1.registry.strategies import STRATEGIES
+from rc1.train.drift import DriftProbe
 from rc1.train.metrics import EvalResult, Sampling
 from rc1.train.prompts import fit_prompt
 from rc1.train.runtime import capture_rng, restore_rng
@@ -33,8 +34,10 @@ def eos_token_ids(model, tokenizer: PreTrainedTokenizerBase) -> list[int]:
 
 
 def generate_replies(model, tokenizer: PreTrainedTokenizerBase, items: list[TaskItem], *, max_prompt_tokens: int,
-                     generation: GenerationConfig, eos_ids: list[int], batch_size: int, device) -> tuple[list[str], list[int]]:
-    """`generation.num_return_sequences` replies per item, item by item; returns (texts, token counts)."""
+                     generation: GenerationConfig, eos_ids: list[int], batch_size: int, device,
+                     drift: DriftProbe | None = None) -> tuple[list[str], list[int]]:
+    """`generation.num_return_sequences` replies per item, item by item; returns (texts, token counts). `drift`
+    scores each batch's replies under the policy and the step-0 policy as they come."""
     texts: list[str] = []
     counts: list[int] = []
     with torch.no_grad():
@@ -45,7 +48,13 @@ def generate_replies(model, tokenizer: PreTrainedTokenizerBase, items: list[Task
                                 add_special_tokens=False)
             encoded = {k: v.to(device) for k, v in encoded.items()}
             output = model.generate(**encoded, generation_config=generation)
-            for row in output[:, encoded["input_ids"].size(1) :].tolist():
+            width = encoded["input_ids"].size(1)
+            if drift is not None:
+                per_item = generation.num_return_sequences or 1
+                drift.observe(model, tokenizer, [item.id for item in items[start:start + batch_size] for _ in range(per_item)],
+                              encoded["input_ids"].repeat_interleave(per_item, 0),
+                              encoded["attention_mask"].repeat_interleave(per_item, 0), output[:, width:], eos_ids)
+            for row in output[:, width:].tolist():
                 ends = [i for i, token in enumerate(row) if token in eos_ids]
                 kept = row[: ends[0] + 1] if ends else row
                 counts.append(len(kept))
@@ -55,7 +64,7 @@ def generate_replies(model, tokenizer: PreTrainedTokenizerBase, items: list[Task
 
 def evaluate_policy(model, tokenizer: PreTrainedTokenizerBase, items: list[TaskItem], *, max_prompt_tokens: int,
                     max_new_tokens: int, eos_ids: list[int], batch_size: int, device,
-                    sampling: Sampling | None = None) -> EvalResult:
+                    sampling: Sampling | None = None, drift: DriftProbe | None = None) -> EvalResult:
     """Replies of `model` to `items`: greedy, or `sampling.samples` sampled ones per item under `sampling.seed`.
     Either way the same weights give the same replies, and every RNG and the model's train/eval mode are left as
     found, so evaluating inside a run does not change its training. `batch_size` counts replies per forward pass."""
@@ -75,10 +84,12 @@ def evaluate_policy(model, tokenizer: PreTrainedTokenizerBase, items: list[TaskI
             torch.manual_seed(sampling.seed)
         model.eval()
         completions, counts = generate_replies(model, tokenizer, items, max_prompt_tokens=max_prompt_tokens,
-                                               generation=generation, eos_ids=eos_ids, batch_size=batch_size, device=device)
+                                               generation=generation, eos_ids=eos_ids, batch_size=batch_size, device=device,
+                                               drift=drift)
     finally:
         model.train(was_training)
         restore_rng(rng)
     samples = 1 if sampling is None else sampling.samples
     return EvalResult(item_ids=[item.id for item in items for _ in range(samples)], completions=completions,
-                      completion_tokens=counts, seconds=time.perf_counter() - started, samples=samples)
+                      completion_tokens=counts, seconds=time.perf_counter() - started, samples=samples,
+                      drift=drift.result() if drift is not None else None)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import msgspec
 
+from rc1.monitors.state import Drift
+
 
 class StepMetrics(msgspec.Struct, frozen=True, kw_only=True):
     step: int
@@ -24,6 +26,7 @@ class StepMetrics(msgspec.Struct, frozen=True, kw_only=True):
     # The advantage the trainer gave each completion of the step, in the order the reward function scored them
     # (TRL's GRPO and RLOO); [] where the engine does not expose them. Archived, not logged as an event field.
     advantages: list[float] = msgspec.field(default_factory=list)
+    grad_norm: float | None = None  # the gradient's global L2 norm before clipping (the last update pass's)
 
 
 # rc1's name -> TRL's logged key (GRPOTrainer and RLOOTrainer log these each step).
@@ -55,3 +58,4 @@ class EvalResult(msgspec.Struct, frozen=True, kw_only=True):
     completion_tokens: list[int]
     seconds: float
     samples: int = 1
+    drift: Drift | None = None  # KL to the step-0 policy over the sampled replies, where it was measured

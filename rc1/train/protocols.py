@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Protocol
+from typing import Literal, Protocol
 
+import msgspec
 import torch
 
 from rc1.data.task import TaskItem
@@ -21,12 +22,31 @@ from rc1.train.metrics import EvalResult, Sampling, StepMetrics
 RewardFn = Callable[[list[TaskItem], list[str], list[int]], list[float]]
 
 
-class TrainingHooks(Protocol):
-    def on_step(self, metrics: StepMetrics) -> None:
-        """Once per optimizer step, in order."""
+class Verdict(msgspec.Struct, frozen=True, kw_only=True):
+    """What the run's monitors decided at a step or a checkpoint (rc1/monitors/): `halt` (the run is HALTED until a
+    person chooses the way forward) or `stop` (the line ends early as complete)."""
 
-    def on_checkpoint(self, step: int, staged_dir: Path) -> None:
-        """`staged_dir` holds everything the next step needs; the stage publishes it (rename, hashes, event)."""
+    action: Literal["halt", "stop"]
+    rule: str
+    step: int
+    message: str
+
+
+class TrainingEnded(Exception):
+    """Raised by an engine on every rank once its hooks decided a Verdict: training ends at this step."""
+
+    def __init__(self, verdict: Verdict):
+        super().__init__(verdict.message)
+        self.verdict = verdict
+
+
+class TrainingHooks(Protocol):
+    def on_step(self, metrics: StepMetrics) -> Verdict | None:
+        """Once per optimizer step, in order; a Verdict ends training there."""
+
+    def on_checkpoint(self, step: int, staged_dir: Path) -> Verdict | None:
+        """`staged_dir` holds everything the next step needs; the stage publishes it (rename, hashes, event) and
+        evaluates; a Verdict ends training there."""
 
     def close(self) -> None:
         """Training is over (done, or failed): the console progress ends."""
@@ -36,11 +56,11 @@ class NoHooks:
     """Hooks that record nothing: a non-zero rank of a multi-process launch (rank 0 logs and publishes), a
     benchmark of the loop alone."""
 
-    def on_step(self, metrics: StepMetrics) -> None:
-        pass
+    def on_step(self, metrics: StepMetrics) -> Verdict | None:
+        return None
 
-    def on_checkpoint(self, step: int, staged_dir: Path) -> None:
-        pass
+    def on_checkpoint(self, step: int, staged_dir: Path) -> Verdict | None:
+        return None
 
     def close(self) -> None:
         pass
@@ -54,12 +74,15 @@ class TrainingEngine(Protocol):
     @property
     def model(self) -> torch.nn.Module: ...
 
-    def train(self, hooks: TrainingHooks, resume_from: Path | None) -> None:
-        """Train to `train.max_steps`, from scratch or from a published checkpoint directory."""
+    def train(self, hooks: TrainingHooks, resume_from: Path | None, amended: frozenset[str] = frozenset()) -> None:
+        """Train to `train.max_steps`, from scratch or from a published checkpoint directory. `amended`: training
+        keys (rc1/stages/amend.py) whose config value replaces what the checkpoint holds (a rollback that changed
+        them); every other value is the checkpoint's, so a resume stays exact."""
 
-    def evaluate(self, items: list[TaskItem], max_new_tokens: int, sampling: Sampling | None = None) -> EvalResult:
+    def evaluate(self, items: list[TaskItem], max_new_tokens: int, sampling: Sampling | None = None,
+                 drift: bool = False) -> EvalResult:
         """Replies of the current policy to `items`, greedy or sampled (`sampling`); leaves every RNG and the
-        model's mode as found."""
+        model's mode as found. With `drift` and `sampling`: the replies' KL to the step-0 policy (EvalResult.drift)."""
 
 
 class StepProbe(Protocol):

@@ -5,7 +5,10 @@ from __future__ import annotations
 import msgspec
 
 from rc1.events import schema as ev
-from rc1.events.replay import AcrossSeedsView, ExportRef, LineResult, ReleaseView, Replayer
+from rc1.events.replay import AcrossSeedsView, ExportRef, LineResult, Projection, ReleaseView, Replayer
+from rc1.monitors.rules import MONITORS, NON_FINITE
+from rc1.monitors.sections import rules_of
+from rc1.monitors.spend import Spend
 from rc1.views.release import verdict_text
 
 
@@ -26,6 +29,31 @@ class ReleaseStatus(ReleaseView, frozen=True, kw_only=True):
 
     seeds: dict[str, ReleaseView] = msgspec.field(default_factory=dict)
     across_seeds: AcrossSeedsView | None = None
+
+
+class HaltStatus(msgspec.Struct, frozen=True, kw_only=True):
+    """The halt the run is in: the rule, where, what it measured against what, and its runbook."""
+
+    rule: str
+    step: int
+    seed: int | None
+    measured: dict[str, float]
+    threshold: dict[str, float]
+    detail: str
+    means: str
+    tries: list[str]
+
+
+class MonitorStatus(msgspec.Struct, frozen=True, kw_only=True):
+    """A watched rule in the line in training: its latest value against its threshold (null: not read yet, or a
+    signal this engine does not record), its action, and whether it has tripped in this line."""
+
+    value: float | None
+    threshold: float | None
+    action: str
+    tripped: bool
+    trips: int = 0
+    detail: str = ""
 
 
 class StatusView(msgspec.Struct, frozen=True, kw_only=True):
@@ -52,6 +80,11 @@ class StatusView(msgspec.Struct, frozen=True, kw_only=True):
     finished: list[LineResult] = msgspec.field(default_factory=list)
     across_seeds: AcrossSeedsView | None = None
     exports: list[ExportRef] = msgspec.field(default_factory=list)  # the models `rc1 export` wrote (model_exported)
+    halt: HaltStatus | None = None
+    monitors: dict[str, MonitorStatus] = msgspec.field(default_factory=dict)
+    spend: Spend = msgspec.field(default_factory=Spend)  # the run's, whether or not a budget is set
+    line_spend: Spend = msgspec.field(default_factory=Spend)  # the line in training's
+    amendments: dict[str, float | None] = msgspec.field(default_factory=dict)  # training keys a rollback changed
 
 
 def status_view(replayer: Replayer, current: ev.Fingerprints | None, run: str, torn_bytes: int = 0) -> StatusView:
@@ -93,7 +126,38 @@ def status_view(replayer: Replayer, current: ev.Fingerprints | None, run: str, t
         finished=list(p.finished),
         across_seeds=p.across_seeds,
         exports=list(p.exports),
+        halt=_halt_status(p),
+        monitors=_monitor_status(p),
+        spend=p.monitor.run_spend,
+        line_spend=p.monitor.line_spend,
+        amendments={key: a.value for key, a in p.amendments.items()},
     )
+
+
+def _halt_status(p: Projection) -> HaltStatus | None:
+    if p.halt is None:
+        return None
+    book = MONITORS[p.halt.rule].runbook
+    return HaltStatus(rule=p.halt.rule, step=p.halt.step, seed=p.halt.seed, measured=p.halt.measured,
+                      threshold=p.halt.threshold, detail=p.halt.detail, means=book.means, tries=list(book.tries))
+
+
+def _monitor_status(p: Projection) -> dict[str, MonitorStatus]:
+    """Each watched rule of the line in training (and the always-on non-finite guard), in the table's order."""
+    if p.watched is None:
+        return {}
+    trips = p.monitor.trips
+    shown = {NON_FINITE: MonitorStatus(value=None, threshold=None, action="halt",
+                                       tripped=any(t.rule == NON_FINITE for t in trips),
+                                       trips=sum(t.rule == NON_FINITE for t in trips), detail="always on")}
+    for rule, params in rules_of(p.watched).items():
+        reading = p.monitor.watch.readings.get(rule)
+        count = sum(t.rule == rule for t in trips)
+        shown[rule] = MonitorStatus(value=reading.value if reading else None,
+                                    threshold=reading.threshold if reading else None, action=params.action,
+                                    tripped=count > 0, trips=count,
+                                    detail=reading.detail if reading else f"not read yet ({MONITORS[rule].signal})")
+    return shown
 
 
 def _release_status(p) -> ReleaseStatus | None:
@@ -149,6 +213,25 @@ def render_text(view: StatusView) -> str:
     for export in view.exports:
         seed = f" of seed {export.seed}" if len(view.seeds) > 1 else ""
         lines.append(f"export     step {export.step}{seed} as {export.form} in {export.out} (seq {export.seq})")
+    if view.halt:
+        h = view.halt
+        lines.append(f"HALTED     by {h.rule} at step {h.step}: {h.detail}")
+        lines.append(f"           usually: {h.means}")
+        lines += [f"           try: {t}" for t in h.tries]
+        lines.append("           the way forward (recorded with your reason): rc1 advance --because TEXT | --from "
+                     "best|latest|step_N [--set KEY=V] --because TEXT | --stop --because TEXT")
+    if view.monitors:
+        lines.append("monitors   (rule: latest value vs threshold, action, trips in this line)")
+        for rule, m in view.monitors.items():
+            value = "-" if m.value is None else f"{m.value:.4g}"
+            threshold = "" if m.threshold is None else f" vs {m.threshold:.4g}"
+            lines.append(f"  {rule:<18} {value}{threshold}  {m.action}  {m.trips} trip(s)  {m.detail}")
+    s = view.spend
+    lines.append(f"spend      judge {s.judge_calls} calls, {s.judge_tokens} tokens, ${s.judge_cost_usd:.2f}; "
+                 f"{s.accelerator_hours:.2f} accelerator h, {s.wall_hours:.2f} wall h (run); this line "
+                 f"{view.line_spend.judge_calls} calls, {view.line_spend.wall_hours:.2f} wall h")
+    if view.amendments:
+        lines.append("amended    " + ", ".join(f"{k}={v}" for k, v in view.amendments.items()))
     if view.torn_tail_bytes:
         lines.append(f"log        TORN TAIL of {view.torn_tail_bytes} bytes: run `rc1 repair`")
     if view.last_error:

@@ -64,8 +64,11 @@ class Tracker(abc.ABC):
         elif isinstance(event, ev.EvalCompleted) and event.step > self.cursor.evals.get(self._line, -1):
             self.scalars(self._line, _eval_scalars(event), event.step)
             self.cursor.evals[self._line] = event.step
+        elif isinstance(event, ev.MonitorTripped):
+            self.alert(_alert_title(event), _alert_text(event), "WARN" if event.action == "warn" else "ERROR",
+                       event.step, event.seq)
         elif isinstance(event, (ev.RoundPassed, ev.GateFailed, ev.GateInvalidated, ev.ReleaseEvaluated,
-                                ev.ReleaseAcrossSeeds, ev.TrainingFailed)):
+                                ev.ReleaseAcrossSeeds, ev.TrainingFailed, ev.HaltAcknowledged, ev.TrainingAmended)):
             self.text(ev.event_type(event), _text(event), event.seq)
         self.cursor.seq = event.seq
         self._moved = True
@@ -90,6 +93,10 @@ class Tracker(abc.ABC):
     # What a backend writes.
     @abc.abstractmethod
     def scalars(self, line: str, values: dict[str, float], step: int) -> None: ...
+
+    def alert(self, title: str, text: str, level: str, step: int, seq: int) -> None:
+        """A monitor trip, where the backend has alerts (W&B, Trackio); elsewhere a text under alerts/."""
+        self.text(f"alerts/{title}", text, seq)
 
     @abc.abstractmethod
     def text(self, tag: str, text: str, seq: int) -> None: ...
@@ -184,7 +191,12 @@ class MLflow(Tracker):
                                                       for tag, value in values.items()])
 
     def text(self, tag: str, text: str, seq: int) -> None:
-        self._client_.log_text(self.run_id, text, f"events/{seq:08d}_{tag}.md")
+        self._client_.log_text(self.run_id, text, f"events/{seq:08d}_{tag.replace('/', '_')}.md")
+
+    def alert(self, title: str, text: str, level: str, step: int, seq: int) -> None:
+        """MLflow has no alerts: a tag `rc1.alert` (the latest trip, searchable) and the trip as a text artifact."""
+        self._client_.set_tag(self.run_id, "rc1.alert", f"{level} {title}: {text}"[:5000])
+        self.text("alert", f"{level} {title}\n\n{text}", seq)
 
     def plots(self, paths: list[Path], step: int) -> None:
         for path in paths:
@@ -235,6 +247,9 @@ class WandB(Tracker):
     def plots(self, paths: list[Path], step: int) -> None:
         self._run.log({f"plots/{path.stem}": self._wandb.Image(str(path)) for path in paths})
 
+    def alert(self, title: str, text: str, level: str, step: int, seq: int) -> None:
+        self._run.alert(title=title, text=text, level=self._wandb.AlertLevel(level), wait_duration=0.001)
+
     def close(self) -> None:
         self._run.finish()
 
@@ -277,6 +292,13 @@ class Trackio(Tracker):
 
     def plots(self, paths: list[Path], step: int) -> None:
         self._run.log({f"plots/{path.stem}": self._trackio.Image(str(path)) for path in paths}, step=step)
+
+    def alert(self, title: str, text: str, level: str, step: int, seq: int) -> None:
+        import contextlib
+        import io
+
+        with contextlib.redirect_stdout(io.StringIO()):  # trackio prints each alert; rc1 already said it
+            self._run.alert(title, text, level=self._trackio.AlertLevel(level.lower()), step=step)
 
     def flush(self) -> None:
         # Trackio writes from a thread every half second; the cursor is written after this, so what it says was
@@ -358,7 +380,18 @@ def _step_scalars(step: ev.TrainStep) -> dict[str, float]:
     if step.components:
         scalars["reward/penalty"] = step.penalty
     scalars |= {f"diagnostics/{name}": value for name, value in step.diagnostics.items()}
+    if step.grad_norm is not None:
+        scalars["train/grad_norm"] = step.grad_norm
     return {tag: value for tag, value in scalars.items() if math.isfinite(value)}
+
+
+def _alert_title(event: ev.MonitorTripped) -> str:
+    return f"{event.rule} {event.action} at step {event.step}"[:63]  # W&B: under 64 characters
+
+
+def _alert_text(event: ev.MonitorTripped) -> str:
+    seed = f" (seed {event.seed})" if event.seed is not None else ""
+    return f"{event.detail}{seed}; measured {event.measured}; threshold {event.threshold}; window {event.window}"
 
 
 def _eval_scalars(event: ev.EvalCompleted) -> dict[str, float]:
@@ -369,6 +402,8 @@ def _eval_scalars(event: ev.EvalCompleted) -> dict[str, float]:
     overall = next((b for b in event.buckets if b.task == "all" and b.difficulty == "all"), None)
     if overall is not None and overall.sampled_success is not None:
         scalars["eval/sampled_success"] = overall.sampled_success
+    if event.drift is not None:
+        scalars["eval/drift_kl"] = event.drift.kl
     return scalars
 
 

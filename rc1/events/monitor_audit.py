@@ -1,0 +1,72 @@
+"""Audit of the monitors: every trip in the log is one the rules give, and every trip the rules give is in the log.
+
+The log is folded again from its first line; after each check (a train_step or an eval_completed) the trips the rules
+give are due, and must be the next monitor_tripped events, before the run goes on (its next step, evaluation,
+checkpoint or verdict). A due trip that a resume made moot (training resumed from a checkpoint before its step, so
+that step is trained again and checked again) is not owed. A non-finite trip is not derived from the events before
+it: it must hold the value that was not finite."""
+
+from __future__ import annotations
+
+import math
+
+import msgspec
+
+from rc1.events import schema as ev
+from rc1.events.aggregate import RunAggregate
+from rc1.events.replay import Replayer
+from rc1.monitors.rules import NON_FINITE
+
+
+class TripFinding(msgspec.Struct, frozen=True, kw_only=True):
+    seq: int | None
+    message: str
+
+
+# Events by which the trips of the last check must have been written: the run went on past that check.
+_MOVES_ON = (ev.TrainStep, ev.EvalCompleted, ev.CheckpointSaved, ev.TrainingStarted, ev.RunCompleted,
+             ev.GateSetEvaluated, ev.ReleaseEvaluated, ev.HaltAcknowledged)
+
+
+def trip_findings(events: list[ev.Event]) -> tuple[list[TripFinding], list[TripFinding]]:
+    """(findings, notes): trips the log holds that the rules do not give, and trips the rules give that it lacks;
+    notes for trips owed at the very end of the log (its writer was stopped before it could write them)."""
+    replayer = Replayer()
+    run = RunAggregate(replayer)
+    findings: list[TripFinding] = []
+    pending: list[tuple[int, ev.MonitorTripped]] = []  # (the check's seq, the trip the rules give there)
+    for event in events:
+        if isinstance(event, ev.MonitorTripped):
+            if event.rule == NON_FINITE:
+                if all(math.isfinite(v) for v in event.measured.values()):
+                    findings.append(TripFinding(seq=event.seq, message="a non_finite trip whose measured values are "
+                                                                        "all finite"))
+            else:
+                match = next((i for i, (_, due) in enumerate(pending) if _same(due, event)), None)
+                if match is None:
+                    findings.append(TripFinding(seq=event.seq, message=f"monitor_tripped {event.rule} at step "
+                                                f"{event.step}: the rules do not give this trip here"))
+                else:
+                    pending.pop(match)
+        elif isinstance(event, _MOVES_ON) or isinstance(event, ev.GateInvalidated | ev.TrainingFailed):
+            moot = isinstance(event, ev.TrainingStarted | ev.GateInvalidated | ev.TrainingFailed)
+            for check, due in pending:
+                if moot and (not isinstance(event, ev.TrainingStarted) or due.step > event.resume_from_step):
+                    continue  # the step is trained again (or the line is over): its trips are derived again
+                findings.append(TripFinding(seq=check, message=f"{due.rule} trips at step {due.step} ({due.action}: "
+                                            f"{due.detail}) but the log does not record it"))
+            pending = []
+        violations = len(replayer.projection.violations)
+        replayer.apply(event)
+        folded = len(replayer.projection.violations) == violations  # a refused event is a transition finding
+        if folded and isinstance(event, ev.TrainStep | ev.EvalCompleted):
+            pending = [(event.seq, due) for due in run.monitor_trips()]
+    notes = [TripFinding(seq=check, message=f"{due.rule} trips at step {due.step} ({due.action}); the log ends before "
+                                            "it is recorded (the next command on the run records it)")
+             for check, due in pending]
+    return findings, notes
+
+
+def _same(due: ev.MonitorTripped, logged: ev.MonitorTripped) -> bool:
+    return (due.rule, due.step, due.action, due.window, due.measured, due.threshold) == (
+        logged.rule, logged.step, logged.action, logged.window, logged.measured, logged.threshold)

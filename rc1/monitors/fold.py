@@ -1,0 +1,248 @@
+"""The monitors' fold: each event of the log folded into the MonitorState (no I/O, no clock: an event's own `ts` is the
+only time read), and the trips the rules give now.
+
+After a train_step the step rules read the state, after an eval_completed the evaluation rules; `due` is every rule
+read at that check that breaches and is not quiet. A rule is quiet after its trip until a later check finds it clear
+(so a `warn` is said once, not at every step), and after a person chose to go past its halt (halt_acknowledged with
+`silenced`) until it clears at a step beyond that trip. A resume rewinds what the line watched to the checkpoint it
+resumes from (the watch saved there): a line killed and resumed trips at the steps the uninterrupted line does.
+"""
+
+from __future__ import annotations
+
+from functools import singledispatch
+
+import msgspec
+
+from rc1.events import schema as ev
+from rc1.monitors.rules import CONFIGURABLE
+from rc1.monitors.sections import rules_of
+from rc1.monitors.spend import Spend, accelerators, clock_spend, judge_spend, seconds_of
+from rc1.monitors.state import EvalPoint, MonitorState, Reading, StepPoint, StepsBetween, TripRef, Watch
+from rc1.monitors.stats import Moments
+
+CORRECTNESS = "correctness"
+
+
+class Due(msgspec.Struct, frozen=True, kw_only=True):
+    """A trip the rules give now: the rule, its action, and the reading that breached."""
+
+    rule: str
+    action: str
+    reading: Reading
+
+
+def observe(state: MonitorState, watched, event: ev.Event) -> None:
+    """Fold one event (already accepted by the run's rules) into `state`; `watched` is the line's rules (the latest
+    training_started.monitors: None for a log from before monitors, which is watched by none)."""
+    _tick(state, event)
+    _observe(event, state, watched)
+
+
+def due(state: MonitorState, watched) -> list[Due]:
+    """The trips the rules give at the last check: every breaching `warn`, then at most one trip that ends training
+    (the first halt in the table's order, else the first stop): once the run halts or the line stops, nothing else is
+    recorded at that check."""
+    if watched is None:
+        return []
+    rules = rules_of(watched)
+    found = []
+    for rule in state.checked:
+        reading = state.watch.readings.get(rule)
+        if reading is None or not reading.breach or rule in state.watch.quiet or rule in state.silenced:
+            continue
+        found.append(Due(rule=rule, action=rules[rule].action, reading=reading))
+    warns = [d for d in found if d.action == "warn"]
+    ending = [d for d in found if d.action == "halt"] or [d for d in found if d.action == "stop"]
+    return warns + ending[:1]
+
+
+def steps_kept(watched) -> int:
+    """How many recent steps the step rules read back (the entropy rule's rise compares two windows)."""
+    rules = rules_of(watched) if watched is not None else {}
+    longest = 0
+    for rule, params in rules.items():
+        if "step" in CONFIGURABLE[rule].checked or rule == "budget":
+            span = params.window * (2 if getattr(params, "max_rise", None) else 1)
+            longest = max(longest, span)
+    return longest
+
+
+def _tick(state: MonitorState, event: ev.Event) -> None:
+    """The time a training session spends between two of its events, as wall and accelerator hours."""
+    clock = state.clock
+    if not clock.running or isinstance(event, ev.RunStarted):
+        clock.running = False  # a new session: the gap since the last one's last event was not spent training
+        return
+    now = seconds_of(event.ts)
+    spent = clock_spend(max(0.0, now - clock.last_seconds), clock.accelerators)
+    clock.last_seconds = now
+    state.line_spend = state.line_spend.plus(spent)
+    state.run_spend = state.run_spend.plus(spent)
+
+
+def _pay(state: MonitorState, scoring: ev.ScoringSummary, *, line: bool = True) -> Spend:
+    spent = judge_spend(scoring.calls, scoring.prompt_tokens + scoring.completion_tokens, scoring.cost_usd)
+    if line:
+        state.line_spend = state.line_spend.plus(spent)
+    state.run_spend = state.run_spend.plus(spent)
+    return spent
+
+
+def _read(state: MonitorState, watched, check: str) -> None:
+    """Every watched rule checked at `check` reads the state; a clear reading lifts a rule's quiet."""
+    state.checked = ()
+    if watched is None:
+        return
+    readings = dict(state.watch.readings)
+    quiet = dict(state.watch.quiet)
+    checked = []
+    for rule, params in rules_of(watched).items():
+        if check not in CONFIGURABLE[rule].checked:
+            continue
+        reading = CONFIGURABLE[rule].read(params, state)
+        if reading is None:
+            continue
+        readings[rule] = reading
+        checked.append(rule)
+        if not reading.breach:
+            if rule in quiet and state.step > quiet[rule]:
+                del quiet[rule]
+            if rule in state.silenced and state.step > state.silenced[rule]:
+                del state.silenced[rule]
+    state.watch = msgspec.structs.replace(state.watch, readings=readings, quiet=quiet)
+    state.checked = tuple(checked)
+
+
+def _save_at_checkpoint(state: MonitorState, step: int) -> None:
+    """Keep the watch as it stands at checkpoint `step` (a resume from it restores this)."""
+    if step in state.saved:
+        state.saved[step] = state.watch
+
+
+@singledispatch
+def _observe(event: ev.Event, state: MonitorState, watched) -> None:
+    """Events that change nothing the monitors read."""
+
+
+@_observe.register
+def _(event: ev.TrainingStarted, state: MonitorState, watched) -> None:
+    if event.seed != state.seed:
+        state.line_spend = Spend()  # a new line; a line that starts over keeps what it spent
+    if event.seed != state.seed or event.resume_from_step == 0:
+        state.seed, state.evals, state.trips, state.saved, state.silenced = event.seed, [], [], {}, {}
+        state.watch, state.stopping = Watch(), None
+    else:  # a resume: what the line watched, as it stood at the checkpoint it resumes from
+        k = event.resume_from_step
+        state.watch = state.saved.get(k, Watch())
+        state.saved = {step: watch for step, watch in state.saved.items() if step <= k}
+        state.evals = [e for e in state.evals if e.step <= k]
+        state.trips = [t for t in state.trips if t.step <= k]
+        if state.stopping is not None and state.stopping.step > k:
+            state.stopping = None
+    state.step = event.resume_from_step
+    state.checked = ()
+    state.weights = dict(event.weights)
+    clock = state.clock
+    clock.running, clock.last_seconds = True, seconds_of(event.ts)
+    clock.accelerators = accelerators(event.device, event.processes)
+
+
+@_observe.register
+def _(event: ev.TrainStep, state: MonitorState, watched) -> None:
+    spent = _pay(state, event.scoring)
+    diagnostics = event.diagnostics
+    point = StepPoint(step=event.step, entropy=diagnostics.get("entropy"), truncation=diagnostics.get("clipped_ratio"),
+                      no_signal=diagnostics.get("frac_reward_zero_std"), judge_calls=spent.judge_calls,
+                      judge_tokens=spent.judge_tokens, judge_cost_usd=spent.judge_cost_usd,
+                      wall_seconds=event.sec_per_step)
+    kept = steps_kept(watched)
+    steps = (state.watch.steps + (point,))[-kept:] if kept else ()
+    state.watch = msgspec.structs.replace(state.watch, steps=steps,
+                                          since_eval=_add_step(state.watch.since_eval, event, state.weights))
+    state.step = event.step
+    _read(state, watched, "step")
+
+
+def _add_step(between: StepsBetween, event: ev.TrainStep, weights: dict[str, float]) -> StepsBetween:
+    shares = dict(between.shares)
+    weighed = {name: weights[name] * value for name, value in event.components.items() if name in weights}
+    total = sum(weighed.values())
+    if total > 0:
+        for name, value in weighed.items():
+            shares[name] = shares.get(name, Moments()).add(value / total)
+    correctness = between.correctness
+    if CORRECTNESS in event.components:
+        correctness = correctness.add(event.components[CORRECTNESS])
+    return StepsBetween(reward=between.reward.add(event.reward), correctness=correctness, shares=shares)
+
+
+@_observe.register
+def _(event: ev.CheckpointSaved, state: MonitorState, watched) -> None:
+    state.saved[event.step] = state.watch
+
+
+@_observe.register
+def _(event: ev.EvalCompleted, state: MonitorState, watched) -> None:
+    spent = _pay(state, event.scoring)
+    state.last_eval_spend = spent.plus(clock_spend(event.seconds, state.clock.accelerators))
+    point = EvalPoint(step=event.step, greedy=list(event.item_greedy), sampled=list(event.item_sampled),
+                      samples=event.samples, drift=event.drift, since_previous=state.watch.since_eval)
+    state.evals = [e for e in state.evals if e.step != event.step] + [point]
+    state.watch = msgspec.structs.replace(state.watch, since_eval=StepsBetween())
+    state.step = max(state.step, event.step)
+    _read(state, watched, "eval")
+    _save_at_checkpoint(state, event.step)
+
+
+@_observe.register
+def _(event: ev.MonitorTripped, state: MonitorState, watched) -> None:
+    trip = TripRef(rule=event.rule, step=event.step, action=event.action, seq=event.seq)
+    state.trips.append(trip)
+    state.watch = msgspec.structs.replace(state.watch, quiet={**state.watch.quiet, event.rule: event.step})
+    if event.action == "stop":
+        state.stopping = trip
+    if event.action != "warn":
+        state.clock.running = False  # the session ends at a halt or a stop
+    _save_at_checkpoint(state, event.step)
+
+
+@_observe.register
+def _(event: ev.HaltAcknowledged, state: MonitorState, watched) -> None:
+    if event.silenced:
+        state.silenced[event.rule] = event.step
+    if event.choice == "stop":
+        state.stopping = TripRef(rule=event.rule, step=event.step, action="stop", seq=event.seq)
+
+
+@_observe.register
+def _(event: ev.RunCompleted, state: MonitorState, watched) -> None:
+    state.stopping = None
+    state.clock.running = False
+
+
+@_observe.register
+def _(event: ev.TrainingFailed, state: MonitorState, watched) -> None:
+    state.clock.running = False
+
+
+@_observe.register
+def _(event: ev.GateInvalidated, state: MonitorState, watched) -> None:
+    state.seed, state.evals, state.trips, state.saved, state.silenced = None, [], [], {}, {}
+    state.watch, state.stopping, state.line_spend, state.checked = Watch(), None, Spend(), ()
+    state.clock.running = False
+
+
+@_observe.register
+def _(event: ev.RoundPassed, state: MonitorState, watched) -> None:
+    _pay(state, event.scoring, line=False)
+
+
+@_observe.register
+def _(event: ev.GateFailed, state: MonitorState, watched) -> None:
+    _pay(state, event.scoring, line=False)
+
+
+@_observe.register
+def _(event: ev.ShadowRunCompleted, state: MonitorState, watched) -> None:
+    _pay(state, event.scoring, line=False)

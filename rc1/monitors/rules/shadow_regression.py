@@ -1,0 +1,94 @@
+"""shadow_regression: the shadow set's success significantly below the best evaluation so far, paired over items,
+at `window` evaluations in a row; greedy and sampled success each count. Each evaluation is held to the best of the
+evaluations before it, chosen on the same items, so a healthy run that only stays level looks worse than its luckiest
+evaluation: the window and the confidence are set from a null simulation of such runs (tests/test_monitor_rules.py
+reports its false-trip rate)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from msgspec import Meta
+
+from rc1.monitors.spec import Action, MonitorSpec, RuleParams
+from rc1.monitors.state import EvalPoint, MonitorState, Reading
+from rc1.monitors.stats import Interval, paired_interval
+from rc1.runbook import Runbook
+
+METRICS = ("greedy", "sampled")
+
+
+class ShadowRegression(RuleParams):
+    """A regression on the shadow set: an evaluation's success (greedy, or sampled) below the best evaluation before
+    it, the paired interval over items entirely below −min_drop_pp, at `window` evaluations in a row."""
+
+    min_drop_pp: Annotated[float, Meta(ge=0.0, description="The drop, in percentage points, the interval must lie "
+                                                           "beyond (0: any significant drop).")] = 0.0
+    confidence: Annotated[float, Meta(gt=0.5, lt=1.0, description="The interval's confidence.")] = 0.95
+    window: Annotated[int, Meta(ge=1, description="Evaluations in a row that must regress.")] = 2
+    action: Annotated[Action, Meta(description="warn, halt or stop (end the line early as complete).")] = "halt"
+
+
+def rates(point: EvalPoint, metric: str) -> list[float]:
+    return point.greedy_rates if metric == "greedy" else point.sampled_rates
+
+
+def against_best(evals: list[EvalPoint], index: int, metric: str, confidence: float) -> tuple[Interval, int] | None:
+    """Evaluation `index` minus the best evaluation before it (by mean success), paired over items; with the best's
+    step. None for the first evaluation, or one whose items differ in number."""
+    earlier = [e for e in evals[:index] if len(rates(e, metric)) == len(rates(evals[index], metric))]
+    if not earlier:
+        return None
+    best = max(earlier, key=lambda e: sum(rates(e, metric)))  # the earliest of equals: max keeps the first
+    gap = paired_interval(rates(evals[index], metric), rates(best, metric), confidence)
+    return (gap, best.step) if gap is not None else None
+
+
+def read(params: ShadowRegression, state: MonitorState) -> Reading | None:
+    evals = state.evals
+    if len(evals) < params.window + 1:
+        return None
+    measured: dict[str, float] = {}
+    worst: tuple[float, str] | None = None
+    breach = False
+    for metric in METRICS:
+        gaps = [against_best(evals, i, metric, params.confidence) for i in range(len(evals) - params.window, len(evals))]
+        if any(g is None for g in gaps) or not rates(evals[-1], metric):
+            continue
+        now, best_step = gaps[-1]
+        measured.update({f"{metric}_gain_pp": 100 * now.mean, f"{metric}_ci_low_pp": 100 * now.low,
+                         f"{metric}_ci_high_pp": 100 * now.high, f"{metric}_best_step": float(best_step)})
+        if all(g.high < -params.min_drop_pp / 100 for g, _ in gaps):
+            breach = True
+        if worst is None or now.mean < worst[0]:
+            worst = (now.mean, metric)
+    if worst is None:
+        return None
+    metric = worst[1]
+    detail = (f"{metric} success {measured[f'{metric}_gain_pp']:+.1f} pp against the best so far (step "
+              f"{int(measured[f'{metric}_best_step'])}), {params.confidence:.0%} interval "
+              f"{measured[f'{metric}_ci_low_pp']:+.1f} to {measured[f'{metric}_ci_high_pp']:+.1f} pp over "
+              f"{len(rates(evals[-1], metric))} items")
+    measured["items"] = float(len(rates(evals[-1], metric)))
+    return Reading(step=state.step, value=100 * worst[0], threshold=-params.min_drop_pp, breach=breach,
+                   measured=measured, thresholds={"min_drop_pp": params.min_drop_pp, "confidence": params.confidence},
+                   window=params.window,
+                   detail=detail + (f"; below it at {params.window} evaluation(s) in a row" if breach else ""))
+
+
+SPEC = MonitorSpec(
+    name="shadow_regression",
+    about="shadow-set success (greedy or sampled) significantly below the best evaluation so far, paired over items",
+    params=ShadowRegression,
+    checked=("eval",),
+    read=read,
+    signal="eval_completed.item_greedy and item_sampled",
+    runbook=Runbook(
+        means="training is making the policy worse on held-out items: a learning rate too high for this stage, a "
+              "reward that pays for something else (see reward_hacking), or forgetting",
+        tries=("roll back to the best checkpoint with a lower learning rate: rc1 advance --from best --set "
+               "train.learning_rate=<lower> --because …",
+               "stop the line and take its best checkpoint to the verdict: rc1 advance --stop --because …",
+               "compare the replies: rc1 rollouts --eval STEP --worst 5"),
+    ),
+)

@@ -1,0 +1,123 @@
+"""What the monitors keep of a line of training: its recent steps, its evaluations, the steps since the last one, and
+each rule's latest reading. Plain data, part of the replayed projection (and so of its snapshot)."""
+
+from __future__ import annotations
+
+import msgspec
+
+from rc1.monitors.spend import Spend
+from rc1.monitors.stats import Interval, Moments
+
+
+class StepPoint(msgspec.Struct, frozen=True, kw_only=True, gc=False, array_like=True):
+    """What the step rules read off one train_step (None: the engine records no such signal)."""
+
+    step: int
+    entropy: float | None
+    truncation: float | None  # the share of the step's replies cut at train.max_completion_tokens
+    no_signal: float | None  # the share of the step's groups whose rewards all tie
+    judge_calls: int  # the step's judge spend (an evaluation's is the state's last_eval_spend)
+    judge_tokens: int
+    judge_cost_usd: float
+    wall_seconds: float  # the step's own time (train_step.sec_per_step)
+
+
+class StepsBetween(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """The train_steps between two evaluations: their rewards, the correctness component, and each component's share
+    of the weighted reward, as moments (reward hacking compares the first and the last of a window)."""
+
+    reward: Moments = msgspec.field(default_factory=Moments)
+    correctness: Moments = msgspec.field(default_factory=Moments)
+    shares: dict[str, Moments] = msgspec.field(default_factory=dict)
+
+
+class Drift(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """KL of the policy to the step-0 policy, per token (k3 estimator), averaged per item over the evaluation's
+    sampled replies, with the interval over items."""
+
+    kl: float
+    low: float
+    high: float
+    items: int
+    tokens: int
+
+
+class EvalPoint(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """One shadow evaluation as the evaluation rules read it: per item (the shadow set's order), greedy success
+    (1 or 0, or a share where a check by function gives one) and the sampled replies scored correct (of `samples`)."""
+
+    step: int
+    greedy: list[float]
+    sampled: list[int]
+    samples: int
+    drift: Drift | None
+    since_previous: StepsBetween  # the train_steps between the evaluation before and this one
+
+    @property
+    def greedy_rates(self) -> list[float]:
+        return [float(g) for g in self.greedy]
+
+    @property
+    def sampled_rates(self) -> list[float]:
+        return [s / self.samples for s in self.sampled] if self.samples else []
+
+
+class Reading(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """A rule's verdict at one check: its value against its threshold, whether it breaches, and what a trip would
+    record (measured values and thresholds, by name) with a sentence saying it."""
+
+    step: int
+    value: float | None
+    threshold: float
+    breach: bool
+    measured: dict[str, float] = msgspec.field(default_factory=dict)
+    thresholds: dict[str, float] = msgspec.field(default_factory=dict)
+    window: int = 1
+    detail: str = ""
+    interval: Interval | None = None
+
+
+class TripRef(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    rule: str
+    step: int
+    action: str
+    seq: int
+
+
+class Watch(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """The part of a line's monitoring that a resume rewinds: as it stood at a checkpoint, it is restored when training
+    resumes from that checkpoint (so a resumed line trips where the uninterrupted one did)."""
+
+    steps: tuple[StepPoint, ...] = ()  # the most recent, as many as the longest step window needs
+    since_eval: StepsBetween = msgspec.field(default_factory=StepsBetween)
+    quiet: dict[str, int] = msgspec.field(default_factory=dict)  # rule -> the step of its trip: quiet until it clears
+    readings: dict[str, Reading] = msgspec.field(default_factory=dict)
+
+
+class Clock(msgspec.Struct, kw_only=True, gc=False):
+    """The training session in progress: when its last event was written, and the accelerators it holds."""
+
+    running: bool = False
+    last_seconds: float = 0.0
+    accelerators: int = 0
+
+
+class MonitorState(msgspec.Struct, kw_only=True):
+    """The monitors' fold over a run: the line in training (its step, what a resume rewinds, its evaluations, its
+    trips), the watches saved at its checkpoints, and what the line and the run have spent."""
+
+    seed: int | None = None
+    step: int = 0
+    weights: dict[str, float] = msgspec.field(default_factory=dict)  # the reward's weights (component shares)
+    watch: Watch = msgspec.field(default_factory=Watch)
+    saved: dict[int, Watch] = msgspec.field(default_factory=dict)  # checkpoint step -> the watch as it stood there
+    evals: list[EvalPoint] = msgspec.field(default_factory=list)  # of the line, up to the current step
+    silenced: dict[str, int] = msgspec.field(default_factory=dict)  # rule -> the trip a person chose to go past
+    trips: list[TripRef] = msgspec.field(default_factory=list)  # of the line, up to the current step
+    stopping: TripRef | None = None  # a `stop` trip whose line has not completed yet
+    line_spend: Spend = msgspec.field(default_factory=Spend)
+    run_spend: Spend = msgspec.field(default_factory=Spend)
+    last_eval_spend: Spend = msgspec.field(default_factory=Spend)  # the latest evaluation's own
+    clock: Clock = msgspec.field(default_factory=Clock)
+    checked: tuple[str, ...] = ()  # the rules read at the last check (a train_step or an eval_completed)
+
