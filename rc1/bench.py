@@ -219,6 +219,11 @@ def main() -> int:
     if "--status-only" in sys.argv:
         bench_status()
         return 0
+    if "--monitors-only" in sys.argv:
+        from rc1.bench_monitors import bench_monitors
+
+        bench_monitors()
+        return 0
     if "--arms-only" in sys.argv:
         from rc1.bench_arms import bench_arms
 
@@ -233,6 +238,9 @@ def main() -> int:
 
     bench_training()
     bench_arms()
+    from rc1.bench_monitors import bench_monitors
+
+    bench_monitors()
     return 0
 
 

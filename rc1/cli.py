@@ -10,7 +10,7 @@ from rc1 import distributed
 from rc1.closed_pipe import CLOSED_PIPE_EXIT, guarded_stdout
 from rc1.catalog import DIFFICULTIES
 from rc1.views.handoff import STAGES as HANDOFF_STAGES
-from rc1.errors import ExitCode, Rc1Error, TrainingError
+from rc1.errors import ExitCode, Rc1Error, RoundFailed, TrainingError
 
 from rc1.run_config import DEFAULT_CONFIG
 
@@ -40,9 +40,10 @@ def build_parser() -> argparse.ArgumentParser:
     halt = p.add_argument_group("a halted run's way forward (recorded as halt_acknowledged)")
     halt.add_argument("--because", metavar="TEXT", help="why: required to go on past a halt; alone, training goes on "
                                                         "from the newest checkpoint with the rule quiet until it clears")
-    halt.add_argument("--from", dest="rollback_to", metavar="best|latest|step_N",
-                      help="roll back to this checkpoint of the halted line; --set may amend train.learning_rate, "
-                           "train.beta, train.temperature, train.max_grad_norm, train.target_kl")
+    halt.add_argument("--from", dest="rollback_to", metavar="best|latest|step_N|start",
+                      help="roll back to this checkpoint of the halted line (start: begin the line again); --set may "
+                           "amend train.learning_rate, train.beta, train.temperature, train.max_grad_norm, "
+                           "train.target_kl")
     halt.add_argument("--stop", action="store_true",
                       help="end the halted line here; its release verdict runs on the checkpoint the shadow set chose")
 
@@ -156,6 +157,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--push-to-hub", metavar="REPO", help="then upload DIR to this hub model repo (huggingface_hub, "
                                                        "HF_TOKEN or the stored login)")
 
+    p = sub.add_parser("runbook", help="what a failed check or a tripped monitor usually means and what to try")
+    p.add_argument("name", nargs="?", metavar="NAME", help="a check (e.g. difficulty) or a monitor (e.g. entropy_floor)")
+    p.add_argument("--markdown", action="store_true", help="every entry as the README's tables")
+
     p = sub.add_parser("train", help="start or resume training (requires round 2)")
     _config_args(p)
     p.add_argument("--resume", metavar="PATH", help="checkpoint dir to resume from (must have a checkpoint_saved event)")
@@ -197,6 +202,10 @@ def _main(argv: list[str] | None) -> int:
     except Rc1Error as e:
         if e.exit_code != ExitCode.RUNTIME_FAILURE:
             print(f"error: {e}", file=sys.stderr)
+            if isinstance(e, RoundFailed):
+                from rc1.stages.runbook import text
+
+                print(f"runbook (README \"Runbook\"; `rc1 runbook NAME`):\n{text(e.checks)}", file=sys.stderr)
             return int(e.exit_code)
         print(f"FATAL: {e}{_report(e, args)}{_packed(args)}", file=sys.stderr)
         return int(e.exit_code)

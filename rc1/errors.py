@@ -34,6 +34,15 @@ class GateClosed(Rc1Error):
     exit_code = ExitCode.GATE_CLOSED
 
 
+class RoundFailed(GateClosed):
+    """A preflight round's checks failed (check_failed… gate_failed appended). Exit 3; the CLI prints each failed
+    check's runbook entry after the message (rc1/stages/runbook.py)."""
+
+    def __init__(self, message: str, checks: list[str]):
+        super().__init__(message)
+        self.checks = checks
+
+
 class EventRefused(GateClosed):
     """The run's rules refuse an event in its current state (rc1/events/door.py): it is not written. Exit 3."""
 

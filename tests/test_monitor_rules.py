@@ -96,7 +96,8 @@ def test_shadow_regression_halts_after_two_evaluations_significantly_below_the_b
     assert rules_and_steps(line) == [("shadow_regression", 20, "halt")]
     trip = line.trips[0]
     assert trip.measured["greedy_best_step"] == 5 and trip.measured["greedy_gain_pp"] == pytest.approx(-30.0)
-    assert trip.measured["greedy_ci_high_pp"] < 0 and trip.threshold["confidence"] == 0.95
+    assert trip.measured["items"] == 30  # measured on the half of the items the best was not chosen on
+    assert trip.measured["greedy_ci_high_pp"] < 0 and trip.threshold["confidence"] == 0.99
 
 
 def test_shadow_regression_does_not_trip_on_a_level_run():
@@ -127,30 +128,45 @@ def test_drift_warns_when_the_intervals_lower_bound_passes_the_ceiling():
     assert line.trips[0].measured["ci_low"] == pytest.approx(0.7)
 
 
+def test_reward_hacking_halts_when_the_policy_learns_to_score_while_shadow_success_falls():
+    line = Line(rules(reward_hacking={"window": 1}))
+    line.evaluate([1.0] * 30 + [0.0] * 30, [8] * 30 + [0] * 30)
+    line.steps(4, reward=0.3)
+    line.steps(6, reward=0.6)  # learned to score within the first steps after the evaluation
+    line.checkpoint()
+    line.evaluate([0.0] * 60, [0] * 60)  # and shadow success went to nothing
+    assert rules_and_steps(line) == [("reward_hacking", 10, "halt")]
+    trip = line.trips[0]
+    assert trip.measured["reward_rise"] > 0.3 and trip.measured["reward_rise_ci_low"] > 0
+    assert trip.measured["success_change_pp"] == pytest.approx(-50) and trip.measured["from_step"] == 0
+
+
 def test_reward_hacking_halts_when_reward_climbs_while_shadow_success_falls():
     line = Line(rules(reward_hacking={"window": 1}))
     line.evaluate([1.0] * 30 + [0.0] * 30, [8] * 30 + [0] * 30)
-    line.steps(10, reward=[0.30, 0.32] * 5)
+    line.steps(10, reward=[0.30, 0.32] * 5)  # level: no trend over the steps
     line.checkpoint()
     line.evaluate([1.0] * 30 + [0.0] * 30, [8] * 30 + [0] * 30)
     assert line.trips == []
-    line.steps(10, reward=[0.60, 0.62] * 5)
+    line.steps(10, reward=[0.3 + 0.03 * i for i in range(10)])
     line.checkpoint()
     line.evaluate([1.0] * 15 + [0.0] * 45, [8] * 15 + [0] * 45)
     assert rules_and_steps(line) == [("reward_hacking", 20, "halt")]
     trip = line.trips[0]
     assert trip.measured["reward_rise"] == pytest.approx(0.30) and trip.measured["success_change_pp"] == pytest.approx(-25)
+    assert trip.measured["from_step"] == 10
 
 
 def test_reward_hacking_does_not_trip_when_reward_and_success_rise_together():
     line = Line(rules(reward_hacking={"window": 1}))
-    evaluations(line, [0.2, 0.3, 0.5], every=10, reward=[0.3, 0.5, 0.7, 0.4, 0.6] * 2)
+    evaluations(line, [0.2, 0.3, 0.5], every=10, reward=[0.3 + 0.02 * i for i in range(10)])
     assert line.trips == []
     assert line.state.watch.readings["reward_hacking"].breach is False
 
 
 def test_reward_hacking_halts_when_a_component_grows_its_share_while_correctness_does_not():
-    line = Line(rules(reward_hacking={"window": 1, "max_share_gain": 0.15}), weights={"correctness": 0.5, "padding": 0.5})
+    line = Line(rules(reward_hacking={"window": 2, "max_share_gain": 0.15}),
+                weights={"correctness": 0.5, "padding": 0.5})
     line.evaluate([0.0] * 60, [0] * 60)
     line.steps(6, components={"correctness": 0.4, "padding": 0.1})
     line.checkpoint()
@@ -160,7 +176,9 @@ def test_reward_hacking_halts_when_a_component_grows_its_share_while_correctness
     line.checkpoint()
     line.evaluate([0.0] * 60, [0] * 60)
     assert rules_and_steps(line) == [("reward_hacking", 12, "halt")]
-    assert line.trips[0].measured["padding_share_gain"] == pytest.approx(0.4375 - 0.2, abs=0.01)
+    trip = line.trips[0]
+    # padding's share went from 0.2 to about 0.44 over the 12 steps; correctness's trend is below 0
+    assert trip.measured["padding_share_gain"] > 0.15 and trip.measured["correctness_change"] < 0
 
 
 # -- budget --------------------------------------------------------------------------------------------------------

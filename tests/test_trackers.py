@@ -64,7 +64,8 @@ def test_every_tracker_gets_each_step_once_across_a_kill_and_a_resume(tmp_path):
     wandb_id = attached[2][1]
     sessions = sorted((root / "tracking/local/wandb/wandb").glob(f"offline-run-*-{wandb_id}"))
     assert len(sessions) == 3, report.stdout  # the killed session, the resumed one, rc1 report
-    for _ in range(60):  # W&B's own process writes its files after finish() returns: wait for it (≤ 30 s)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:  # W&B's own process writes its files after finish() returns: wait for it
         sent = [row for folder in sessions if (folder / f"run-{wandb_id}.wandb").exists()
                 for row in wandb_history(folder / f"run-{wandb_id}.wandb")]
         steps = {int(row["seed_1234/step"]): row["seed_1234/train/reward"] for row in sent if "seed_1234/train/reward" in row}
@@ -89,9 +90,10 @@ def test_every_tracker_gets_each_step_once_across_a_kill_and_a_resume(tmp_path):
     assert [r for _, r in steps] == pytest.approx([final[s] for s in range(1, 13)], abs=1e-6)
 
 
-def wandb_history(path):
-    """The history rows of a W&B transaction log (.wandb): LevelDB's log format (32 KiB blocks of CRC'd records)
-    after a 7-byte W&B header, each record a protobuf Record; W&B's own reader left the public package."""
+def wandb_history(path, kind_wanted: str = "history"):
+    """The history rows (or with kind_wanted "alert", the alerts) of a W&B transaction log (.wandb): LevelDB's log
+    format (32 KiB blocks of CRC'd records) after a 7-byte W&B header, each record a protobuf Record; W&B's own reader
+    left the public package."""
     from wandb.proto import wandb_internal_pb2
 
     data, block, pos, pending, rows = path.read_bytes(), 32768, 7, b"", []
@@ -109,9 +111,11 @@ def wandb_history(path):
         if kind in (1, 4):  # FULL, or the LAST piece of a record split over blocks
             record = wandb_internal_pb2.Record.FromString(pending)
             pending = b""
-            if record.WhichOneof("record_type") == "history":
+            if record.WhichOneof("record_type") == kind_wanted == "history":
                 rows.append({item.key or "/".join(item.nested_key): json.loads(item.value_json)
                              for item in record.history.item})
+            elif record.WhichOneof("record_type") == kind_wanted == "alert":
+                rows.append({"title": record.alert.title, "text": record.alert.text, "level": record.alert.level})
     return rows
 
 

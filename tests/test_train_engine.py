@@ -14,11 +14,12 @@ from transformers import TrainerControl, TrainerState
 
 from rc1.config import Config
 from rc1.data.task import TaskItem
-from rc1.errors import BadInput, TrainingError
+from rc1.errors import BadInput
 from rc1.fsutil import hash_tree
 from rc1.registry.strategies import pairs, with_target_kl
 from rc1.train import checkpoints, layout
 from rc1.train.device import select_device, select_dtype
+from rc1.train.divergence import NonFiniteStep
 from rc1.train.engine_trl import TrlEngine, _HookBridge
 from rc1.train.engines import build_engine
 from rc1.train.schedule import schedule
@@ -208,7 +209,7 @@ def test_last_step_is_saved_when_not_a_multiple_of_save_steps(model_dir, tmp_pat
     assert sorted(hooks.staged) == [2, 3]
 
 
-def test_diverged_policy_raises_training_error(model_dir, tmp_path):
+def test_a_diverged_policy_is_a_non_finite_step_before_its_checkpoint(model_dir, tmp_path):
     engine = make_engine(make_config(4, 2), model_dir, tmp_path)
 
     class Poison(Recorder):
@@ -220,8 +221,9 @@ def test_diverged_policy_raises_training_error(model_dir, tmp_path):
                         param.fill_(float("nan"))
 
     hooks = Poison(tmp_path / "checkpoints", [engine])
-    with pytest.raises(TrainingError, match="step 2: sampling met non-finite probabilities"):
+    with pytest.raises(NonFiniteStep, match="step 2: sampling met non-finite probabilities") as caught:
         engine.train(hooks, resume_from=None)
+    assert caught.value.step == 2 and math.isnan(caught.value.measured["sampling_probabilities"])
     assert [m.step for m in hooks.steps] == [1]
     assert hooks.staged == {}  # the diverged step was never checkpointed
 
@@ -239,13 +241,15 @@ def test_non_finite_loss_or_weights_stop_the_step_report(tmp_path):
     bridge.on_log(None, state, control, logs={"train_loss": 0.5, "train_runtime": 1.0})  # end-of-run summary
     assert len(reported) == 1
     state.global_step = 4
-    with pytest.raises(TrainingError, match="step 4: loss is nan; training diverged"):
+    with pytest.raises(NonFiniteStep, match="step 4: loss is nan") as caught:
         bridge.on_log(None, state, control, logs={**logs, "loss": float("nan")})
+    assert math.isnan(caught.value.measured["loss"])
     layer = torch.nn.Linear(2, 2)
     with torch.no_grad():
         layer.weight[0, 0] = float("inf")
-    with pytest.raises(TrainingError, match="step 4: trainable weight weight is not finite"):
+    with pytest.raises(NonFiniteStep, match="step 4: trainable weight weight is not finite") as caught:
         bridge.on_step_end(None, state, control, model=layer)
+    assert math.isinf(caught.value.measured["weight_norm"])
     assert len(reported) == 1
 
 

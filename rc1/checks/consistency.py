@@ -16,6 +16,7 @@ from rc1.catalog import PRODUCTION_MIX
 from rc1.checks.result import CheckResult
 from rc1.config import Config
 from rc1.registry.strategies import STRATEGIES
+from rc1.runbook import Runbook
 
 LOCAL_MAX_STEPS = 5000
 
@@ -126,3 +127,17 @@ def training_config_check(config: Config) -> CheckResult:
         thresholds={"rules": float(len(rules))},
         detail="; ".join(failures) if failures else f"{config.profile} profile: all {len(rules)} rules hold",
     )
+
+
+RUNBOOK: dict[str, Runbook] = {
+    "training_config": Runbook(
+        means="the config breaks a rule of its profile; the detail names each key (train.simulate, run.seeds, "
+              "train.target_kl, a preflight threshold looser than its production floor, ...)",
+        tries=("set each key the detail names to what it asks; rc1 config explain KEY shows its value and its source",
+               "a long run declared local (train.max_steps > 5000): declare profile: production, or lower "
+               "train.max_steps",
+               "a preflight threshold past its production floor: put it back (PRODUCTION_FLOORS); production may make "
+               "a check stricter, never looser",
+               "train.target_kl in [0.02, 0.05] wherever it acts (ppo; grpo or rloo at train.beta > 0)"),
+    ),
+}

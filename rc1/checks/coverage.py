@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rc1.checks.result import CheckResult
 from rc1.data.task import TaskItem
+from rc1.runbook import Runbook
 
 
 def framing_coverage(items: list[TaskItem], min_roles: int, min_styles: int) -> CheckResult:
@@ -25,3 +26,16 @@ def framing_coverage(items: list[TaskItem], min_roles: int, min_styles: int) -> 
               f"every task uses at least {min_roles} roles and {min_styles} styles")
     return CheckResult(name="framing_coverage", passed=bool(items) and not short, measured=measured,
                        thresholds={"min_roles": float(min_roles), "min_styles": float(min_styles)}, detail=detail)
+
+
+RUNBOOK: dict[str, Runbook] = {
+    "framing_coverage": Runbook(
+        means="a task's episodes use fewer distinct roles or styles than preflight.min_roles / preflight.min_styles: "
+              "the template pack has too few, or the task has too few items for the draw to reach them all",
+        tries=("add roles (roles.yaml) or styles (styles.yaml) to the template pack data.templates names",
+               "give the task more items: raise data.pool_size, or its data.mix share (local profile only: production "
+               "holds the mix fixed)",
+               "production may not go below 4 roles and 3 styles (PRODUCTION_FLOORS); lower preflight.min_roles / "
+               "preflight.min_styles only on the local profile"),
+    ),
+}

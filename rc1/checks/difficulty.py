@@ -18,6 +18,7 @@ from rc1.checks.result import CheckResult
 from rc1.data.balance import Balanced
 from rc1.data.difficulty import DIMENSIONS, ItemMetrics, votes
 from rc1.data.task import DIFFICULTIES, TaskItem
+from rc1.runbook import Runbook
 
 HISTOGRAM_BINS = 10
 
@@ -116,3 +117,21 @@ def _histogram(values: list[float]) -> dict:
     for v in values:
         counts[min(HISTOGRAM_BINS - 1, int((v - low) / width))] += 1
     return {"low": low, "high": high, "counts": counts}
+
+
+RUNBOOK: dict[str, Runbook] = {
+    "difficulty": Runbook(
+        means="the balanced pool breaks a per-task rule: too few hard or too many easy items, an item over a cap, "
+              "clue overlap on the wrong side, or too little of the seed pool kept because a bucket measured short",
+        tries=("too few hard / too many easy: raise data.difficulty_target.hard (lowering .easy, the shares sum to 1): "
+               "the balanced pool follows it; relax preflight.min_hard_share / preflight.max_easy_share only on "
+               "local (production floors 0.30)",
+               "too little kept (a bucket short, its weakest dimensions named): make more items measure hard with "
+               "more turns, tool hops or clarifications (data.max_turns, data.max_tool_hops, data.clarify_rate) or "
+               "multi-step numeric templates",
+               "clue overlap off: paraphrase hard questions away from their context (median ≤ "
+               "preflight.hard_clue_overlap_max); easy ones restate their evidence (≥ preflight.easy_clue_overlap_min)",
+               "over the length cap: raise preflight.max_len_tokens (production: at most 4096) or trim contexts; "
+               "then check with rc1 difficulty validate"),
+    ),
+}

@@ -26,6 +26,7 @@ import numpy as np
 from rc1.checks.result import CheckResult
 from rc1.data.text import ngram_keys, normalize
 from rc1.data.task import TaskItem
+from rc1.runbook import Runbook
 
 SHINGLE_WORDS = 5
 BANDS, ROWS = 8, 4
@@ -147,3 +148,16 @@ def _band_keys(signatures: np.ndarray) -> list[list[int]]:
         rows = signatures[:, band * ROWS:(band + 1) * ROWS]
         keys.append((rows * _BAND_MIX).sum(axis=1, dtype=np.uint64).tolist())
     return keys
+
+
+RUNBOOK: dict[str, Runbook] = {
+    "duplicates": Runbook(
+        means="a generator or a records file repeats the same (or a near-identical) context and question more often "
+              "than preflight.max_duplicate_rate allows, overall or in one task",
+        tries=("read the examples in the detail (later~earlier ids) to see which task, template or source repeats",
+               "use more varied records for that task (data.sources.<task>, data.tasks.<name>), or ask for fewer "
+               "items: data.pool_size or its data.mix share (production: ≥ 30000 items, the mix fixed)",
+               "production may not raise preflight.max_duplicate_rate above 0.02 nor "
+               "preflight.near_duplicate_similarity above 0.85 (PRODUCTION_FLOORS)"),
+    ),
+}

@@ -12,6 +12,7 @@ from collections import Counter
 from rc1.checks.leak import find_leaks
 from rc1.checks.result import CheckResult
 from rc1.data.task import TaskItem
+from rc1.runbook import Runbook
 
 
 def gate_set_check(gate: list[TaskItem], shadow: list[TaskItem], pool: list[TaskItem], *, size: int, tasks: list[str],
@@ -46,3 +47,18 @@ def gate_set_check(gate: list[TaskItem], shadow: list[TaskItem], pool: list[Task
         f"{len(gate)} hard items of {', '.join(tasks)} ({', '.join(f'{t} {n}' for t, n in sorted(per_task.items()))}); "
         f"none in the {len(shadow)}-item shadow set, no pool item leaks from them",
     )
+
+
+RUNBOOK: dict[str, Runbook] = {
+    "gate_set": Runbook(
+        means="the gate set is not apart from the shadow set and the pool (gate items nearly repeat shadow items, or "
+              "pool items gate items), usually overlapping or near-copied records, or it is not release.gate_size "
+              "hard items of release.tasks",
+        tries=("keep a task's held-out records apart from its pool records: data.sources.<task>.shadow_path / "
+               "shadow_split disjoint from path / split, and no near-copies in a file of data.tasks.<name>",
+               "a wrong size, or items not hard or not of release.tasks: the gate file was built with another config; "
+               "rebuild it in INIT with rc1 shadow materialize (or rc1 advance)",
+               "production may not raise preflight.leak_ngram / preflight.leak_similarity above 5 / 0.85 "
+               "(PRODUCTION_FLOORS), which this check shares with leak"),
+    ),
+}

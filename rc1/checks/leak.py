@@ -23,6 +23,7 @@ import numpy as np
 from rc1.checks.result import CheckResult
 from rc1.data.text import ngram_keys, normalize
 from rc1.data.task import TaskItem
+from rc1.runbook import Runbook
 
 
 def leak_check(pool: list[TaskItem], shadow: list[TaskItem], ngram: int, similarity: float) -> CheckResult:
@@ -102,3 +103,17 @@ def _most_contained(held, shadow_grams, index, prefix_index, rarity, similarity)
         if shared and value >= similarity and (best is None or value > best[1]):
             best = (s, value)
     return best
+
+
+RUNBOOK: dict[str, Runbook] = {
+    "leak": Runbook(
+        means="pool items equal or nearly contain shadow items: a task's pool and held-out records overlap (the same "
+              "file or split for both, or near-copies in one file), or a generator repeats questions across streams",
+        tries=("give held-out records of their own: data.sources.<task>.shadow_path / shadow_split disjoint from "
+               "path / split (e.g. train against test); the detail names the pool~shadow ids",
+               "a task of yours splits its records by normalized question (data.tasks.<name>.held_out_share), so a "
+               "near-copy can land on both sides: remove near-duplicate records from its file",
+               "do not loosen preflight.leak_ngram / preflight.leak_similarity to pass: production may not raise them "
+               "above 5 / 0.85 (PRODUCTION_FLOORS), and a leak makes the shadow numbers meaningless"),
+    ),
+}

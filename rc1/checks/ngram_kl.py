@@ -43,6 +43,7 @@ import numpy as np
 from rc1.checks.result import CheckResult
 from rc1.data.text import ngram_keys, tokens
 from rc1.data.task import TaskItem
+from rc1.runbook import Runbook
 
 ALPHA = 0.5
 MIN_COUNT = 2
@@ -138,3 +139,17 @@ def _kl_of_labelling(labels: list[str], item_of_x: np.ndarray, x: np.ndarray, v:
     p = (counts[present] + ALPHA) / (n_g[present, None] + ALPHA * v)
     divergence = (p * (np.log(p) - log_m)).sum(axis=1)
     return float((n_g[present] / n_g.sum()) @ divergence)
+
+
+RUNBOOK: dict[str, Runbook] = {
+    "ngram_kl": Runbook(
+        means="the episode framings (user-turn template, role, style) barely change a task's recurring word 3-grams: "
+              "the pack's framings word the prompt alike, or the task meets too few of them",
+        tries=("vary the template pack data.templates names: more user-turn templates per task (tasks.yaml), roles "
+               "(roles.yaml) and styles (styles.yaml) whose wording differs",
+               "check that data.templates names the intended pack (templates/pack_v2) and that the pool was rebuilt "
+               "after the pack changed (rc1 pool build in INIT, or rc1 advance)",
+               "production may not lower preflight.min_ngram_kl below 0.15 (PRODUCTION_FLOORS); lower it only on the "
+               "local profile"),
+    ),
+}

@@ -16,6 +16,7 @@ import msgspec
 from rc1.checks.result import CheckResult
 from rc1.config import RewardConfig
 from rc1.data.task import TaskItem
+from rc1.runbook import Runbook
 from rc1.scoring.pipeline import RewardFn, ScoringPipeline, make_reward_fn
 from rc1.scoring.reward import weighted_sum
 
@@ -76,3 +77,16 @@ def overclar_check(reward: RewardConfig, pipeline: ScoringPipeline, build: Build
         f"penalty = {alpha:g}·min(c, {cap}): 0, {measured['penalty_c1']:g}, {measured['penalty_c2']:g}, "
         f"{measured['penalty_c5']:g} for c = 0, 1, 2, 5; 0 for a needed clarification",
     )
+
+
+RUNBOOK: dict[str, Runbook] = {
+    "overclar_penalty": Runbook(
+        means="the over-clarification penalty is off or miswired: reward.use_overclar_penalty false, "
+              "reward.overclar_alpha 0, reward.overclar_cap below 1, or the trainer's reward does not subtract "
+              "α·min(c, cap)",
+        tries=("switch it on: reward.use_overclar_penalty=true, reward.overclar_alpha > 0, reward.overclar_cap ≥ 1 "
+               "(production: exactly 0.07 and 3)",
+               "with the switches right, a count or penalty off is a scoring bug: reproduce one probe with rc1 score "
+               "--task gsm8k --gold 12 --completion-file F (add --needs-clarification for the needed one)"),
+    ),
+}

@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 from rc1.checks.result import CheckResult
+from rc1.runbook import Runbook
 
 
 def free_disk(path: Path, min_free_gb: float, archive_gb: float = 0.0) -> CheckResult:
@@ -39,3 +40,23 @@ def accelerator_memory(min_free_gb: float) -> CheckResult:
         measured={"present": 1.0, "free_gb": free_gb, "total_gb": total_gb}, thresholds={"min_free_gb": min_free_gb},
         detail=f"{torch.cuda.get_device_name()}: {free_gb:.1f} of {total_gb:.1f} GB free (need {min_free_gb:g} GB)",
     )
+
+
+RUNBOOK: dict[str, Runbook] = {
+    "free_disk": Runbook(
+        means="the filesystem of the working directory (the workspace) has less free space than "
+              "preflight.min_free_disk_gb plus the rollout archive's largest size",
+        tries=("free space there, or run rc1 from a working directory on a larger disk",
+               "shrink the archive: rollouts.keep_text=every_n_steps (rollouts.every_n_steps) or none; it grows with "
+               "train.max_steps, train.max_completion_tokens, data.shadow_size and run.seeds",
+               "production may not lower preflight.min_free_disk_gb below 50 (PRODUCTION_FLOORS); lower it only on "
+               "the local profile"),
+    ),
+    "accelerator_memory": Runbook(
+        means="the CUDA device has less free memory than preflight.min_accelerator_memory_gb, usually because "
+              "another process holds it",
+        tries=("free the GPU: nvidia-smi lists the processes holding its memory",
+               "pick another device with CUDA_VISIBLE_DEVICES",
+               "lower preflight.min_accelerator_memory_gb if the model fits in less (it has no production floor)"),
+    ),
+}

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from rc1.checks.result import CheckResult
 from rc1.data.task import TaskItem
+from rc1.runbook import Runbook
 from rc1.scoring.functions import RewardFunctionFailed, call
 from rc1.user_code import load_function
 from rc1.scoring.rules import as_completion, gold_reply
@@ -71,3 +72,16 @@ def _probe(spec, folder: Path, items: list[TaskItem], completions: list[str], to
             return (f"reward function {spec.name} answered {a!r} {how} {b!r} for the same completion of item "
                     f"{item_id} ({len(differ)} of {len(first)} answers differ); {rule}")
     return None
+
+
+RUNBOOK: dict[str, Runbook] = {
+    "reward_functions": Runbook(
+        means="one of reward.functions does not import, raises, answers other than one finite number in [-1, 1] (or "
+              "None) per completion, or answers differently on a second call or alone than in its batch",
+        tries=("fix the function the detail names at its reward.functions path (package.module:function, imported "
+               "with the config's folder first)",
+               "make it deterministic and per-completion: seed any sampling, keep no state between calls, no "
+               "batch-level normalization",
+               "or take it out of reward.functions and drop its weight from the reward.weights file"),
+    ),
+}

@@ -19,6 +19,7 @@ from rc1.checks.result import CheckResult
 from rc1.config import Config
 from rc1.data.task import TaskItem
 from rc1.registry.providers import API_PROVIDERS, PROVIDERS
+from rc1.runbook import Runbook
 from rc1.scoring.judge import Judge
 from rc1.scoring.ledger import read_tail, summarize
 from rc1.scoring.openai_judge import API_KEY_ENV, api_key
@@ -127,3 +128,41 @@ def scorer_live(config: Config, *, require_api: bool = False) -> CheckResult:
         (f"live {provider} judge, key present" if api else f"scorer.provider {provider}: rule components"
          + (" and a local judge" if PROVIDERS[provider].judges else " only") + " (allowed on the local profile)"),
     )
+
+
+RUNBOOK: dict[str, Runbook] = {
+    "scorer_selfcheck": Runbook(
+        means="the rule scorer misjudges the shadow set's own gold replies, or credits a wrong one: a task's answer "
+              "check does not fit its answers, usually data.tasks.<name>.check or its answer column",
+        tries=("set data.tasks.<name>.check to what its gold answers need (math for numbers, yes_no, exact, f1), or "
+               "fix the reward function it names",
+               "check that data.tasks.<name>.answer names the gold-answer column",
+               "score one gold reply by hand: rc1 score --task T --gold G --completion-file F; rc1 scorer probe "
+               "re-runs this check (in round 2 a config change needs --accept-changed-inputs)"),
+    ),
+    "scorer_probe": Runbook(
+        means="real judge calls failed: answers that do not parse (the judge model ignores the rubric's format), an "
+              "endpoint, key or timeout error, or calls that were not made",
+        tries=("run rc1 scorer probe --n 8 and read the first error the detail names",
+               "an endpoint or auth error: check scorer.base_url, scorer.model and SCORER_API_KEY; timeouts or 429s: "
+               "raise scorer.timeout_s / scorer.max_retries, or lower scorer.max_concurrency",
+               "malformed answers: a judge model that follows the rubric (scorer.model), or a rubric (scorer.rubric) "
+               "that asks for the verdict format rc1 parses"),
+    ),
+    "scorer_cache": Runbook(
+        means="most of the last 100 judge calls in the ledger came from data/scorer_cache/ (scorer.cache true): "
+              "scores are being replayed rather than made",
+        tries=("switch the cache off for the run: scorer.cache=false",
+               "find what replayed: the scope of each call in events/<run>.ledger.jsonl names the command behind it",
+               "production may not raise preflight.max_cache_hit_rate_round1 / preflight.max_cache_hit_rate_round2 "
+               "above 0.90 / 0.95 (PRODUCTION_FLOORS)"),
+    ),
+    "scorer_live": Runbook(
+        means="the judge cannot be live: an API provider without SCORER_API_KEY in the environment, or the production "
+              "profile (or --live) with scorer.provider none or hf_judge",
+        tries=("export SCORER_API_KEY in the shell that runs rc1",
+               "production: set scorer.provider to an API judge (openai, gemini, deepseek_r1, or openai_compat with "
+               "scorer.base_url)",
+               "check it alone: rc1 scorer probe --live"),
+    ),
+}

@@ -11,6 +11,7 @@ from rc1.config import DataConfig
 from rc1.data.task import TaskItem
 from rc1.data.episodes import task_templates
 from rc1.data.templates import TemplatePack
+from rc1.runbook import Runbook
 
 
 def seed_pool_check(pool: list[TaskItem], data: DataConfig, pack: TemplatePack, pool_sha256: str) -> CheckResult:
@@ -56,3 +57,16 @@ def _framed_by(item: TaskItem, pack: TemplatePack) -> bool:
     task, _, name = item.template.partition("/")
     return (bool(item.turns) and item.role in pack.roles and item.style in pack.styles
             and task == item.task and name in task_templates(pack, item))
+
+
+RUNBOOK: dict[str, Runbook] = {
+    "seed_pool": Runbook(
+        means="the pool on disk is not what this config and template pack build: it was built with other data.* "
+              "values or another pack (data.templates), or edited since",
+        tries=("rebuild it from this config in INIT: rc1 pool build (or rc1 advance, which rebuilds every input)",
+               "each problem names the key the pool disagrees with (data.pool_size, data.max_turns, "
+               "data.max_tool_hops, data.clarify_rate, data.tools): set it back to the pool's value, or rebuild",
+               "framings not from the pack: data.templates or the pack's files changed after the pool was built; "
+               "point data.templates back at that pack, or rebuild the pool"),
+    ),
+}

@@ -6,6 +6,7 @@ from collections import Counter
 
 from rc1.checks.result import CheckResult
 from rc1.data.task import DIFFICULTIES, TaskItem
+from rc1.runbook import Runbook
 
 
 
@@ -23,3 +24,15 @@ def shadow_stratification(shadow: list[TaskItem], expected_size: int, mix: dict[
         name="shadow_set", passed=passed, measured=measured,
         thresholds={"items": float(expected_size), "empty_cells": 0.0}, detail=detail,
     )
+
+
+RUNBOOK: dict[str, Runbook] = {
+    "shadow_set": Runbook(
+        means="a task × difficulty cell of the shadow set is empty, because a task's share of data.shadow_size is "
+              "under 3 items (one per difficulty), or the file on disk was built with another data.shadow_size",
+        tries=("raise data.shadow_size so every task with a data.mix share gets at least 3 items (production: ≥ 245)",
+               "or raise the small task's share in data.mix (local profile only: production holds the mix fixed)",
+               "a size other than data.shadow_size: rebuild the held-out sets from this config in INIT with "
+               "rc1 shadow materialize (or rc1 advance)"),
+    ),
+}

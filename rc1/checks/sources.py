@@ -8,6 +8,7 @@ from rc1.checks.result import CheckResult
 from rc1.data.source_ref import SourceRef
 from rc1.data.sources import Missing
 from rc1.data.task import TaskItem
+from rc1.runbook import Runbook
 
 NAME = "data_sources"
 
@@ -41,3 +42,19 @@ def shortfall_check(missing: list[Missing]) -> CheckResult:
         thresholds={f"{m.task}{'/' + m.difficulty if m.difficulty else ''}.needed": float(m.needed) for m in missing},
         detail="; ".join(m.text() for m in missing),
     )
+
+
+RUNBOOK: dict[str, Runbook] = {
+    NAME: Runbook(
+        means="a task's records (data.sources or data.tasks) hold fewer distinct questions than its slots in the pool "
+              "or the held-out sets need, so slots cannot each get a record of their own",
+        tries=("give the task more distinct records (equal questions after normalizing count once): a bigger file or "
+               "split in data.sources.<task>.path / hub / split, or in data.tasks.<name>.path / hub",
+               "a held-out cell short (the detail names task/difficulty): point data.sources.<task>.shadow_path / "
+               "shadow_split at more records, or raise data.tasks.<name>.held_out_share",
+               "ask for fewer slots: data.pool_size, the task's data.mix share, data.shadow_size or release.gate_size "
+               "(production holds data.pool_size ≥ 30000, data.shadow_size ≥ 245 and the mix fixed)",
+               "in round 2, items no longer from their source mean the file (or the working directory) moved since "
+               "round 1: put it back where round 1 read it"),
+    ),
+}

@@ -28,6 +28,7 @@ HANDLERS = {
     "train": "stages:train",
     "config": "config:run",
     "export": "export:run",
+    "runbook": "runbook:run",
 }
 
 

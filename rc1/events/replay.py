@@ -161,7 +161,8 @@ class Projection(msgspec.Struct, kw_only=True):
     monitor: MonitorState = msgspec.field(default_factory=MonitorState)
     halt: HaltView | None = None
     amendments: dict[str, AmendmentView] = msgspec.field(default_factory=dict)
-    resume_point: CheckpointRef | None = None  # the checkpoint a halt's way forward resumes from, until it does
+    # The step a halt's way forward resumes from (a checkpoint's; 0: the line starts over), until training resumes.
+    resume_step: int | None = None
     promotions: list[int] = msgspec.field(default_factory=list)  # the line's best/ promotions (steps), oldest first
 
     @property
@@ -293,7 +294,7 @@ def _(event: ev.GateInvalidated, p: Projection) -> None:
     p.gate_base = p.gate_selected = None  # measured on inputs no gate vouches for any more
     p.complete = False
     p.seed, p.finished, p.across_seeds = None, [], None  # lines trained on the old inputs count for nothing
-    p.halt, p.amendments, p.watched, p.resume_point = None, {}, None, None
+    p.halt, p.amendments, p.watched, p.resume_step = None, {}, None, None
     p.last_error = f"gate invalidated: {event.input} changed ({event.old_sha256[:12]} -> {event.new_sha256[:12]})"
 
 
@@ -312,7 +313,7 @@ def _(event: ev.TrainingStarted, p: Projection) -> None:
     # Checkpoints past the resume point belong to an abandoned future; they are no longer "latest".
     p.checkpoints = [c for c in p.checkpoints if c.step <= event.resume_from_step]
     p.evals = [e for e in p.evals if e.step <= event.resume_from_step]
-    p.resume_point = None
+    p.resume_step = None
     if p.promotions and p.promotions[-1] > event.resume_from_step:  # a rollback past a promotion: best/ before it
         p.promotions = [step for step in p.promotions if step <= event.resume_from_step]
         p.best_step = p.promotions[-1] if p.promotions else None
@@ -402,8 +403,7 @@ def _(event: ev.MonitorTripped, p: Projection) -> None:
 def _(event: ev.HaltAcknowledged, p: Projection) -> None:
     p.halt = None
     p.last_error = None
-    if event.from_step is not None:
-        p.resume_point = next((c for c in p.checkpoints if c.step == event.from_step), None)
+    p.resume_step = event.from_step
 
 
 @_mutate.register

@@ -358,8 +358,8 @@ class HaltAcknowledged(Event, frozen=True, kw_only=True, tag="halt_acknowledged"
     seed: int | None = None
     choice: str  # continue | rollback | stop
     reason: str
-    from_checkpoint: str | None  # the checkpoint training resumes from (None: stop)
-    from_step: int | None
+    from_checkpoint: str | None  # the checkpoint training resumes from (None: stop, or the line starts over)
+    from_step: int | None  # its step (0: the line starts over from the base; None: stop)
     # The rule stays quiet for the line until it clears past the halt's step: going on with nothing changed replays
     # the same steps exactly, and would halt there again.
     silenced: bool = False

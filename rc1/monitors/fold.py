@@ -19,7 +19,6 @@ from rc1.monitors.rules import CONFIGURABLE
 from rc1.monitors.sections import rules_of
 from rc1.monitors.spend import Spend, accelerators, clock_spend, judge_spend, seconds_of
 from rc1.monitors.state import EvalPoint, MonitorState, Reading, StepPoint, StepsBetween, TripRef, Watch
-from rc1.monitors.stats import Moments
 
 CORRECTNESS = "correctness"
 
@@ -62,7 +61,7 @@ def steps_kept(watched) -> int:
     rules = rules_of(watched) if watched is not None else {}
     longest = 0
     for rule, params in rules.items():
-        if "step" in CONFIGURABLE[rule].checked or rule == "budget":
+        if "step" in CONFIGURABLE[rule].checked:
             span = params.window * (2 if getattr(params, "max_rise", None) else 1)
             longest = max(longest, span)
     return longest
@@ -141,6 +140,7 @@ def _(event: ev.TrainingStarted, state: MonitorState, watched) -> None:
         if state.stopping is not None and state.stopping.step > k:
             state.stopping = None
     state.step = event.resume_from_step
+    state.max_steps = event.max_steps
     state.checked = ()
     state.weights = dict(event.weights)
     clock = state.clock
@@ -155,26 +155,22 @@ def _(event: ev.TrainStep, state: MonitorState, watched) -> None:
     point = StepPoint(step=event.step, entropy=diagnostics.get("entropy"), truncation=diagnostics.get("clipped_ratio"),
                       no_signal=diagnostics.get("frac_reward_zero_std"), judge_calls=spent.judge_calls,
                       judge_tokens=spent.judge_tokens, judge_cost_usd=spent.judge_cost_usd,
-                      wall_seconds=event.sec_per_step)
+                      wall_seconds=event.sec_per_step, reward=event.reward,
+                      correctness=event.components.get(CORRECTNESS), shares=_shares(event.components, state.weights))
     kept = steps_kept(watched)
     steps = (state.watch.steps + (point,))[-kept:] if kept else ()
-    state.watch = msgspec.structs.replace(state.watch, steps=steps,
-                                          since_eval=_add_step(state.watch.since_eval, event, state.weights))
+    since = state.watch.since_eval.add(point) if watched is not None and watched.reward_hacking is not None else (
+        state.watch.since_eval)
+    state.watch = msgspec.structs.replace(state.watch, steps=steps, since_eval=since)
     state.step = event.step
     _read(state, watched, "step")
 
 
-def _add_step(between: StepsBetween, event: ev.TrainStep, weights: dict[str, float]) -> StepsBetween:
-    shares = dict(between.shares)
-    weighed = {name: weights[name] * value for name, value in event.components.items() if name in weights}
+def _shares(components: dict[str, float], weights: dict[str, float]) -> dict[str, float]:
+    """Each weighted component's share of the step's weighted reward (none when that sum is not positive)."""
+    weighed = {name: weights[name] * value for name, value in components.items() if name in weights}
     total = sum(weighed.values())
-    if total > 0:
-        for name, value in weighed.items():
-            shares[name] = shares.get(name, Moments()).add(value / total)
-    correctness = between.correctness
-    if CORRECTNESS in event.components:
-        correctness = correctness.add(event.components[CORRECTNESS])
-    return StepsBetween(reward=between.reward.add(event.reward), correctness=correctness, shares=shares)
+    return {name: value / total for name, value in weighed.items()} if total > 0 else {}
 
 
 @_observe.register
@@ -212,7 +208,7 @@ def _(event: ev.HaltAcknowledged, state: MonitorState, watched) -> None:
     if event.silenced:
         state.silenced[event.rule] = event.step
     if event.choice == "stop":
-        state.stopping = TripRef(rule=event.rule, step=event.step, action="stop", seq=event.seq)
+        state.stopping = TripRef(rule=event.rule, step=event.step, action="stop", seq=event.seq, reason=event.reason)
 
 
 @_observe.register

@@ -6,7 +6,7 @@ from __future__ import annotations
 import msgspec
 
 from rc1.monitors.spend import Spend
-from rc1.monitors.stats import Interval, Moments
+from rc1.monitors.stats import Interval, Trend
 
 
 class StepPoint(msgspec.Struct, frozen=True, kw_only=True, gc=False, array_like=True):
@@ -20,15 +20,31 @@ class StepPoint(msgspec.Struct, frozen=True, kw_only=True, gc=False, array_like=
     judge_tokens: int
     judge_cost_usd: float
     wall_seconds: float  # the step's own time (train_step.sec_per_step)
+    reward: float = 0.0
+    correctness: float | None = None  # the step's mean correctness component (None: the weights have none)
+    shares: dict[str, float] = msgspec.field(default_factory=dict)  # component -> its share of the weighted reward
 
 
 class StepsBetween(msgspec.Struct, frozen=True, kw_only=True, gc=False):
-    """The train_steps between two evaluations: their rewards, the correctness component, and each component's share
-    of the weighted reward, as moments (reward hacking compares the first and the last of a window)."""
+    """A stretch of train_steps as reward hacking reads it: the trend over steps of the reward, of the correctness
+    component, and of each component's share of the weighted reward."""
 
-    reward: Moments = msgspec.field(default_factory=Moments)
-    correctness: Moments = msgspec.field(default_factory=Moments)
-    shares: dict[str, Moments] = msgspec.field(default_factory=dict)
+    reward: Trend = msgspec.field(default_factory=Trend)
+    correctness: Trend = msgspec.field(default_factory=Trend)
+    shares: dict[str, Trend] = msgspec.field(default_factory=dict)
+
+    def add(self, point: StepPoint) -> "StepsBetween":
+        shares = dict(self.shares)
+        for name, share in point.shares.items():
+            shares[name] = shares.get(name, Trend()).add(point.step, share)
+        correctness = self.correctness if point.correctness is None else self.correctness.add(point.step,
+                                                                                              point.correctness)
+        return StepsBetween(reward=self.reward.add(point.step, point.reward), correctness=correctness, shares=shares)
+
+    def plus(self, other: "StepsBetween") -> "StepsBetween":
+        return StepsBetween(reward=self.reward.plus(other.reward), correctness=self.correctness.plus(other.correctness),
+                            shares={name: self.shares.get(name, Trend()).plus(other.shares.get(name, Trend()))
+                                    for name in self.shares.keys() | other.shares.keys()})
 
 
 class Drift(msgspec.Struct, frozen=True, kw_only=True, gc=False):
@@ -40,6 +56,7 @@ class Drift(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     high: float
     items: int
     tokens: int
+    seconds: float = 0.0  # what measuring it took (the cost of watching, make bench)
 
 
 class EvalPoint(msgspec.Struct, frozen=True, kw_only=True, gc=False):
@@ -51,7 +68,7 @@ class EvalPoint(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     sampled: list[int]
     samples: int
     drift: Drift | None
-    since_previous: StepsBetween  # the train_steps between the evaluation before and this one
+    since_previous: StepsBetween = msgspec.field(default_factory=StepsBetween)  # the steps since the evaluation before
 
     @property
     def greedy_rates(self) -> list[float]:
@@ -82,6 +99,7 @@ class TripRef(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     step: int
     action: str
     seq: int
+    reason: str = ""  # a person's, when they chose to stop the line at a halt
 
 
 class Watch(msgspec.Struct, frozen=True, kw_only=True, gc=False):
@@ -89,7 +107,7 @@ class Watch(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     resumes from that checkpoint (so a resumed line trips where the uninterrupted one did)."""
 
     steps: tuple[StepPoint, ...] = ()  # the most recent, as many as the longest step window needs
-    since_eval: StepsBetween = msgspec.field(default_factory=StepsBetween)
+    since_eval: StepsBetween = msgspec.field(default_factory=StepsBetween)  # the steps since the last evaluation
     quiet: dict[str, int] = msgspec.field(default_factory=dict)  # rule -> the step of its trip: quiet until it clears
     readings: dict[str, Reading] = msgspec.field(default_factory=dict)
 
@@ -108,6 +126,7 @@ class MonitorState(msgspec.Struct, kw_only=True):
 
     seed: int | None = None
     step: int = 0
+    max_steps: int = 0  # of the line: a rule may leave its last check alone (a stop there changes nothing)
     weights: dict[str, float] = msgspec.field(default_factory=dict)  # the reward's weights (component shares)
     watch: Watch = msgspec.field(default_factory=Watch)
     saved: dict[int, Watch] = msgspec.field(default_factory=dict)  # checkpoint step -> the watch as it stood there

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import lru_cache
 
 import msgspec
 
@@ -24,6 +25,7 @@ class Interval(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     confidence: float
 
 
+@lru_cache(maxsize=4096)
 def _t_quantile(confidence: float, df: float) -> float:
     from scipy.stats import t
 
@@ -83,3 +85,38 @@ def welch_interval(after: Moments, before: Moments, confidence: float) -> Interv
     df = (va + vb) ** 2 / (va * va / (after.n - 1) + vb * vb / (before.n - 1))
     half = _t_quantile(confidence, df) * se
     return Interval(mean=diff, low=diff - half, high=diff + half, n=after.n + before.n, confidence=confidence)
+
+
+class Trend(msgspec.Struct, frozen=True, kw_only=True, gc=False, array_like=True):
+    """A series y over steps x, as the sums a least-squares line needs, folded one point at a time and added
+    stretch to stretch."""
+
+    n: int = 0
+    sx: float = 0.0
+    sxx: float = 0.0
+    sy: float = 0.0
+    syy: float = 0.0
+    sxy: float = 0.0
+
+    def add(self, x: float, y: float) -> "Trend":
+        return Trend(n=self.n + 1, sx=self.sx + x, sxx=self.sxx + x * x, sy=self.sy + y, syy=self.syy + y * y,
+                     sxy=self.sxy + x * y)
+
+    def plus(self, other: "Trend") -> "Trend":
+        return Trend(n=self.n + other.n, sx=self.sx + other.sx, sxx=self.sxx + other.sxx, sy=self.sy + other.sy,
+                     syy=self.syy + other.syy, sxy=self.sxy + other.sxy)
+
+    def slope(self, confidence: float) -> Interval | None:
+        """The least-squares slope (per step) with its t-interval (n − 2 degrees of freedom); None with fewer than
+        three points or no spread in x."""
+        if self.n < 3:
+            return None
+        cxx = self.sxx - self.sx * self.sx / self.n
+        if cxx <= 0:
+            return None
+        cxy = self.sxy - self.sx * self.sy / self.n
+        cyy = self.syy - self.sy * self.sy / self.n
+        slope = cxy / cxx
+        residual = max(0.0, cyy - slope * cxy) / (self.n - 2)
+        half = _t_quantile(confidence, self.n - 2) * math.sqrt(residual / cxx) if residual > 0 else 0.0
+        return Interval(mean=slope, low=slope - half, high=slope + half, n=self.n, confidence=confidence)

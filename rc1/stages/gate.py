@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rc1.checks.result import CheckResult
-from rc1.errors import GateClosed
+from rc1.errors import GateClosed, RoundFailed
 from rc1.events import schema as ev
 from rc1.fingerprints import current_fingerprints
 from rc1.run_config import changed_files
@@ -51,7 +51,7 @@ def record_checks(session: Session, round_no: int, results: list[CheckResult], f
     if failures:
         session.append(session.run.fail_round(round_no, failures, scoring))
         details = "\n".join(f"  - {r.name}: {r.detail}" for r in results if not r.passed)
-        raise GateClosed(f"round {round_no} failed {len(failures)} of {len(results)} checks:\n{details}")
+        raise RoundFailed(f"round {round_no} failed {len(failures)} of {len(results)} checks:\n{details}", failures)
     session.append(session.run.pass_round(round_no, fingerprints, [r.name for r in results], scoring))
 
 

@@ -16,6 +16,7 @@ from rc1.config import Config
 from rc1.data.task import TaskItem, read_items
 from rc1.events import schema as ev
 from rc1.fsutil import sha256_file
+from rc1.runbook import Runbook
 from rc1.scoring.pipeline import Scored, rule_scorer
 from rc1.scoring.release_stats import release_power
 from rc1.scoring.rules import RuleScorer, clarification_count
@@ -105,3 +106,16 @@ def release_power_check(session: Session, policy: Policy) -> CheckResult:
                 f"{said}, above the threshold {release.min_hard_gain_pp:g} pp: a verdict on this gate set would be "
                 f"decided by noise; set release.gate_size to at least {power.n_needed} (or raise release.samples)"),
     )
+
+
+RUNBOOK: dict[str, Runbook] = {
+    "release_power": Runbook(
+        means="the gate set is too small, or sampled too few times, for the release verdict to tell a gain of "
+              "release.min_hard_gain_pp from noise at 80 % power, given the step-0 policy's spread on it",
+        tries=("enlarge it to the size the detail names: rc1 advance --set release.gate_size=N "
+               "--accept-changed-inputs, then rc1 advance with the same --set (both rounds run again)",
+               "or raise release.samples (the same way), which shrinks each item's sampling noise",
+               "a task of yours must hold enough held-out records to fill it: add records or raise "
+               "data.tasks.<name>.held_out_share"),
+    ),
+}

@@ -2,9 +2,10 @@
 
 - go on (`rc1 advance --because TEXT`): from the newest checkpoint, the rule that halted quiet for the line until it
   clears past the halt's step (resume is exact: going on unchanged replays the same steps, and would halt again);
-- roll back (`--from best|latest|step_N`, with `--set` on the amendable training keys, rc1/stages/amend.py): from
-  that checkpoint of the halted line, the amendment recorded first (training_amended); with nothing amended it goes
-  on from there as above;
+- roll back (`--from best|latest|step_N|start`, with `--set` on the amendable training keys, rc1/stages/amend.py):
+  from that checkpoint of the halted line (start: the line starts over from the base, as a line halted before its
+  first checkpoint must), the amendment recorded first (training_amended); with nothing amended it goes on from there
+  as above;
 - stop the line (`--stop --because TEXT`): it completes here, and its release verdict runs on the checkpoint the shadow
   set chose.
 
@@ -23,7 +24,7 @@ from rc1.stages.amend import AMENDABLE, amended, changes_of, check_amended
 from rc1.train import checkpoints
 
 WAYS = ("go on from the newest checkpoint: rc1 advance --because TEXT",
-        "roll back: rc1 advance --from best|latest|step_N [--set train.learning_rate=…] --because TEXT",
+        "roll back: rc1 advance --from best|latest|step_N|start [--set train.learning_rate=…] --because TEXT",
         "stop the line and take its best checkpoint to the verdict: rc1 advance --stop --because TEXT")
 
 
@@ -62,8 +63,9 @@ def acknowledge(session: Session, because: str | None, *, rollback_to: str | Non
         session.append(session.run.acknowledge_halt("stop", because, None, None, silenced=False))
         return
     if p.halt.rule == NON_FINITE and not amendments:
+        where = "latest" if p.checkpoints else "start"
         raise GateClosed(f"{NON_FINITE} at step {p.halt.step}: the same step from the same checkpoint replays the same "
-                         "fault exactly; roll back with an amended key: rc1 advance --from latest --set "
+                         f"fault exactly; roll back with an amended key: rc1 advance --from {where} --set "
                          "train.learning_rate=<lower> --because TEXT (nothing was appended)")
     target = _checkpoint(session, rollback_to or "latest")
     if amendments:
@@ -73,17 +75,21 @@ def acknowledge(session: Session, because: str | None, *, rollback_to: str | Non
         check_amended(amended(session.loaded, {**_in_force(p), **amendments}))
         session.append(session.run.amend_training(changes))
     choice = "rollback" if rollback_to is not None else "continue"
-    session.append(session.run.acknowledge_halt(choice, because, target.dir, target.step, silenced=not amendments))
+    session.append(session.run.acknowledge_halt(choice, because, target.dir if target else None,
+                                                target.step if target else 0, silenced=not amendments))
 
 
 def _in_force(p: Projection) -> dict[str, object]:
     return {key: view.value for key, view in p.amendments.items()}
 
 
-def _checkpoint(session: Session, name: str) -> CheckpointRef:
-    """The halted line's checkpoint `name` (best, latest, step_N), its files verified against its checkpoint_saved."""
+def _checkpoint(session: Session, name: str) -> CheckpointRef | None:
+    """The halted line's checkpoint `name` (best, latest, step_N), its files verified against its checkpoint_saved;
+    None for start (the line starts over)."""
     p = session.projection
     line = p.checkpoints
+    if name == "start":
+        return None
     if name == "latest":
         chosen = line[-1] if line else None
     elif name == "best":
@@ -94,10 +100,10 @@ def _checkpoint(session: Session, name: str) -> CheckpointRef:
     elif name.startswith("step_") and name[5:].isdigit():
         chosen = next((c for c in line if c.step == int(name[5:])), None)
     else:
-        raise BadInput(f"--from {name}: expected best, latest or step_N")
+        raise BadInput(f"--from {name}: expected best, latest, step_N or start")
     if chosen is None:
         raise BadInput(f"--from {name}: the halted line has no such checkpoint (its checkpoints: "
-                       f"{', '.join(f'step_{c.step}' for c in line) or 'none'})")
+                       f"{', '.join(f'step_{c.step}' for c in line) or 'none: --from start begins it again'})")
     problems = checkpoints.verify(session.ws.root / chosen.dir, chosen.files)
     if problems:
         raise BadInput(f"--from {name}: {chosen.dir} fails verification against its checkpoint_saved: {problems[0]}")

@@ -30,6 +30,7 @@ from rc1.errors import BadInput
 from rc1.events import schema as ev
 from rc1.fingerprints import current_fingerprints
 from rc1.fsutil import sha256_file
+from rc1.runbook import Runbook
 from rc1.scoring.pipeline import components_for
 from rc1.session import Session
 from rc1.stages import datasets
@@ -217,6 +218,26 @@ def _read(path) -> list[TaskItem]:
     if not path.exists():
         raise BadInput(f"{path}: missing; it was written by round 1 — run `rc1 advance` from INIT to rebuild it")
     return read_items(path)
+
+
+RUNBOOK: dict[str, Runbook] = {
+    "balanced_pool_reproduces": Runbook(
+        means="rebalancing the seed pool now gives other items than pool_balanced.jsonl on disk: the difficulty "
+              "metrics or the rebalancing changed since round 1 ran (another rc1 version)",
+        tries=("run round 2 with the rc1 that ran round 1 (run_started records its code version; rc1 --version)",
+               "or rebuild every input with this version: start a new run, rc1 advance --run <new name>"),
+    ),
+    "shadow_pre_run": Runbook(
+        means="the shadow set about to be evaluated is not the one round 1 materialized (its manifest is missing, "
+              "unreadable or names another sha256 or ids), or training items share an id or a question with it",
+        tries=("restore data/<run>/shadow_manifest.json as round 1 wrote it; rc1 audit checks the gated inputs "
+               "against round 1's fingerprints",
+               "if the held-out sets must change, rebuild every input: rc1 advance --run <new name>, or change an "
+               "input with --accept-changed-inputs so both rounds run again",
+               "training items in the shadow set: make data.sources.<task>.shadow_path / shadow_split disjoint from "
+               "path / split"),
+    ),
+}
 
 
 __all__ = ["data_checks", "materialize", "pool_checks", "run_round1", "run_round2"]

@@ -16,6 +16,7 @@ from rc1.data.task import read_items
 from rc1.errors import BadInput
 from rc1.events import schema as ev
 from rc1.fsutil import atomic_write_text, sha256_file
+from rc1.runbook import Runbook
 from rc1.scoring.pipeline import components_for, rewards_of
 from rc1.scoring.reward import weighted_sum
 from rc1.scoring.shadow_stats import Sample, shadow_statistics
@@ -114,3 +115,16 @@ def pre_run_shadow_run(session: Session, base: Policy) -> CheckResult:
                 f"{event.samples} samples × {s['items']:.0f} items on the base model: spearman {s['spearman']:.3f}, "
                 f"kendall {s['kendall_tau']:.3f}, {s['unstable_items']:.0f} unstable; report {event.report}"),
     )
+
+
+RUNBOOK: dict[str, Runbook] = {
+    "shadow_run": Runbook(
+        means="the base model's shadow run cannot rank its items: the old or new scores of the stable replies are all "
+              "equal (no usable replies), or fewer than 2 items stay within shadow.unstable_variance",
+        tries=("read shadow_run_pre_run_check.json under reports/: equal scores everywhere mean the base policy "
+               "answers nothing usable; check train.max_completion_tokens, model.name and model.thinking",
+               "builtin:tiny-qwen3: model.warm_start_steps > 0 teaches it well-formed replies before RL",
+               "most items unstable: raise shadow.unstable_variance (round 2: with --accept-changed-inputs)",
+               "reproduce it alone: rc1 shadow run --tag probe --checkpoint base"),
+    ),
+}

@@ -71,9 +71,11 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
     config = session.config
     _refuse_unsupported_launch(config)
     p = session.projection
-    if p.resume_point is not None and explicit_resume is None:  # a halt's way forward named the checkpoint
-        explicit_resume = session.ws.root / p.resume_point.dir
-    resume = None if new_line else pick_resume(session, explicit_resume)
+    restart = p.resume_step == 0  # a halt's way forward: the line starts over from the base
+    if p.resume_step and explicit_resume is None:  # a halt's way forward named the checkpoint
+        named = next(c for c in p.checkpoints if c.step == p.resume_step)
+        explicit_resume = session.ws.root / named.dir
+    resume = None if new_line or restart else pick_resume(session, explicit_resume)
     if not new_line and p.monitor.stopping is not None:  # a stop recorded, its line not completed yet
         _complete(session, _final_before(p, p.monitor.stopping.step), seeds, base_seed, _stopped(p.monitor.stopping))
         return
@@ -185,7 +187,12 @@ def _final_before(p, step: int) -> CheckpointRef:
 
 
 def _stopped(trip) -> str:
-    return f"stopped by {trip.rule} at step {trip.step}" if trip is not None else "stopped"
+    """run_completed's reason for a line that ended early: a `stop` trip, or a person's choice at a halt."""
+    if trip is None:
+        return "stopped"
+    if trip.reason:
+        return f"stopped after {trip.rule}'s halt at step {trip.step}: {trip.reason}"
+    return f"stopped by {trip.rule} at step {trip.step}"
 
 
 def _note_unread_rules(config, trains_with) -> None:

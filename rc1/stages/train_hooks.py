@@ -161,6 +161,7 @@ def record_trips(session: Session, up_to_step: int | None = None) -> Verdict | N
     """Append the trips the monitors give at the check just recorded (warns first, then at most one halt or stop:
     rc1/monitors/fold.py `due`), and say each on the console; the halt or stop, as the Verdict that ends training.
     `up_to_step`: only a check at or before it (a resume: later ones are trained and checked again)."""
+    failpoints.reached("trips")
     verdict = None
     for trip in session.run.monitor_trips(up_to_step):
         session.append(trip)

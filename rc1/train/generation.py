@@ -49,11 +49,10 @@ def generate_replies(model, tokenizer: PreTrainedTokenizerBase, items: list[Task
             encoded = {k: v.to(device) for k, v in encoded.items()}
             output = model.generate(**encoded, generation_config=generation)
             width = encoded["input_ids"].size(1)
-            if drift is not None:
+            if drift is not None:  # each item's first sampled reply (rows come item by item)
                 per_item = generation.num_return_sequences or 1
-                drift.observe(model, tokenizer, [item.id for item in items[start:start + batch_size] for _ in range(per_item)],
-                              encoded["input_ids"].repeat_interleave(per_item, 0),
-                              encoded["attention_mask"].repeat_interleave(per_item, 0), output[:, width:], eos_ids)
+                drift.observe(model, tokenizer, [item.id for item in items[start:start + batch_size]],
+                              encoded["input_ids"], encoded["attention_mask"], output[::per_item, width:], eos_ids)
             for row in output[:, width:].tolist():
                 ends = [i for i, token in enumerate(row) if token in eos_ids]
                 kept = row[: ends[0] + 1] if ends else row

@@ -23,6 +23,10 @@ class Rollout:
     completion_mask: torch.Tensor  # (rows, completion): 1 up to and including the first end token
     texts: list[str]
     counts: list[int]  # completion tokens per row
+    # Where the rollout was sampled (not after a selection of its rows): the mean token entropy of the distributions
+    # the completions were drawn from, and the share of rows cut at max_new_tokens without an end token.
+    mean_entropy: float | None = None
+    clipped_share: float | None = None
 
     @property
     def completion_width(self) -> int:
@@ -61,13 +65,26 @@ def sample_rollout(model, tokenizer: PreTrainedTokenizerBase, items: list[TaskIt
     model.eval()
     try:
         with torch.no_grad():
-            output = model.generate(input_ids=prompt_ids, attention_mask=prompt_attention, generation_config=generation)
+            output = model.generate(input_ids=prompt_ids, attention_mask=prompt_attention, generation_config=generation,
+                                    output_scores=True, return_dict_in_generate=True)
     finally:
         model.train(was_training)
-    completions = output[:, prompt_ids.size(1):]
-    return assemble(tokenizer, [item for item in items for _ in range(per_prompt)],
-                    prompt_ids.repeat_interleave(per_prompt, 0), prompt_attention.repeat_interleave(per_prompt, 0),
-                    completions, eos_ids)
+    completions = output.sequences[:, prompt_ids.size(1):]
+    rollout = assemble(tokenizer, [item for item in items for _ in range(per_prompt)],
+                       prompt_ids.repeat_interleave(per_prompt, 0), prompt_attention.repeat_interleave(per_prompt, 0),
+                       completions, eos_ids)
+    ended = torch.isin(completions, torch.tensor(eos_ids, device=completions.device)).any(1)
+    rollout.clipped_share = float(1.0 - ended.float().mean())
+    rollout.mean_entropy = _sampled_entropy(output.scores, rollout.completion_mask)
+    return rollout
+
+
+def _sampled_entropy(scores: tuple[torch.Tensor, ...], mask: torch.Tensor) -> float:
+    """The mean entropy (nats) of the distributions each completion token was drawn from (generate's scores: the
+    logits after the temperature), over the tokens of the completions."""
+    per_token = torch.stack([-(torch.softmax(s.float(), -1) * torch.log_softmax(s.float(), -1)).nan_to_num().sum(-1)
+                             for s in scores], 1)
+    return float(masked_mean(per_token, mask[:, :per_token.size(1)]))
 
 
 def teacher_rollout(tokenizer: PreTrainedTokenizerBase, items: list[TaskItem], prompts: list[str], replies: list[str],

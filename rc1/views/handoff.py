@@ -2,8 +2,8 @@
 
 Who handed it over (the last `run_started`: code version, host), which stage (round 1, round 2 or
 training), the artifacts that stage produced with their sha256, its checks, the risks (every failed check,
-gate failure, training failure, refused event, changed input) and, of those, the blockers that stop the
-run from moving on, and the next actions the state machine allows.
+gate failure, training failure, monitor trip, refused event, changed input) and, of those, the blockers that stop
+the run from moving on (a halt among them), and the next actions the state machine allows.
 """
 
 from __future__ import annotations
@@ -75,6 +75,8 @@ def handoff(events: list[ev.Event], replayer: Replayer, current: ev.Fingerprints
         artifacts = [Artifact(path=c.dir, sha256=_weights_sha(c.files), seq=c.seq) for c in p.checkpoints]
         risks += [Risk(kind="training_failed", seq=e.seq, message=f"step {e.step}: {e.error}")
                   for e in events if isinstance(e, ev.TrainingFailed)][-1:]
+        risks += [Risk(kind=f"monitor_{e.action}", seq=e.seq, message=f"{e.rule} at step {e.step}: {e.detail}")
+                  for e in events if isinstance(e, ev.MonitorTripped)]
     risks += [Risk(kind="violation", seq=v.seq, message=v.message) for v in p.violations]
     changed = changed_gate_inputs(p, current) if current is not None else None
     if changed is not None:
@@ -127,6 +129,8 @@ def _blockers(risks: list[Risk], p, stage: str, training_still_failed: bool) -> 
             blocking.append(risk)
         elif risk.kind == "training_failed" and training_still_failed:
             blocking.append(risk)
+        elif risk.kind == "monitor_halt" and p.halt is not None and risk.seq == p.halt.seq:
+            blocking.append(risk)
     return blocking
 
 
@@ -140,6 +144,9 @@ def _next_actions(replayer: Replayer, blockers: list[Risk]) -> list[str]:
         actions.append("a gated input changed since its gate passed: rc1 advance invalidates the gate and re-runs round 1")
     if "check_failed" in kinds or "gate_failed" in kinds:
         actions.append("fix what the failed checks name (rc1 status, reports/preflight/), then rc1 advance re-runs the round")
+    if "monitor_halt" in kinds:
+        actions.append("a monitor halted the run: rc1 status shows it with its runbook; choose the way forward: "
+                       "rc1 advance --because TEXT | --from best|latest|step_N [--set …] --because TEXT | --stop --because TEXT")
     if "training_failed" in kinds:
         actions.append("read the ERROR report the training failure names (and the FAIL_*.tar.gz beside it), then rc1 advance "
                        "resumes from the newest verified checkpoint")

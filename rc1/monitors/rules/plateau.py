@@ -2,7 +2,8 @@
 latest evaluation minus that of the evaluation `window` before it, paired over items, has an interval whose lower
 bound does not clear `min_gain_pp`. Its default action is `stop`: the line ends early as complete, and its release
 verdict runs on the checkpoint the shadow set chose, as at max_steps. Two fixed evaluations are compared, never the
-best of several, so nothing is selected on the items it is measured on."""
+best of several, so nothing is selected on the items it is measured on. The evaluation at max_steps is left alone:
+the line ends there anyway."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ class Plateau(RuleParams):
 
 def read(params: Plateau, state: MonitorState) -> Reading | None:
     evals = state.evals
-    if len(evals) < params.window + 1:
+    if len(evals) < params.window + 1 or (state.max_steps and state.step >= state.max_steps):
         return None
     now, then = evals[-1], evals[-params.window - 1]
     if not now.samples or len(now.sampled) != len(then.sampled):

@@ -1,13 +1,17 @@
 """shadow_regression: the shadow set's success significantly below the best evaluation so far, paired over items,
-at `window` evaluations in a row; greedy and sampled success each count. Each evaluation is held to the best of the
-evaluations before it, chosen on the same items, so a healthy run that only stays level looks worse than its luckiest
-evaluation: the window and the confidence are set from a null simulation of such runs (tests/test_monitor_rules.py
-reports its false-trip rate)."""
+at `window` evaluations in a row; greedy and sampled success each count.
+
+The best evaluation is chosen on one half of the shadow items (those at even positions) and the regression measured
+on the other half: chosen and measured on the same items, a run that only stays level would look worse than its
+luckiest evaluation (in a null simulation of 51 evaluations of 245 items, 93 % of such runs tripped at 95 %, window 2;
+with the halves, 2 %). The window and confidence are set from that simulation (tests/test_monitor_null.py reports the
+false-trip rate of the defaults)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
+import msgspec
 from msgspec import Meta
 
 from rc1.monitors.spec import Action, MonitorSpec, RuleParams
@@ -22,9 +26,12 @@ class ShadowRegression(RuleParams):
     """A regression on the shadow set: an evaluation's success (greedy, or sampled) below the best evaluation before
     it, the paired interval over items entirely below −min_drop_pp, at `window` evaluations in a row."""
 
+    metrics: Annotated[list[Literal["greedy", "sampled"]], Meta(
+        description="Which success counts: greedy (one reply per item), sampled (release.samples replies per item); "
+                    "either regressing trips the rule.")] = msgspec.field(default_factory=lambda: ["greedy", "sampled"])
     min_drop_pp: Annotated[float, Meta(ge=0.0, description="The drop, in percentage points, the interval must lie "
                                                            "beyond (0: any significant drop).")] = 0.0
-    confidence: Annotated[float, Meta(gt=0.5, lt=1.0, description="The interval's confidence.")] = 0.95
+    confidence: Annotated[float, Meta(gt=0.5, lt=1.0, description="The interval's confidence.")] = 0.99
     window: Annotated[int, Meta(ge=1, description="Evaluations in a row that must regress.")] = 2
     action: Annotated[Action, Meta(description="warn, halt or stop (end the line early as complete).")] = "halt"
 
@@ -34,13 +41,15 @@ def rates(point: EvalPoint, metric: str) -> list[float]:
 
 
 def against_best(evals: list[EvalPoint], index: int, metric: str, confidence: float) -> tuple[Interval, int] | None:
-    """Evaluation `index` minus the best evaluation before it (by mean success), paired over items; with the best's
-    step. None for the first evaluation, or one whose items differ in number."""
-    earlier = [e for e in evals[:index] if len(rates(e, metric)) == len(rates(evals[index], metric))]
+    """Evaluation `index` minus the best evaluation before it, paired over the measuring half of the items (odd
+    positions), the best chosen by its mean on the choosing half (even positions); with the best's step. None for the
+    first evaluation, or one whose items differ in number."""
+    now = rates(evals[index], metric)
+    earlier = [e for e in evals[:index] if len(rates(e, metric)) == len(now)]
     if not earlier:
         return None
-    best = max(earlier, key=lambda e: sum(rates(e, metric)))  # the earliest of equals: max keeps the first
-    gap = paired_interval(rates(evals[index], metric), rates(best, metric), confidence)
+    best = max(earlier, key=lambda e: sum(rates(e, metric)[0::2]))  # the earliest of equals: max keeps the first
+    gap = paired_interval(now[1::2], rates(best, metric)[1::2], confidence)
     return (gap, best.step) if gap is not None else None
 
 
@@ -51,7 +60,7 @@ def read(params: ShadowRegression, state: MonitorState) -> Reading | None:
     measured: dict[str, float] = {}
     worst: tuple[float, str] | None = None
     breach = False
-    for metric in METRICS:
+    for metric in (m for m in METRICS if m in params.metrics):
         gaps = [against_best(evals, i, metric, params.confidence) for i in range(len(evals) - params.window, len(evals))]
         if any(g is None for g in gaps) or not rates(evals[-1], metric):
             continue
@@ -68,8 +77,8 @@ def read(params: ShadowRegression, state: MonitorState) -> Reading | None:
     detail = (f"{metric} success {measured[f'{metric}_gain_pp']:+.1f} pp against the best so far (step "
               f"{int(measured[f'{metric}_best_step'])}), {params.confidence:.0%} interval "
               f"{measured[f'{metric}_ci_low_pp']:+.1f} to {measured[f'{metric}_ci_high_pp']:+.1f} pp over "
-              f"{len(rates(evals[-1], metric))} items")
-    measured["items"] = float(len(rates(evals[-1], metric)))
+              f"{len(rates(evals[-1], metric)) // 2} items (the best chosen on the other half)")
+    measured["items"] = float(len(rates(evals[-1], metric)) // 2)
     return Reading(step=state.step, value=100 * worst[0], threshold=-params.min_drop_pp, breach=breach,
                    measured=measured, thresholds={"min_drop_pp": params.min_drop_pp, "confidence": params.confidence},
                    window=params.window,

@@ -76,17 +76,27 @@ class AdaptiveKLStrategy(StrategyBase):
 
 
 def step_metrics(*, loss: float, kl: float, ratio: float, rewards: torch.Tensor, rollout: Rollout, epochs: int,
-                 kl_coef: float, advantages: torch.Tensor | None = None) -> StepMetrics:
+                 kl_coef: float, advantages: torch.Tensor | None = None, group: int | None = None) -> StepMetrics:
     """The strategy's part of a step report; the engine fills step, lr, memory and time. `advantages`: one per
-    completion, in the order they were scored (GRPO's, RLOO's), for the rollout archive."""
+    completion, in the order they were scored (GRPO's, RLOO's), for the rollout archive; `group`: replies per prompt
+    (the share of groups whose rewards tie)."""
     return StepMetrics(step=0, loss=float(loss), kl=float(kl), ratio=float(ratio), lr=0.0,
                        reward=float(rewards.mean()), reward_std=float(rewards.std()) if rewards.numel() > 1 else 0.0,
                        mem_used_mb=0.0, sec_per_step=0.0, tokens=int(sum(rollout.counts)), epochs=epochs,
-                       kl_coef=float(kl_coef), diagnostics=_length_diagnostics(rollout.counts),
+                       kl_coef=float(kl_coef), diagnostics=sample_diagnostics(rollout, rewards, group),
                        advantages=[] if advantages is None else [float(a) for a in advantages.reshape(-1)])
 
 
-def _length_diagnostics(counts) -> dict[str, float]:
-    """What rc1's own loop measures of TRL's diagnostics: the completions' length (tokens)."""
-    counts = [int(c) for c in counts]
-    return {"completion_length_mean": sum(counts) / len(counts), "completion_length_max": float(max(counts))} if counts else {}
+def sample_diagnostics(rollout: Rollout, rewards: torch.Tensor, group: int | None) -> dict[str, float]:
+    """What rc1's own loop measures of TRL's diagnostics (rc1/train/metrics.py DIAGNOSTICS): the completions' length,
+    the sampled tokens' entropy, the share cut at the length limit, and the share of groups whose rewards tie."""
+    counts = [int(c) for c in rollout.counts]
+    found = {"completion_length_mean": sum(counts) / len(counts), "completion_length_max": float(max(counts))} if counts else {}
+    if rollout.mean_entropy is not None:
+        found["entropy"] = rollout.mean_entropy
+    if rollout.clipped_share is not None:
+        found["clipped_ratio"] = rollout.clipped_share
+    if group and rewards.numel() >= group:
+        grouped = rewards.view(-1, group)
+        found["frac_reward_zero_std"] = float((grouped.max(1).values == grouped.min(1).values).float().mean())
+    return found

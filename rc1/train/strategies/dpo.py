@@ -37,7 +37,7 @@ class DpoStrategy(StrategyBase):
             kl, ratio = reference_drift(drift)
         e.optimizer_step()
         return step_metrics(loss=loss_value, kl=kl, ratio=ratio, rewards=rewards, rollout=rollout, epochs=1,
-                            kl_coef=t.beta)
+                            kl_coef=t.beta, group=t.num_generations)
 
 
 def preference_pairs(rewards: torch.Tensor, group: int) -> tuple[list[int], list[int]]:

@@ -37,4 +37,5 @@ class GrpoStrategy(AdaptiveKLStrategy):
         kl_mean = joined_mean(kl_parts)
         self.kl.update(kl_mean)
         return step_metrics(loss=loss_sum, kl=kl_mean, ratio=joined_mean(ratio_parts), rewards=rewards,
-                            rollout=rollout, epochs=t.update_epochs, kl_coef=beta, advantages=advantages)
+                            rollout=rollout, epochs=t.update_epochs, kl_coef=beta, advantages=advantages,
+                            group=t.num_generations)

@@ -79,7 +79,7 @@ class PpoStrategy(StrategyBase):
             reported = (loss_sum, joined_mean(ratio_parts))
         kl = float(masked_mean(kl_to_reference(old, ref), mask))
         return step_metrics(loss=reported[0], kl=kl, ratio=reported[1], rewards=rewards, rollout=rollout,
-                            epochs=epochs, kl_coef=t.beta)
+                            epochs=epochs, kl_coef=t.beta, group=t.num_generations)
 
     def state_dict(self) -> dict:
         return {"value_head": self.value_head.state_dict()}
