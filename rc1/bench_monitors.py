@@ -168,11 +168,11 @@ def _finite_checkpoints(root: Path, events: list[ev.Event]) -> tuple[int, int]:
 
 
 def _train_seconds(events: list[ev.Event]) -> float:
-    from rc1.monitors.spend import seconds_of
+    from rc1.monitors.spend import micros_of
 
     start = next(e for e in events if isinstance(e, ev.TrainingStarted))
     end = next(e for e in reversed(events) if isinstance(e, ev.TrainStep | ev.EvalCompleted))
-    return seconds_of(end.ts) - seconds_of(start.ts)
+    return (micros_of(end.ts) - micros_of(start.ts)) / 1e6
 
 
 def _fold_seconds(events: list[ev.Event], with_rules: bool) -> float:

@@ -10,6 +10,8 @@ aggregate learns what happened; it never folds an event it has not seen persiste
 
 from __future__ import annotations
 
+import math
+
 from rc1.errors import EventRefused
 from rc1.events import schema as ev
 from rc1.events.door import refusal
@@ -79,9 +81,13 @@ class RunAggregate:
                 for d in due(p.monitor, p.watched) if up_to_step is None or d.reading.step <= up_to_step]
 
     def trip_non_finite(self, step: int, measured: dict[str, float], detail: str) -> ev.MonitorTripped:
-        """The always-on guard: a loss, gradient norm or weight that is not finite halts the run at `step`."""
-        return self.decide(ev.MonitorTripped(rule=NON_FINITE, step=step, seed=self.projection.seed, measured=measured,
-                                             threshold={}, window=1, action="halt", detail=detail))
+        """The always-on guard: a loss, gradient norm or weight that is not finite halts the run at `step` (the values
+        that are not finite are kept as text: JSON has no such numbers)."""
+        finite = {name: value for name, value in measured.items() if math.isfinite(value)}
+        not_finite = {name: repr(value) for name, value in measured.items() if not math.isfinite(value)}
+        return self.decide(ev.MonitorTripped(rule=NON_FINITE, step=step, seed=self.projection.seed, measured=finite,
+                                             threshold={}, window=1, action="halt", detail=detail,
+                                             not_finite=not_finite))
 
     def acknowledge_halt(self, choice: str, reason: str, from_checkpoint: str | None, from_step: int | None,
                          silenced: bool) -> ev.HaltAcknowledged:

@@ -15,7 +15,7 @@ import msgspec
 from rc1.events import schema as ev
 from rc1.events.door import refusal, trigger_of
 from rc1.machine import RunMachine
-from rc1.monitors.fold import observe
+from rc1.monitors.fold import observe, observe_steps
 from rc1.monitors.sections import WatchedRules
 from rc1.monitors.state import MonitorState
 
@@ -224,8 +224,7 @@ class Replayer:
         p.events += len(steps)
         p.head_seq, p.last_ts, p.run = last.seq, last.ts, last.run
         _mutate(last, p)
-        for step in steps:  # the monitors read every step (their windows, the spend)
-            observe(p.monitor, p.watched, step)
+        observe_steps(p.monitor, p.watched, steps)  # every step: the monitors' windows and the spend
 
     def allowed(self) -> list[str]:
         return self.machine.allowed()

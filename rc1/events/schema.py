@@ -336,7 +336,7 @@ class MonitorTripped(Event, frozen=True, kw_only=True, tag="monitor_tripped"):
     """A monitor rule tripped (rc1/monitors/): what it measured against its thresholds over its window, and its action:
     warn (training goes on), halt (the run is HALTED until a person chooses the way forward) or stop (the line ends
     early as complete). Every trip but a non-finite one is derived again from the events before it by replay and
-    audit; a non-finite trip's `measured` holds the value that was not finite."""
+    audit; a non-finite trip's `not_finite` holds the value that was not finite."""
 
     rule: str
     step: int  # the step it was measured at (non_finite: the step that was not applied)
@@ -346,6 +346,8 @@ class MonitorTripped(Event, frozen=True, kw_only=True, tag="monitor_tripped"):
     window: int
     action: str  # warn | halt | stop
     detail: str = ""
+    # A non-finite trip's values that were not finite, as text ("nan", "inf", "-inf"): JSON has no such numbers.
+    not_finite: dict[str, str] = msgspec.field(default_factory=dict)
 
 
 class HaltAcknowledged(Event, frozen=True, kw_only=True, tag="halt_acknowledged"):

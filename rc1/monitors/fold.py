@@ -17,7 +17,7 @@ import msgspec
 from rc1.events import schema as ev
 from rc1.monitors.rules import CONFIGURABLE
 from rc1.monitors.sections import rules_of
-from rc1.monitors.spend import Spend, accelerators, clock_spend, judge_spend, seconds_of
+from rc1.monitors.spend import Spend, accelerators, clock_spend, hours_spend, judge_spend, micros_of
 from rc1.monitors.state import EvalPoint, MonitorState, Reading, StepPoint, StepsBetween, TripRef, Watch
 
 CORRECTNESS = "correctness"
@@ -36,6 +36,33 @@ def observe(state: MonitorState, watched, event: ev.Event) -> None:
     training_started.monitors: None for a log from before monitors, which is watched by none)."""
     _tick(state, event)
     _observe(event, state, watched)
+
+
+def observe_steps(state: MonitorState, watched, steps: list[ev.TrainStep]) -> None:
+    """Fold a run of train_steps: the same as `observe` on each. With no rule watching them (a log from before
+    monitors) only the spend and the clock move, summed in one pass (the clock's microseconds telescope)."""
+    if watched is not None:
+        for step in steps:
+            observe(state, watched, step)
+        return
+    calls, tokens, cost = 0, 0, state.run_spend.judge_cost_usd
+    line_cost = state.line_spend.judge_cost_usd
+    for step in steps:
+        scoring = step.scoring
+        calls += scoring.calls
+        tokens += scoring.prompt_tokens + scoring.completion_tokens
+        cost += scoring.cost_usd
+        line_cost += scoring.cost_usd
+    clock, spent = state.clock, Spend()
+    if clock.running:
+        now = micros_of(steps[-1].ts)
+        spent = clock_spend(now - clock.last_us, clock.accelerators)
+        clock.last_us = now
+    judged = judge_spend(calls, tokens, 0.0).plus(spent)
+    state.line_spend = msgspec.structs.replace(state.line_spend.plus(judged), judge_cost_usd=line_cost)
+    state.run_spend = msgspec.structs.replace(state.run_spend.plus(judged), judge_cost_usd=cost)
+    state.step = steps[-1].step
+    state.checked = ()
 
 
 def due(state: MonitorState, watched) -> list[Due]:
@@ -68,14 +95,15 @@ def steps_kept(watched) -> int:
 
 
 def _tick(state: MonitorState, event: ev.Event) -> None:
-    """The time a training session spends between two of its events, as wall and accelerator hours."""
+    """The time a training session spends between two of its events, as wall and accelerator hours. The gaps are not
+    clamped (a clock set back counts back), so they telescope: a run of steps folded at once spends the same."""
     clock = state.clock
     if not clock.running or isinstance(event, ev.RunStarted):
         clock.running = False  # a new session: the gap since the last one's last event was not spent training
         return
-    now = seconds_of(event.ts)
-    spent = clock_spend(max(0.0, now - clock.last_seconds), clock.accelerators)
-    clock.last_seconds = now
+    now = micros_of(event.ts)
+    spent = clock_spend(now - clock.last_us, clock.accelerators)
+    clock.last_us = now
     state.line_spend = state.line_spend.plus(spent)
     state.run_spend = state.run_spend.plus(spent)
 
@@ -144,7 +172,7 @@ def _(event: ev.TrainingStarted, state: MonitorState, watched) -> None:
     state.checked = ()
     state.weights = dict(event.weights)
     clock = state.clock
-    clock.running, clock.last_seconds = True, seconds_of(event.ts)
+    clock.running, clock.last_us = True, micros_of(event.ts)
     clock.accelerators = accelerators(event.device, event.processes)
 
 
@@ -181,7 +209,7 @@ def _(event: ev.CheckpointSaved, state: MonitorState, watched) -> None:
 @_observe.register
 def _(event: ev.EvalCompleted, state: MonitorState, watched) -> None:
     spent = _pay(state, event.scoring)
-    state.last_eval_spend = spent.plus(clock_spend(event.seconds, state.clock.accelerators))
+    state.last_eval_spend = spent.plus(hours_spend(event.seconds / 3600, state.clock.accelerators))
     point = EvalPoint(step=event.step, greedy=list(event.item_greedy), sampled=list(event.item_sampled),
                       samples=event.samples, drift=event.drift, since_previous=state.watch.since_eval)
     state.evals = [e for e in state.evals if e.step != event.step] + [point]

@@ -116,7 +116,7 @@ class Clock(msgspec.Struct, kw_only=True, gc=False):
     """The training session in progress: when its last event was written, and the accelerators it holds."""
 
     running: bool = False
-    last_seconds: float = 0.0
+    last_us: int = 0  # microseconds since the epoch
     accelerators: int = 0
 
 

@@ -99,7 +99,7 @@ class EventHooks:
         started = time.perf_counter()
         result = self.engine.evaluate(self.shadow, max_tokens)
         sampled = self.engine.evaluate(self.shadow, max_tokens, sampling=gate_sampling(config),
-                                       drift=config.monitors.drift is not None)
+                                       drift=config.monitors.drift.replies_per_item if config.monitors.drift else 0)
         self._scope(f"eval {step}")
         scored = self.scoring.pipeline.score(self.shadow, result.completions, result.completion_tokens)
         rewards = rewards_of(config.reward, self.scoring.weights, self.shadow, scored)

@@ -126,10 +126,10 @@ class TorchEngine:
                                        sec_per_step=time.perf_counter() - started)
 
     def eval_step(self, items: list[TaskItem], max_new_tokens: int, sampling: Sampling | None = None,
-                  drift: bool = False) -> EvalResult:
+                  drift: int = 0) -> EvalResult:
         """Replies to `items`, greedy or sampled; with `drift` (sampled), their KL to the step-0 policy (the adapter
         switched off) too."""
-        probe = DriftProbe(adapter_off, sampling.temperature) if drift and sampling is not None else None
+        probe = DriftProbe(adapter_off, sampling.temperature, drift) if drift and sampling is not None else None
         return evaluate_policy(self._model, self.tokenizer, items, max_prompt_tokens=self.train_cfg.max_prompt_tokens,
                                max_new_tokens=max_new_tokens, eos_ids=self.eos_ids,
                                batch_size=self.train_cfg.per_device_batch_size, device=self.device, sampling=sampling,

@@ -195,11 +195,12 @@ class TrlEngine:
             self._bridge.hooks = None
 
     def evaluate(self, items: list[TaskItem], max_new_tokens: int, sampling: Sampling | None = None,
-                 drift: bool = False) -> EvalResult:
+                 drift: int = 0) -> EvalResult:
         """Greedy (or `sampling`'s sampled) completions of `items`; leaves every RNG and the model's mode as found.
-        With `drift` (sampled replies, the drift monitor on), their KL to the step-0 policy too."""
+        With `drift` (sampled replies, the drift monitor on), their KL to the step-0 policy too, from that many replies
+        per item."""
         batch_size = self.config.train.per_device_batch_size * self.config.train.gradient_accumulation_steps
-        probe = DriftProbe(self._reference, sampling.temperature) if drift and sampling and self._reference else None
+        probe = DriftProbe(self._reference, sampling.temperature, drift) if drift and sampling and self._reference else None
         return evaluate_policy(self.trainer.model, self.tokenizer, items, max_prompt_tokens=self.config.train.max_prompt_tokens,
                                max_new_tokens=max_new_tokens, eos_ids=self.eos_ids, batch_size=batch_size,
                                device=self.trainer.args.device, sampling=sampling, drift=probe)

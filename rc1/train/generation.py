@@ -49,10 +49,14 @@ def generate_replies(model, tokenizer: PreTrainedTokenizerBase, items: list[Task
             encoded = {k: v.to(device) for k, v in encoded.items()}
             output = model.generate(**encoded, generation_config=generation)
             width = encoded["input_ids"].size(1)
-            if drift is not None:  # each item's first sampled reply (rows come item by item)
+            if drift is not None:  # each item's first `replies_per_item` sampled replies (rows come item by item)
                 per_item = generation.num_return_sequences or 1
-                drift.observe(model, tokenizer, [item.id for item in items[start:start + batch_size]],
-                              encoded["input_ids"], encoded["attention_mask"], output[::per_item, width:], eos_ids)
+                k = min(drift.replies_per_item, per_item)
+                rows = torch.tensor([i * per_item + j for i in range(len(prompts)) for j in range(k)],
+                                    device=output.device)
+                drift.observe(model, tokenizer, [item.id for item in items[start:start + batch_size] for _ in range(k)],
+                              encoded["input_ids"].repeat_interleave(k, 0), encoded["attention_mask"].repeat_interleave(k, 0),
+                              output[rows, width:], eos_ids)
             for row in output[:, width:].tolist():
                 ends = [i for i, token in enumerate(row) if token in eos_ids]
                 kept = row[: ends[0] + 1] if ends else row

@@ -26,3 +26,6 @@ def set_peak_lr(optimizer: torch.optim.Optimizer, scheduler, peak: float) -> Non
     for group, factor in zip(optimizer.param_groups, inner.lr_lambdas):
         group["initial_lr"] = peak
         group["lr"] = peak * factor(inner.last_epoch)
+    # What get_last_lr() reports until the next step() (transformers logs the step's rate from it): torch keeps it in
+    # `_last_lr`, set only by step().
+    inner._last_lr = [group["lr"] for group in optimizer.param_groups]

@@ -56,6 +56,21 @@ class MonitorStatus(msgspec.Struct, frozen=True, kw_only=True):
     detail: str = ""
 
 
+class SpendView(msgspec.Struct, frozen=True, kw_only=True):
+    """What was spent (rc1/monitors/spend.py), in the units a budget names."""
+
+    judge_calls: int = 0
+    judge_tokens: int = 0
+    judge_cost_usd: float = 0.0
+    accelerator_hours: float = 0.0
+    wall_hours: float = 0.0
+
+    @classmethod
+    def of(cls, spend: Spend) -> "SpendView":
+        return cls(judge_calls=spend.judge_calls, judge_tokens=spend.judge_tokens, judge_cost_usd=spend.judge_cost_usd,
+                   accelerator_hours=spend.accelerator_hours, wall_hours=spend.wall_hours)
+
+
 class StatusView(msgspec.Struct, frozen=True, kw_only=True):
     run: str
     state: str
@@ -82,8 +97,8 @@ class StatusView(msgspec.Struct, frozen=True, kw_only=True):
     exports: list[ExportRef] = msgspec.field(default_factory=list)  # the models `rc1 export` wrote (model_exported)
     halt: HaltStatus | None = None
     monitors: dict[str, MonitorStatus] = msgspec.field(default_factory=dict)
-    spend: Spend = msgspec.field(default_factory=Spend)  # the run's, whether or not a budget is set
-    line_spend: Spend = msgspec.field(default_factory=Spend)  # the line in training's
+    spend: SpendView = msgspec.field(default_factory=SpendView)  # the run's, whether or not a budget is set
+    line_spend: SpendView = msgspec.field(default_factory=SpendView)  # the line in training's
     amendments: dict[str, float | None] = msgspec.field(default_factory=dict)  # training keys a rollback changed
 
 
@@ -128,8 +143,8 @@ def status_view(replayer: Replayer, current: ev.Fingerprints | None, run: str, t
         exports=list(p.exports),
         halt=_halt_status(p),
         monitors=_monitor_status(p),
-        spend=p.monitor.run_spend,
-        line_spend=p.monitor.line_spend,
+        spend=SpendView.of(p.monitor.run_spend),
+        line_spend=SpendView.of(p.monitor.line_spend),
         amendments={key: a.value for key, a in p.amendments.items()},
     )
 

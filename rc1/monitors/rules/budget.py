@@ -10,7 +10,7 @@ from typing import Annotated
 from msgspec import Meta
 
 from rc1.monitors.spec import Action, MonitorSpec, RuleParams
-from rc1.monitors.spend import SPEND_KEYS, Spend
+from rc1.monitors.spend import SPEND_KEYS, Spend, hours_spend, judge_spend
 from rc1.monitors.state import MonitorState, Reading
 from rc1.runbook import Runbook
 
@@ -48,11 +48,9 @@ def next_step(state: MonitorState, window: int) -> Spend:
     evaluation's judge spend (one may come next)."""
     steps = state.watch.steps[-window:]
     hours = max((p.wall_seconds for p in steps), default=0.0) / 3600.0
-    accelerators = state.clock.accelerators
-    return Spend(judge_calls=max((p.judge_calls for p in steps), default=0),
-                 judge_tokens=max((p.judge_tokens for p in steps), default=0),
-                 judge_cost_usd=max((p.judge_cost_usd for p in steps), default=0.0),
-                 wall_hours=hours, accelerator_hours=hours * accelerators).plus(state.last_eval_spend)
+    return judge_spend(max((p.judge_calls for p in steps), default=0), max((p.judge_tokens for p in steps), default=0),
+                       max((p.judge_cost_usd for p in steps), default=0.0)).plus(
+        hours_spend(hours, state.clock.accelerators)).plus(state.last_eval_spend)
 
 
 def read(params: Budget, state: MonitorState) -> Reading | None:

@@ -1,7 +1,8 @@
 """drift: KL of the policy to the step-0 policy, measured at each evaluation on its sampled replies to the shadow set
-(per token, the k3 estimator, averaged per item, with its interval over items; the step-0 policy is the base with the
-LoRA adapter switched off, or a frozen copy of the base for a full fine-tune). Known in every run, β 0 included, where
-TRL computes no KL. Trips when the interval's lower bound is above `max_kl` at `window` evaluations in a row."""
+(per token, the k3 estimator, averaged per item over its first `replies_per_item` replies, with its interval over
+items; the step-0 policy is the base with the LoRA adapter switched off, or a frozen copy of the base for a full
+fine-tune: rc1/train/drift.py). Known in every run, β 0 included, where TRL computes no KL. Trips when the interval's
+lower bound is above `max_kl` at `window` evaluations in a row."""
 
 from __future__ import annotations
 
@@ -21,6 +22,10 @@ class DriftRule(RuleParams):
     max_kl: Annotated[float, Meta(gt=0.0, description="Trips when the interval's lower bound exceeds this (nats per "
                                                        "token).")] = 1.0
     window: Annotated[int, Meta(ge=1, description="Evaluations in a row that must exceed it.")] = 1
+    replies_per_item: Annotated[int, Meta(ge=1, description="Sampled replies per shadow item it is measured on (of "
+                                                            "release.samples): each costs two forward passes; the "
+                                                            "per-token KL is heavy-tailed, so fewer read lower in a "
+                                                            "typical evaluation.")] = 1
     action: Annotated[Action, Meta(description="warn, halt or stop (end the line early as complete).")] = "warn"
 
 
