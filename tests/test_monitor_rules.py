@@ -278,3 +278,21 @@ def test_the_monitor_state_survives_a_snapshot_round_trip():
     decoded = msgspec.json.decode(encoded, type=type(line.replayer.projection))
     assert decoded == line.replayer.projection
     assert math.isclose(decoded.monitor.run_spend.judge_calls, 20)
+
+
+def test_a_line_that_starts_over_before_its_first_checkpoint_keeps_its_step_0_evaluation():
+    """The stage does not evaluate step 0 again when its evaluation is in the log, so the monitors keep it too: the
+    plateau that reads step 0 trips where the uninterrupted line's does."""
+
+    def run(killed: bool) -> list[tuple[str, int, str]]:
+        line = Line(rules(plateau={"window": 1, "min_gain_pp": 100.0}))
+        line.evaluate([0.0] * 60, [0] * 60)
+        if killed:
+            line.steps(2)
+            line.start(0)  # killed before the first checkpoint: the line starts over
+        line.steps(4)
+        line.checkpoint()
+        line.evaluate([0.0] * 60, [1] * 60)
+        return rules_and_steps(line)
+
+    assert run(killed=True) == run(killed=False) == [("plateau", 4, "stop")]

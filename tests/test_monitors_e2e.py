@@ -18,8 +18,8 @@ from rc1.events.lines import line_hash
 
 pytestmark = pytest.mark.e2e
 
-# Entropy is always far below 100 nats: the rule trips as soon as its window is full, at step 6 (checkpoints at 4, 8).
-ALWAYS_LOW_ENTROPY = {"monitors.entropy_floor": {"min_entropy": 100.0, "max_rise": None, "window": 6, "action": "halt"}}
+# Entropy is always far below 100 nats: the rule trips as soon as its window is full, at step 10 (checkpoints at 4, 8).
+ALWAYS_LOW_ENTROPY = {"monitors.entropy_floor": {"min_entropy": 100.0, "max_rise": None, "window": 10, "action": "halt"}}
 
 
 def trips(root) -> list[tuple[str, int, str]]:
@@ -41,17 +41,17 @@ def test_a_halting_rule_stops_the_run_at_its_step_and_says_how_to_go_on(halted_r
     root, result = halted_run
     assert result.returncode == 3, result.stdout + result.stderr
     last = result.stderr.strip().splitlines()[-1]
-    assert last.startswith("error: run local is HALTED by entropy_floor at step 6")
+    assert last.startswith("error: run local is HALTED by entropy_floor at step 10")
     assert "rc1 advance --because TEXT" in last and "--from best|latest|step_N" in last and "--stop" in last
     assert "usually: a collapse" in result.stderr  # the rule's runbook, printed before the line
     assert "Traceback" not in result.stderr
-    assert trips(root) == [("entropy_floor", 6, "halt")]
+    assert trips(root) == [("entropy_floor", 10, "halt")]
     log = events(root)
-    assert [e["step"] for e in log if e["type"] == "train_step"] == [1, 2, 3, 4, 5, 6]
-    assert [e["step"] for e in log if e["type"] == "checkpoint_saved"] == [4]  # nothing published past the halt
+    assert [e["step"] for e in log if e["type"] == "train_step"] == list(range(1, 11))
+    assert [e["step"] for e in log if e["type"] == "checkpoint_saved"] == [4, 8]  # nothing published past the halt
     status = json.loads(rc1_here(root, "status", "--json").stdout)
     assert status["state"] == "HALTED" and status["allowed"] == ["gate_invalidated", "halt_acknowledged"]
-    assert {k: status["halt"][k] for k in ("rule", "step", "seed")} == {"rule": "entropy_floor", "step": 6, "seed": 1234}
+    assert {k: status["halt"][k] for k in ("rule", "step", "seed")} == {"rule": "entropy_floor", "step": 10, "seed": 1234}
     assert status["halt"]["measured"]["entropy"] < 100 and status["halt"]["threshold"] == {"min_entropy": 100.0}
     watch = status["monitors"]["entropy_floor"]
     assert watch["tripped"] and watch["threshold"] == 100.0 and watch["action"] == "halt"
@@ -69,7 +69,7 @@ def test_a_halted_run_refuses_to_train_and_appends_nothing_without_a_reason(halt
     for command in (("advance",), ("advance", "--all"), ("train",)):
         refused = rc1_here(root, *command)
         assert refused.returncode == 3, (command, refused.stderr)
-        assert "HALTED by entropy_floor at step 6" in refused.stderr
+        assert "HALTED by entropy_floor at step 10" in refused.stderr
     refused = rc1_here(root, "advance", "--from", "latest", "--set", "data.pool_size=999", "--because", "x")
     assert refused.returncode == 3 and "data.pool_size" in refused.stderr  # not amendable: the gates' config
     refused = rc1_here(root, "advance", "--set", "train.learning_rate=1e-4", "--because", "lower")
@@ -84,7 +84,7 @@ def test_a_rollback_amends_the_learning_rate_from_the_checkpoint_it_names(halted
     shutil.copytree(halted_run[0], root, symlinks=True)
     rolled = rc1_here(root, "advance", "--from", "step_4", "--set", "train.learning_rate=1e-4",
                       "--because", "collapse: a gentler rate")
-    assert rolled.returncode == 3  # the rule is not silenced by an amendment: it halts again at step 6
+    assert rolled.returncode == 3  # the rule is not silenced by an amendment: it halts again at step 10
     log = events(root)
     amended = next(e for e in log if e["type"] == "training_amended")
     assert amended["changes"] == {"train.learning_rate": {"old": 0.0015, "new": 0.0001}}
@@ -95,7 +95,8 @@ def test_a_rollback_amends_the_learning_rate_from_the_checkpoint_it_names(halted
     after = {e["step"]: e for e in log[log.index(resumed):] if e["type"] == "train_step"}
     # The amended peak on the schedule's own step: linear decay to 0 at step 12, so step 5 trains at 1e-4 × 8/12.
     assert after[5]["lr"] == pytest.approx(1e-4 * 8 / 12)
-    assert trips(root) == [("entropy_floor", 6, "halt"), ("entropy_floor", 6, "halt")]
+    assert trips(root) == [("entropy_floor", 10, "halt"), ("entropy_floor", 10, "halt")]
+    assert [e["step"] for e in log if e["type"] == "checkpoint_saved"] == [4, 8, 8]
     status = json.loads(rc1_here(root, "status", "--json").stdout)
     assert status["amendments"] == {"train.learning_rate": 0.0001}
     assert rc1_here(root, "audit").returncode == 0
@@ -104,7 +105,7 @@ def test_a_rollback_amends_the_learning_rate_from_the_checkpoint_it_names(halted
     assert stopped.returncode == 0, stopped.stderr
     log = events(root)
     done = log[-1]
-    assert done["type"] == "run_completed" and done["reason"] == "stopped after entropy_floor's halt at step 6: enough"
+    assert done["type"] == "run_completed" and done["reason"] == "stopped after entropy_floor's halt at step 10: enough"
     assert done["step"] == 4 and any(e["type"] == "release_evaluated" for e in log)
     assert rc1_here(root, "audit").returncode == 0
 
@@ -120,8 +121,8 @@ def test_going_on_past_a_halt_keeps_the_rule_quiet_and_completes_the_line(halted
     assert went_on.returncode == 0, went_on.stderr
     log = events(root)
     ack = next(e for e in log if e["type"] == "halt_acknowledged")
-    assert (ack["choice"], ack["from_step"], ack["silenced"]) == ("continue", 4, True)
-    assert trips(root) == [("entropy_floor", 6, "halt")]  # quiet: its signal never cleared
+    assert (ack["choice"], ack["from_step"], ack["silenced"]) == ("continue", 8, True)
+    assert trips(root) == [("entropy_floor", 10, "halt")]  # quiet: its signal never cleared
     assert log[-1]["type"] == "run_completed" and log[-1]["reason"] == "max_steps" and log[-1]["step"] == 12
     assert rc1_here(root, "audit").returncode == 0
 
@@ -149,17 +150,18 @@ def test_a_stop_rule_ends_the_line_early_with_its_verdict(stopped_run):
     assert rc1_here(root, "audit").returncode == 0
 
 
-@pytest.mark.parametrize("kill_at", ["step@6", "trips@7"])
+@pytest.mark.parametrize("kill_at", ["step@10", "trips@13"])
 def test_a_run_killed_around_a_trip_trips_at_the_same_step(halted_run, tmp_path, kill_at):
-    """Killed before step 6 was logged, and between its train_step and its trip (the 7th check: step 0's evaluation,
-    then steps 1-6): resumed, the run halts at step 6 as the uninterrupted one did."""
+    """Killed before step 10 was logged, and between its train_step and its trip (the 13th check: step 0's
+    evaluation, steps 1-4, the evaluation at 4, steps 5-8, the evaluation at 8, steps 9-10): resumed from step 8, the
+    run halts at step 10 as the uninterrupted one did."""
     root = make_workspace(tmp_path, **ALWAYS_LOW_ENTROPY)
     killed = subprocess.run([sys.executable, "-m", "rc1", "advance", "--all", "--config", "configs/short.yaml"], cwd=root,
                             capture_output=True, text=True, env={**os.environ, "RC1_KILL_AT": kill_at}, timeout=900)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     resumed = rc1_here(root, "advance", "--all")
-    assert resumed.returncode == 3 and "HALTED by entropy_floor at step 6" in resumed.stderr
-    assert trips(root)[-1] == ("entropy_floor", 6, "halt") == trips(halted_run[0])[-1]
+    assert resumed.returncode == 3 and "HALTED by entropy_floor at step 10" in resumed.stderr
+    assert trips(root)[-1] == ("entropy_floor", 10, "halt") == trips(halted_run[0])[-1]
     assert rc1_here(root, "audit").returncode == 0
 
 

@@ -77,7 +77,7 @@ class RunAggregate:
         p = self.projection
         return [ev.MonitorTripped(rule=d.rule, step=d.reading.step, seed=p.seed, measured=dict(d.reading.measured),
                                   threshold=dict(d.reading.thresholds), window=d.reading.window, action=d.action,
-                                  detail=d.reading.detail)
+                                  detail=d.reading.detail, not_finite=dict(d.reading.not_finite))
                 for d in due(p.monitor, p.watched) if up_to_step is None or d.reading.step <= up_to_step]
 
     def trip_non_finite(self, step: int, measured: dict[str, float], detail: str) -> ev.MonitorTripped:

@@ -99,14 +99,23 @@ def _step_findings(events: list[ev.Event]) -> list[Finding]:
 
 
 def _checkpoint_findings(events: list[ev.Event], root: Path, line_hashes: Sequence[str]) -> list[Finding]:
-    """Every checkpoint file matches its recorded sha256, and the log anchor it recorded is still there."""
+    """Every checkpoint file matches its recorded sha256, and the log anchor it recorded is still there. A directory
+    (or shard) written again later (a line resumed or rolled back before it trains that step again) is held to the
+    last event that wrote it: the earlier one's files are gone by design."""
+    last = {}
+    for event in events:
+        if isinstance(event, ev.CheckpointSaved | ev.BestPromoted):
+            last[event.dir] = event.seq
+        elif isinstance(event, ev.EvalCompleted):
+            last.update({path: event.seq for path in event.rollouts})
     findings = []
     for event in events:
-        if isinstance(event, ev.BestPromoted):  # a copy in best/ is verified like the checkpoint it copies
+        if isinstance(event, ev.BestPromoted) and last[event.dir] == event.seq:  # a copy in best/, like a checkpoint
             findings += _file_findings(root, event.dir, event.files, event.seq)
         if isinstance(event, ev.EvalCompleted):  # its rollout archive shard
-            findings += _file_findings(root, ".", event.rollouts, event.seq, check="archive")
-        if not isinstance(event, ev.CheckpointSaved):
+            current = {path: sha for path, sha in event.rollouts.items() if last[path] == event.seq}
+            findings += _file_findings(root, ".", current, event.seq, check="archive")
+        if not isinstance(event, ev.CheckpointSaved) or last[event.dir] != event.seq:
             continue
         directory = root / event.dir
         findings += _file_findings(root, event.dir, event.files, event.seq)

@@ -8,6 +8,8 @@ it: it must name the value that was not finite (`not_finite`)."""
 
 from __future__ import annotations
 
+import math
+
 import msgspec
 
 from rc1.events import schema as ev
@@ -21,7 +23,8 @@ class TripFinding(msgspec.Struct, frozen=True, kw_only=True):
     message: str
 
 
-# Events by which the trips of the last check must have been written: the run went on past that check.
+# Events by which the trips of the last check must have been written: the run went on past that check. (A failure
+# or a new session does not: the next session records what it owes before it trains, checked at its training_started.)
 _MOVES_ON = (ev.TrainStep, ev.EvalCompleted, ev.CheckpointSaved, ev.TrainingStarted, ev.RunCompleted,
              ev.GateSetEvaluated, ev.ReleaseEvaluated, ev.HaltAcknowledged)
 
@@ -50,11 +53,11 @@ def trip_findings(events: list[ev.Event]) -> tuple[list[TripFinding], list[TripF
                                                 f"{event.step}: the rules do not give this trip here"))
                 else:
                     pending.pop(match)
-        elif isinstance(event, _MOVES_ON) or isinstance(event, ev.GateInvalidated | ev.TrainingFailed):
-            moot = isinstance(event, ev.TrainingStarted | ev.GateInvalidated | ev.TrainingFailed)
+        elif isinstance(event, _MOVES_ON) or isinstance(event, ev.GateInvalidated):
+            moot = isinstance(event, ev.TrainingStarted | ev.GateInvalidated)
             for check, due in pending:
                 if moot and (not isinstance(event, ev.TrainingStarted) or due.step > event.resume_from_step):
-                    continue  # the step is trained again (or the line is over): its trips are derived again
+                    continue  # the step is trained again (or the gates are gone): its trips are derived again
                 findings.append(TripFinding(seq=check, message=f"{due.rule} trips at step {due.step} ({due.action}: "
                                             f"{due.detail}) but the log does not record it"))
             pending = []
@@ -77,5 +80,9 @@ def _unwatched(trip: ev.MonitorTripped) -> TripFinding | None:
 
 
 def _same(due: ev.MonitorTripped, logged: ev.MonitorTripped) -> bool:
-    return (due.rule, due.step, due.action, due.window, due.measured, due.threshold) == (
-        logged.rule, logged.step, logged.action, logged.window, logged.measured, logged.threshold)
+    """The same trip: rule, step, action, window, thresholds, and what it measured (to the last few bits: the
+    intervals' quantiles come from scipy, whose builds may differ there)."""
+    return ((due.rule, due.step, due.action, due.window, due.threshold, due.not_finite)
+            == (logged.rule, logged.step, logged.action, logged.window, logged.threshold, logged.not_finite)
+            and due.measured.keys() == logged.measured.keys()
+            and all(math.isclose(due.measured[k], logged.measured[k], rel_tol=1e-9, abs_tol=1e-12) for k in due.measured))

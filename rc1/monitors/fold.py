@@ -10,6 +10,7 @@ resumes from (the watch saved there): a line killed and resumed trips at the ste
 
 from __future__ import annotations
 
+import math
 from functools import singledispatch
 
 import msgspec
@@ -79,7 +80,10 @@ def due(state: MonitorState, watched) -> list[Due]:
             continue
         found.append(Due(rule=rule, action=rules[rule].action, reading=reading))
     warns = [d for d in found if d.action == "warn"]
-    ending = [d for d in found if d.action == "halt"] or [d for d in found if d.action == "stop"]
+    # A stop ends the line at a checkpoint: before the line's first one it waits (the rule still breaches at the
+    # next check after it, and the line ends there).
+    stops = [d for d in found if d.action == "stop"] if any(step > 0 for step in state.saved) else []
+    ending = [d for d in found if d.action == "halt"] or stops
     return warns + ending[:1]
 
 
@@ -127,7 +131,7 @@ def _read(state: MonitorState, watched, check: str) -> None:
     for rule, params in rules_of(watched).items():
         if check not in CONFIGURABLE[rule].checked:
             continue
-        reading = CONFIGURABLE[rule].read(params, state)
+        reading = _finite(CONFIGURABLE[rule].read(params, state))
         if reading is None:
             continue
         readings[rule] = reading
@@ -139,6 +143,21 @@ def _read(state: MonitorState, watched, check: str) -> None:
                 del state.silenced[rule]
     state.watch = msgspec.structs.replace(state.watch, readings=readings, quiet=quiet)
     state.checked = tuple(checked)
+
+
+def _finite(reading: Reading | None) -> Reading | None:
+    """A reading as the log can hold it: JSON has no NaN or infinity (msgspec writes them as null, which a float field
+    then refuses), so a value that is not finite is kept as text in `not_finite`."""
+    if reading is None:
+        return None
+    numbers = {**reading.measured, "value": reading.value if reading.value is not None else 0.0}
+    if all(math.isfinite(v) for v in numbers.values()) and (reading.interval is None or all(
+            math.isfinite(v) for v in (reading.interval.mean, reading.interval.low, reading.interval.high))):
+        return reading
+    return msgspec.structs.replace(
+        reading, measured={k: v for k, v in reading.measured.items() if math.isfinite(v)},
+        not_finite={k: repr(v) for k, v in reading.measured.items() if not math.isfinite(v)},
+        value=reading.value if reading.value is not None and math.isfinite(reading.value) else None, interval=None)
 
 
 def _save_at_checkpoint(state: MonitorState, step: int) -> None:
@@ -154,20 +173,20 @@ def _observe(event: ev.Event, state: MonitorState, watched) -> None:
 
 @_observe.register
 def _(event: ev.TrainingStarted, state: MonitorState, watched) -> None:
-    if event.seed != state.seed:
-        state.line_spend = Spend()  # a new line; a line that starts over keeps what it spent
-    if event.seed != state.seed or event.resume_from_step == 0:
+    k = event.resume_from_step
+    if event.seed != state.seed:  # a new line of training (another seed): nothing of the last line carries over
         state.seed, state.evals, state.trips, state.saved, state.silenced = event.seed, [], [], {}, {}
-        state.watch, state.stopping = Watch(), None
-    else:  # a resume: what the line watched, as it stood at the checkpoint it resumes from
-        k = event.resume_from_step
+        state.watch, state.stopping, state.line_spend = Watch(), None, Spend()
+    else:  # the same line resumed: what it watched, as it stood at the checkpoint it resumes from (at step 0: its start)
         state.watch = state.saved.get(k, Watch())
         state.saved = {step: watch for step, watch in state.saved.items() if step <= k}
         state.evals = [e for e in state.evals if e.step <= k]
         state.trips = [t for t in state.trips if t.step <= k]
         if state.stopping is not None and state.stopping.step > k:
             state.stopping = None
-    state.step = event.resume_from_step
+    if k == 0:  # the step-0 evaluation and its trips update this (a line that starts over keeps them, as replay does)
+        state.saved.setdefault(0, state.watch)
+    state.step = k
     state.max_steps = event.max_steps
     state.checked = ()
     state.weights = dict(event.weights)
@@ -233,6 +252,7 @@ def _(event: ev.MonitorTripped, state: MonitorState, watched) -> None:
 
 @_observe.register
 def _(event: ev.HaltAcknowledged, state: MonitorState, watched) -> None:
+    state.checked = ()  # the person's choice closes the check that halted: what else it breached is read again later
     if event.silenced:
         state.silenced[event.rule] = event.step
     if event.choice == "stop":

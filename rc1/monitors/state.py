@@ -92,6 +92,7 @@ class Reading(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     window: int = 1
     detail: str = ""
     interval: Interval | None = None
+    not_finite: dict[str, str] = msgspec.field(default_factory=dict)  # measured values that were not finite, as text
 
 
 class TripRef(msgspec.Struct, frozen=True, kw_only=True, gc=False):

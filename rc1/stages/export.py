@@ -218,6 +218,10 @@ def _facts(session: Session, line: Line, ref: CheckpointRef, asked: str, form: s
         exported_by=provenance.code_version(), files=files, reward_weights=_weights_checked(line),
         functions={spec.name: spec.path for spec in config.reward.functions}, mix=dict(config.data.mix),
         your_tasks={name: task.check for name, task in config.data.tasks.items()},
+        trips=[f"{e.rule} {e.action} at step {e.step}" for e in line.events[: ref.seq + 1]
+               if isinstance(e, ev.MonitorTripped)],
+        amended={key: f"{change.old} -> {change.new}" for e in line.events[: ref.seq + 1]
+                 if isinstance(e, ev.TrainingAmended) for key, change in e.changes.items()},
     )
 
 

@@ -60,6 +60,10 @@ def acknowledge(session: Session, because: str | None, *, rollback_to: str | Non
     if stop:
         if rollback_to is not None or amendments:
             raise BadInput("--stop: the line ends at the halt; --from and --set choose a rollback instead")
+        if not any(c.step <= p.halt.step for c in p.checkpoints):
+            raise GateClosed(f"--stop: the line halted at step {p.halt.step}, before its first checkpoint: there is "
+                             "nothing to take to the verdict; begin it again: rc1 advance --from start [--set …] "
+                             "--because TEXT (nothing was appended)")
         session.append(session.run.acknowledge_halt("stop", because, None, None, silenced=False))
         return
     if p.halt.rule == NON_FINITE and not amendments:
@@ -69,10 +73,11 @@ def acknowledge(session: Session, because: str | None, *, rollback_to: str | Non
                          "train.learning_rate=<lower> --because TEXT (nothing was appended)")
     target = _checkpoint(session, rollback_to or "latest")
     if amendments:
-        changes = changes_of(session.loaded, amendments)
+        trains_with = amended(session.loaded, _in_force(p))  # the kept config and the amendments made before
+        changes = changes_of(trains_with, amendments)
         if not changes:
             raise BadInput(f"--set {', '.join(amendments)}: the same values the run trains with; nothing to amend")
-        check_amended(amended(session.loaded, {**_in_force(p), **amendments}))
+        check_amended(amended(trains_with, amendments))
         session.append(session.run.amend_training(changes))
     choice = "rollback" if rollback_to is not None else "continue"
     session.append(session.run.acknowledge_halt(choice, because, target.dir if target else None,

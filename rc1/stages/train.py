@@ -71,19 +71,19 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
     config = session.config
     _refuse_unsupported_launch(config)
     p = session.projection
+    writer = distributed.is_writer()
+    if p.resume_step is not None and explicit_resume is not None:
+        raise GateClosed(f"{explicit_resume}: the halt's way forward chose step {p.resume_step} to resume from; "
+                         "drop --resume")
     restart = p.resume_step == 0  # a halt's way forward: the line starts over from the base
-    if p.resume_step and explicit_resume is None:  # a halt's way forward named the checkpoint
-        named = next(c for c in p.checkpoints if c.step == p.resume_step)
-        explicit_resume = session.ws.root / named.dir
+    if p.resume_step:  # a halt's way forward named the checkpoint
+        explicit_resume = session.ws.root / next(c for c in p.checkpoints if c.step == p.resume_step).dir
     resume = None if new_line or restart else pick_resume(session, explicit_resume)
     if not new_line and p.monitor.stopping is not None:  # a stop recorded, its line not completed yet
-        _complete(session, _final_before(p, p.monitor.stopping.step), seeds, base_seed, _stopped(p.monitor.stopping))
+        if writer:
+            _complete(session, _final_before(p, p.monitor.stopping.step), seeds, base_seed,
+                      _stopped(p.monitor.stopping))
         return
-    if resume is not None:  # the trips of the last check at or before the checkpoint, if a kill came before them
-        verdict = record_trips(session, up_to_step=resume.step)
-        if verdict is not None:
-            _end(session, verdict, seeds, base_seed)
-            return
     if resume is not None and resume.step >= config.train.max_steps:
         _complete(session, resume, seeds, base_seed)  # crashed after the final checkpoint, before run_completed
         return
@@ -106,6 +106,18 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
     if engine.truncated_prompts:
         print(f"note: {engine.truncated_prompts} of {len(pool)} prompts were cut to fit train.max_prompt_tokens "
               f"({config.train.max_prompt_tokens}); their earliest turns are left out", file=sys.stderr)
+    # The trips of the line's last check at or before where it resumes, if a kill (or a failure) came between that
+    # check and its trips: rank 0 records them and every rank learns the verdict (the engine has joined the ranks).
+    owed = record_trips(session, up_to_step=resume.step if resume else 0) if writer and not new_line else None
+    owed = distributed.share(owed)
+    if owed is not None:
+        if writer:
+            del engine, model
+            _end(session, owed, seeds, base_seed)
+        elif owed.action == "halt":
+            raise Halted(f"rank {distributed.rank()}: halted by {owed.rule} at step {owed.step} (rank 0 says how to "
+                         "go on)")
+        return
     session.append(session.run.start_training(
         resume_from_step=resume.step if resume else 0,
         resume_from_dir=resume.dir if resume else None,
@@ -125,7 +137,6 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
     _note_unread_rules(config, trains_with)
     # An amendment made after the checkpoint was saved replaces what the checkpoint holds (its learning rate, its β).
     amended_keys = frozenset(key for key, a in p.amendments.items() if resume is None or a.seq > resume.seq)
-    writer = distributed.is_writer()
     hooks = (EventHooks(session, engine, shadow, scoring, lambda step: sampling.sampler.mix(step), recorder) if writer
              else NoHooks())
     verdict = None
@@ -133,6 +144,7 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
         if writer and resume is None and not any(e.step == 0 for e in session.projection.evals):
             hooks.evaluate(0)  # the untrained policy: what the release gate measures the gain from
             verdict = record_trips(session)
+        verdict = distributed.share(verdict)  # every rank learns what step 0's check decided
         if verdict is None:
             engine.train(hooks, session.ws.root / resume.dir if resume else None, amended=amended_keys)
     except TrainingEnded as ended:

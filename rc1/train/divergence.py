@@ -12,6 +12,10 @@ import torch
 from rc1.train.metrics import StepMetrics
 
 
+# What torch.multinomial says when generation samples from NaN/inf logits.
+NON_FINITE_SAMPLING = "probability tensor contains either `inf`, `nan` or element < 0"
+
+
 class NonFiniteStep(Exception):
     """Step `step` met a value that is not finite; `measured` names it (loss, kl, grad_norm, a weight's norm)."""
 

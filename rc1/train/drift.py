@@ -71,7 +71,8 @@ class DriftProbe:
             logprobs = token_logprobs(model, rollout, self._temperature)
             with self._reference(model) as reference:
                 reference_logprobs = token_logprobs(reference, rollout, self._temperature)
-        kl = kl_to_reference(logprobs, reference_logprobs) * mask
+        # Padding past a reply's end is masked out before it is summed (an inf there times 0 would be a NaN).
+        kl = torch.where(mask.bool(), kl_to_reference(logprobs, reference_logprobs), 0.0)
         per_reply = (kl.sum(1) / mask.sum(1).clamp(min=1)).tolist()
         self._tokens += int(mask.sum())
         for item_id, value in zip(item_ids, per_reply):

@@ -172,7 +172,13 @@ class TorchEngine:
                                     f"step {start}; the checkpoint is inconsistent")
         t = self.train_cfg
         for step in range(start + 1, t.max_steps + 1):
-            verdict = hooks.on_step(self.train_step(step))
+            try:
+                metrics = self.train_step(step)
+            except RuntimeError as e:
+                if divergence.NON_FINITE_SAMPLING not in str(e):
+                    raise
+                raise divergence.sampling_failed(step) from e
+            verdict = hooks.on_step(metrics)
             if verdict is None and (step % t.save_steps == 0 or step == t.max_steps):
                 verdict = hooks.on_checkpoint(step, self._save(step))
             if verdict is not None:

@@ -67,9 +67,6 @@ KEY_GRAD_NORM = "grad_norm"  # transformers' Trainer: the norm before clipping
 
 TRAINER_STATE = "trainer_state.json"  # without it HF would restart at step 0 on the loaded weights
 
-# What torch.multinomial says when generation samples from NaN/inf logits.
-_NON_FINITE_SAMPLING = "probability tensor contains either `inf`, `nan` or element < 0"
-
 
 class TrlEngine:
     """The strategy's TRL trainer (grpo → GRPOTrainer, rloo → RLOOTrainer, dpo → OnlineDPOTrainer, sft →
@@ -127,8 +124,9 @@ class TrlEngine:
         # frozen reference TRL builds at β > 0, else a copy of the base taken now, before any step.
         watch_drift = config.monitors.drift is not None
         full = config.finetune.method == "full"
+        # Only rank 0 evaluates: the others need no copy.
         base_copy = copy.deepcopy(model).eval().requires_grad_(False) if watch_drift and full and not (
-            self._spec.uses_beta and config.train.beta > 0) else None
+            self._spec.uses_beta and config.train.beta > 0) and distributed.is_writer() else None
         with _quiet_renamed_property():
             self.trainer = load(recipe.trainer)(
                 model=model,
@@ -142,7 +140,7 @@ class TrlEngine:
         self.trainer.remove_callback(PrinterCallback)  # rc1 reports steps through its hooks
         self._bridge.advantages = self._step_advantages
         self._reference: Reference | None = None
-        if watch_drift:
+        if watch_drift and distributed.is_writer():
             self._reference = (adapter_off if not full else
                                frozen_copy(base_copy if base_copy is not None else self.trainer.ref_model))
 
@@ -188,7 +186,7 @@ class TrlEngine:
             with _quiet_renamed_property():
                 self.trainer.train(resume_from_checkpoint=str(resume_from) if resume_from is not None else None)
         except RuntimeError as e:
-            if _NON_FINITE_SAMPLING not in str(e):
+            if divergence.NON_FINITE_SAMPLING not in str(e):
                 raise
             raise divergence.sampling_failed(self.trainer.state.global_step + 1) from e
         finally:
@@ -328,19 +326,20 @@ class _HookBridge(TrainerCallback):
         self._last_step = state.global_step
         self._kl.update(metrics.kl)
         self._set_beta(self._kl.beta)
-        verdict = self.hooks.on_step(metrics) if self.hooks is not None else None
-        _end_if(distributed.share(verdict))
+        _decide_together(lambda: self.hooks.on_step(metrics) if self.hooks is not None else None)
 
     def on_save(self, args, state, control, **kwargs):
         # Every rank has written its share (its RNG state) once all are here; then rank 0 alone publishes.
         distributed.barrier()
-        verdict = None
-        if distributed.is_writer():
+
+        def publish():
+            if not distributed.is_writer():
+                return None
             staged = self._staging_dir / f"checkpoint-{state.global_step}"
             layout.from_trainer(staged, self._sampler(state.global_step), {"kl": self._kl.state_dict()})
-            if self.hooks is not None:
-                verdict = self.hooks.on_checkpoint(state.global_step, staged)
-        _end_if(distributed.share(verdict))
+            return self.hooks.on_checkpoint(state.global_step, staged) if self.hooks is not None else None
+
+        _decide_together(publish)
 
 
 @contextlib.contextmanager
@@ -351,10 +350,22 @@ def _quiet_renamed_property():
         yield
 
 
-def _end_if(verdict) -> None:
-    """Every rank ends training together on the verdict rank 0's hooks gave (and shared)."""
-    if verdict is not None:
-        raise TrainingEnded(verdict)
+def _decide_together(decide: Callable[[], object]) -> None:
+    """Run rank 0's hooks (`decide`; the others' give nothing) and end training on every rank together: on the Verdict
+    they gave, or on their failure, which rank 0 raises and the other ranks learn of (rather than waiting for a
+    broadcast that would never come)."""
+    verdict, failure = None, None
+    try:
+        verdict = decide()
+    except BaseException as error:  # shared with the other ranks, then raised here as it was
+        failure = error
+    shared = distributed.share(("failed", f"{type(failure).__name__}: {failure}") if failure is not None else verdict)
+    if failure is not None:
+        raise failure
+    if isinstance(shared, tuple):
+        raise TrainingError(f"rank {distributed.rank()}: rank 0 failed ({shared[1]}); see its error")
+    if shared is not None:
+        raise TrainingEnded(shared)
 
 
 def _float(value) -> float:

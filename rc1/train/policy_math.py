@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
-from transformers import GenerationConfig, PreTrainedTokenizerBase
+from transformers import GenerationConfig, LogitsProcessor, LogitsProcessorList, PreTrainedTokenizerBase
 
 from rc1.data.task import TaskItem
 
@@ -63,28 +63,43 @@ def sample_rollout(model, tokenizer: PreTrainedTokenizerBase, items: list[TaskIt
                                   eos_token_id=eos_ids)
     was_training = model.training
     model.eval()
+    entropy = EntropyMeter(temperature)
     try:
         with torch.no_grad():
             output = model.generate(input_ids=prompt_ids, attention_mask=prompt_attention, generation_config=generation,
-                                    output_scores=True, return_dict_in_generate=True)
+                                    logits_processor=LogitsProcessorList([entropy]))
     finally:
         model.train(was_training)
-    completions = output.sequences[:, prompt_ids.size(1):]
+    completions = output[:, prompt_ids.size(1):]
     rollout = assemble(tokenizer, [item for item in items for _ in range(per_prompt)],
                        prompt_ids.repeat_interleave(per_prompt, 0), prompt_attention.repeat_interleave(per_prompt, 0),
                        completions, eos_ids)
     ended = torch.isin(completions, torch.tensor(eos_ids, device=completions.device)).any(1)
     rollout.clipped_share = float(1.0 - ended.float().mean())
-    rollout.mean_entropy = _sampled_entropy(output.scores, rollout.completion_mask)
+    rollout.mean_entropy = entropy.mean(rollout.completion_mask)
     return rollout
 
 
-def _sampled_entropy(scores: tuple[torch.Tensor, ...], mask: torch.Tensor) -> float:
-    """The mean entropy (nats) of the distributions each completion token was drawn from (generate's scores: the
-    logits after the temperature), over the tokens of the completions."""
-    per_token = torch.stack([-(torch.softmax(s.float(), -1) * torch.log_softmax(s.float(), -1)).nan_to_num().sum(-1)
-                             for s in scores], 1)
-    return float(masked_mean(per_token, mask[:, :per_token.size(1)]))
+class EntropyMeter(LogitsProcessor):
+    """The entropy (nats) of the distribution each token is drawn from, measured as generate samples (a row's per step,
+    not the step's whole logits: what TRL logs as `entropy`). Custom processors run before generate's temperature, so
+    the logits are divided by it here as the sampler will."""
+
+    def __init__(self, temperature: float):
+        self._temperature = temperature
+        self._steps: list[torch.Tensor] = []
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        logits = scores.float() / self._temperature
+        self._steps.append(-(torch.softmax(logits, -1) * torch.log_softmax(logits, -1)).nan_to_num().sum(-1))
+        return scores
+
+    def mean(self, mask: torch.Tensor) -> float | None:
+        """The mean over the completions' tokens (`mask` marks them)."""
+        if not self._steps:
+            return None
+        per_token = torch.stack(self._steps, 1)
+        return float(masked_mean(per_token, mask[:, :per_token.size(1)]))
 
 
 def teacher_rollout(tokenizer: PreTrainedTokenizerBase, items: list[TaskItem], prompts: list[str], replies: list[str],

@@ -58,6 +58,10 @@ class CardFacts(msgspec.Struct, frozen=True, kw_only=True):
     functions: dict[str, str] = msgspec.field(default_factory=dict)  # your reward functions: name -> module:function
     mix: dict[str, float] = msgspec.field(default_factory=dict)  # data.mix
     your_tasks: dict[str, str] = msgspec.field(default_factory=dict)  # your tasks: name -> how answers are checked
+    # The monitors (README "Monitors and the runbook") up to the checkpoint: each trip of the line (rule, step, action,
+    # what it said) and each training key a rollback from a halt amended (dotted key -> "old -> new").
+    trips: list[str] = msgspec.field(default_factory=list)
+    amended: dict[str, str] = msgspec.field(default_factory=dict)
     trained_by: list[str]  # code versions that wrote the log up to the checkpoint (run_started)
     exported_by: str
     files: dict[str, ev.ExportedFile]  # every file but the card itself
@@ -95,6 +99,9 @@ def _body(f: CardFacts) -> list[str]:
         f"| checkpoint | step {f.step} of {f.max_steps if f.max_steps is not None else '?'} (`--checkpoint {f.asked}`), "
         f"`{f.checkpoint}`, vouched for by `checkpoint_saved` at seq {f.checkpoint_seq} |",
         f"| training | {f.segments} segment(s) (1 + resumes); {', '.join(f'{k} {v}' for k, v in f.hyper.items())} |",
+        f"| monitors | {'; '.join(f.trips) or 'no rule tripped'}"
+        + (f"; amended on a rollback: {', '.join(f'{k} {v}' for k, v in f.amended.items())}" if f.amended else "")
+        + " |",
         f"| weights | {_weights(f)} |",
         f"| code | trained by rc1 {', '.join(f.trained_by) or '?'}; exported by rc1 {f.exported_by} |",
         f"| log | `{f.log}`, head seq {f.log_seq}, sha256 `{f.log_hash}` |",

@@ -55,22 +55,22 @@ def next_step(state: MonitorState, window: int) -> Spend:
 
 def read(params: Budget, state: MonitorState) -> Reading | None:
     ahead = next_step(state, params.window)
-    worst: tuple[float, str, str, float, float] | None = None  # (share of the limit, scope, key, spent, limit)
+    worst: tuple[tuple[bool, float], str, str, float, float] | None = None  # ((passes, share), scope, key, spent, limit)
     for scope, limits, spent in (("line", params.line, state.line_spend), ("run", params.run, state.run_spend)):
         for key in SPEND_KEYS:
             limit = getattr(limits, key)
             if limit is None:
                 continue
-            share = (spent.get(key) + ahead.get(key)) / limit if limit else float("inf")
-            if worst is None or share > worst[0]:
-                worst = (share, scope, key, spent.get(key), float(limit))
+            total = spent.get(key) + ahead.get(key)
+            rank = (total > limit, total / limit if limit else 0.0)  # a limit of 0: nothing may be spent
+            if worst is None or rank > worst[0]:
+                worst = (rank, scope, key, spent.get(key), float(limit))
     if worst is None:
         return None
-    share, scope, key, spent, limit = worst
-    breach = share > 1.0
+    (breach, share), scope, key, spent, limit = worst
     detail = f"{scope} {key} {spent:.4g} of {limit:.4g}, with the next step's {ahead.get(key):.4g}"
-    return Reading(step=state.step, value=spent, threshold=limit, breach=breach,
-                   measured={key: spent, "next_step": ahead.get(key), "share_of_limit": share},
+    measured = {key: spent, "next_step": ahead.get(key)} | ({"share_of_limit": share} if limit else {})
+    return Reading(step=state.step, value=spent, threshold=limit, breach=breach, measured=measured,
                    thresholds={f"{scope}.{key}": limit}, window=params.window,
                    detail=detail + (" would pass the limit" if breach else ""))
 
