@@ -515,7 +515,8 @@ class Config(_Section):
 
 
 # Keys added after runs were fingerprinted: left out of the fingerprint while they hold their default, so a run gated
-# by an older rc1 keeps its gates (its kept config has none of them, and reads back with their defaults).
+# by an older rc1 keeps its gates (its kept config has none of them, and reads back with their defaults). A later rc1
+# that changes one of these defaults changes the fingerprint of every run kept with the old one: keep them.
 _LATER_KEYS = {"monitors": MonitorsConfig(), "scorer.price_per_million_input_tokens": None,
                "scorer.price_per_million_output_tokens": None}
 

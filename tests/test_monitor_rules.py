@@ -110,7 +110,7 @@ def test_plateau_stops_the_line_when_k_evaluations_bring_no_significant_gain():
     line = Line(rules(plateau={"window": 2}))
     evaluations(line, [0.1, 0.3, 0.5])
     assert line.trips == []  # each evaluation 2 back is clearly below
-    evaluations(line, [0.52, 0.55])
+    evaluations(line, [0.52, 0.53])
     assert rules_and_steps(line) == [("plateau", 20, "stop")]
     assert line.state.stopping is not None and line.state.stopping.rule == "plateau"
     assert line.replayer.projection.state == "CHECKPOINTED"  # a stop ends the line; it is no halt

@@ -106,7 +106,7 @@ def test_a_rollback_amends_the_learning_rate_from_the_checkpoint_it_names(halted
     log = events(root)
     done = log[-1]
     assert done["type"] == "run_completed" and done["reason"] == "stopped after entropy_floor's halt at step 10: enough"
-    assert done["step"] == 4 and any(e["type"] == "release_evaluated" for e in log)
+    assert done["step"] == 8 and any(e["type"] == "release_evaluated" for e in log)
     assert rc1_here(root, "audit").returncode == 0
 
 

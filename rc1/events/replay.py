@@ -180,7 +180,6 @@ class Replayer:
 
     def apply(self, event: ev.Event) -> None:
         p = self.projection
-        kind = ev.event_type(event)
         p.events += 1
         p.head_seq = event.seq
         p.last_ts = event.ts

@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgspec
 
 from rc1.events import schema as ev
-from rc1.events.replay import AcrossSeedsView, ExportRef, LineResult, Projection, ReleaseView, Replayer
+from rc1.events.replay import AcrossSeedsView, ExportRef, HaltView, LineResult, Projection, ReleaseView, Replayer
 from rc1.monitors.rules import MONITORS, NON_FINITE
 from rc1.monitors.sections import rules_of
 from rc1.monitors.spend import Spend
@@ -31,15 +31,9 @@ class ReleaseStatus(ReleaseView, frozen=True, kw_only=True):
     across_seeds: AcrossSeedsView | None = None
 
 
-class HaltStatus(msgspec.Struct, frozen=True, kw_only=True):
-    """The halt the run is in: the rule, where, what it measured against what, and its runbook."""
+class HaltStatus(HaltView, frozen=True, kw_only=True):
+    """The halt the run is in (the rule, where, what it measured against what) and its runbook entry."""
 
-    rule: str
-    step: int
-    seed: int | None
-    measured: dict[str, float]
-    threshold: dict[str, float]
-    detail: str
     means: str
     tries: list[str]
 
@@ -153,8 +147,7 @@ def _halt_status(p: Projection) -> HaltStatus | None:
     if p.halt is None:
         return None
     book = MONITORS[p.halt.rule].runbook
-    return HaltStatus(rule=p.halt.rule, step=p.halt.step, seed=p.halt.seed, measured=p.halt.measured,
-                      threshold=p.halt.threshold, detail=p.halt.detail, means=book.means, tries=list(book.tries))
+    return HaltStatus(**msgspec.structs.asdict(p.halt), means=book.means, tries=list(book.tries))
 
 
 def _monitor_status(p: Projection) -> dict[str, MonitorStatus]:

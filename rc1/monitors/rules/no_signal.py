@@ -8,7 +8,7 @@ from typing import Annotated
 
 from msgspec import Meta
 
-from rc1.monitors.rules.window import window_mean
+from rc1.monitors.rules.window import share_above
 from rc1.monitors.spec import Action, MonitorSpec, RuleParams
 from rc1.monitors.state import MonitorState, Reading
 from rc1.runbook import Runbook
@@ -24,14 +24,8 @@ class NoSignal(RuleParams):
 
 
 def read(params: NoSignal, state: MonitorState) -> Reading | None:
-    share = window_mean(state.watch.steps, "no_signal", params.window)
-    if share is None:
-        return None
-    breach = share > params.max_share
-    detail = f"{share:.0%} of the groups of the last {params.window} steps had rewards that all tie"
-    return Reading(step=state.step, value=share, threshold=params.max_share, breach=breach,
-                   measured={"tied_group_share": share}, thresholds={"max_share": params.max_share},
-                   window=params.window, detail=detail + (f" (more than {params.max_share:.0%})" if breach else ""))
+    return share_above(state, "no_signal", params.window, params.max_share, "tied_group_share",
+                       "groups had rewards that all tie")
 
 
 SPEC = MonitorSpec(

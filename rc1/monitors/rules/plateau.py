@@ -24,7 +24,8 @@ class Plateau(RuleParams):
     window: Annotated[int, Meta(ge=1, description="Evaluations back to compare with.")] = 4
     min_gain_pp: Annotated[float, Meta(description="The gain, in percentage points, the interval's lower bound must "
                                                    "clear for the line to go on.")] = 0.0
-    confidence: Annotated[float, Meta(gt=0.5, lt=1.0, description="The interval's confidence.")] = 0.95
+    confidence: Annotated[float, Meta(gt=0.5, lt=1.0, description="The interval's confidence (90 %: a stop ends a "
+                                                                  "line, so a gain that is likely is enough to go on).")] = 0.9
     action: Annotated[Action, Meta(description="warn, halt or stop (end the line early as complete).")] = "stop"
 
 

@@ -8,7 +8,7 @@ from typing import Annotated
 
 from msgspec import Meta
 
-from rc1.monitors.rules.window import window_mean
+from rc1.monitors.rules.window import share_above
 from rc1.monitors.spec import Action, MonitorSpec, RuleParams
 from rc1.monitors.state import MonitorState, Reading
 from rc1.runbook import Runbook
@@ -24,14 +24,8 @@ class Truncation(RuleParams):
 
 
 def read(params: Truncation, state: MonitorState) -> Reading | None:
-    share = window_mean(state.watch.steps, "truncation", params.window)
-    if share is None:
-        return None
-    breach = share > params.max_share
-    detail = f"{share:.0%} of the replies of the last {params.window} steps were cut at the length limit"
-    return Reading(step=state.step, value=share, threshold=params.max_share, breach=breach,
-                   measured={"truncated_share": share}, thresholds={"max_share": params.max_share},
-                   window=params.window, detail=detail + (f" (more than {params.max_share:.0%})" if breach else ""))
+    return share_above(state, "truncation", params.window, params.max_share, "truncated_share",
+                       "replies were cut at the length limit")
 
 
 SPEC = MonitorSpec(
