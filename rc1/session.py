@@ -97,17 +97,19 @@ class Session(_RunView):
     def _attach_trackers(self) -> None:
         """The trackers of `tracking.report_to`: each run's id recorded once (tracker_attached) and reused; first sent
         what a session before this one appended but did not get to send, then every event this one appends."""
-        from rc1.views.trackers import BACKENDS, Trackers
+        from rc1.views.trackers import BACKENDS, Trackers, start_tracker
 
         trackers, attached = [], []
         for name in self.config.tracking.report_to:
             recorded = self.projection.trackers.get(name)
             try:
                 run_id = recorded if recorded is not None else BACKENDS[name].new_run(self.ws)
-                tracker = BACKENDS[name](self.ws, run_id)
             except Exception as e:  # a tracker that cannot be reached never stops the run: it warns and stays off
                 log.warning("tracker %s could not be started (%s: %s); the run goes on without it", name,
                             type(e).__name__, e)
+                continue
+            tracker = start_tracker(name, self.ws, run_id)
+            if tracker is None:
                 continue
             if recorded is None:  # outside the guard: an append that fails (a full disk) is the run's failure
                 attached.append(self.log.append(self.run.decide(ev.TrackerAttached(backend=name, run_id=run_id))))

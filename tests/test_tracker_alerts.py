@@ -32,6 +32,9 @@ def alerted(tmp_path, monkeypatch):
     monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
     monkeypatch.setenv("WANDB_MODE", "offline")
     monkeypatch.setenv("WANDB_SILENT", "true")
+    # W&B's in-process service publishes its address as WANDB_SERVICE; left set, every later `rc1` subprocess of the
+    # suite would join this service and find its run ids "in use". Recorded as unset, so the teardown unsets it.
+    monkeypatch.delenv("WANDB_SERVICE", raising=False)
     monkeypatch.setenv("TRACKIO_PROJECT", "rc1-alerts")
     ws = Workspace(root=tmp_path, run="alerts")
     ids = {}
@@ -41,7 +44,10 @@ def alerted(tmp_path, monkeypatch):
         tracker.send(STARTED)
         tracker.send(TRIP)
         tracker.finish()
-    return tmp_path, ids
+    yield tmp_path, ids
+    import wandb
+
+    wandb.teardown()  # this process's W&B service ends with the test, not with the suite
 
 
 def test_a_trip_is_an_alert_in_every_tracker(alerted):

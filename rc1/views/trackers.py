@@ -321,10 +321,21 @@ BACKENDS: dict[str, type[Tracker]] = {"tensorboard": TensorBoard, "mlflow": MLfl
 def send_plots(ws: Workspace, run_ids: dict[str, str], report_to: list[str], paths: list[Path], step: int) -> list[str]:
     """Send `rc1 report`'s pictures to the run's trackers (those attached to it and still configured); the names of
     those that took them. A tracker that fails warns and is passed over, as during training."""
-    trackers = Trackers([BACKENDS[name](ws, run_ids[name]) for name in report_to if name in run_ids])
+    started = (start_tracker(name, ws, run_ids[name]) for name in report_to if name in run_ids)
+    trackers = Trackers([tracker for tracker in started if tracker is not None])
     trackers.plots(paths, step)
     trackers.close()
     return trackers.names
+
+
+def start_tracker(name: str, ws: Workspace, run_id: str) -> "Tracker | None":
+    """The backend's tracker on run `run_id`, or None with a warning: a tracker that cannot be reached (its service
+    busy, its server down) never stops a run or a report."""
+    try:
+        return BACKENDS[name](ws, run_id)
+    except Exception as e:
+        log.warning("tracker %s could not be started (%s: %s); going on without it", name, type(e).__name__, e)
+        return None
 
 
 def tracker_location(ws: Workspace, backend: str) -> str:
