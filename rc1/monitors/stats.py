@@ -48,7 +48,7 @@ def paired_interval(after: Sequence[float], before: Sequence[float], confidence:
     """after − before, item by item (the same items in the same order), with the interval of the mean difference."""
     if len(after) != len(before):
         raise ValueError(f"paired samples of different sizes: {len(after)} and {len(before)}")
-    return mean_interval([a - b for a, b in zip(after, before)], confidence)
+    return mean_interval([a - b for a, b in zip(after, before, strict=True)], confidence)
 
 
 class Moments(msgspec.Struct, frozen=True, kw_only=True, gc=False, array_like=True):

@@ -52,10 +52,13 @@ class Prices(msgspec.Struct, frozen=True, kw_only=True):
         return ((self.input or 0.0) * prompt_tokens + (self.output or 0.0) * completion_tokens) / 1e6
 
 
+UNPRICED = Prices()  # no prices in the scorer section: every cost 0
+
+
 class Ledger:
     """Appends records and keeps those since the last `drain` for the next event's summary."""
 
-    def __init__(self, path: Path, prices: Prices = Prices()):
+    def __init__(self, path: Path, prices: Prices = UNPRICED):
         self.path = Path(path)
         self.prices = prices
         self.scope = "cli"
@@ -84,7 +87,7 @@ class Ledger:
         return summarize(records, self.prices)
 
 
-def summarize(records: list[LedgerRecord], prices: Prices = Prices()) -> ScoringSummary:
+def summarize(records: list[LedgerRecord], prices: Prices = UNPRICED) -> ScoringSummary:
     if not records:
         return ScoringSummary()
     latencies = np.array([r.latency_ms for r in records], dtype=float)

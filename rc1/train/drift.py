@@ -75,7 +75,7 @@ class DriftProbe:
         kl = torch.where(mask.bool(), kl_to_reference(logprobs, reference_logprobs), 0.0)
         per_reply = (kl.sum(1) / mask.sum(1).clamp(min=1)).tolist()
         self._tokens += int(mask.sum())
-        for item_id, value in zip(item_ids, per_reply):
+        for item_id, value in zip(item_ids, per_reply, strict=True):
             self._per_item.setdefault(item_id, []).append(float(value))
         self._seconds += time.perf_counter() - started
 

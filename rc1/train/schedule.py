@@ -23,7 +23,7 @@ def set_peak_lr(optimizer: torch.optim.Optimizer, scheduler, peak: float) -> Non
     if not isinstance(inner, torch.optim.lr_scheduler.LambdaLR):
         raise TypeError(f"an amended learning rate needs a LambdaLR schedule, not {type(inner).__name__}")
     inner.base_lrs = [peak for _ in inner.base_lrs]
-    for group, factor in zip(optimizer.param_groups, inner.lr_lambdas):
+    for group, factor in zip(optimizer.param_groups, inner.lr_lambdas, strict=True):
         group["initial_lr"] = peak
         group["lr"] = peak * factor(inner.last_epoch)
     # What get_last_lr() reports until the next step() (transformers logs the step's rate from it): torch keeps it in
