@@ -1,8 +1,8 @@
 """Which process of a multi-process launch (`accelerate launch`, torchrun) this is.
 
-Only rank 0 is the run's writer: it takes the log's lock, appends every event, publishes checkpoints and
-evaluates. The other ranks train their share of each batch and never touch the log (DESIGN §3: "under
-torchrun/accelerate only rank 0 writes").
+Only rank 0 is the run's writer: it takes the log's lock, appends every event and publishes checkpoints. The other
+ranks train their share of each batch, generate their share of every evaluation (rank 0 gathers, scores and records
+it) and never touch the log (DESIGN §3: "under torchrun/accelerate only rank 0 writes").
 """
 
 from __future__ import annotations
@@ -30,17 +30,17 @@ def placement(device: str) -> str:
 
 
 def require_supported_sharding() -> None:
-    """rc1 evaluates the shadow set at checkpoints on rank 0 alone, so the policy's parameters must be whole on
-    every rank: DDP or DeepSpeed ZeRO-1/2, not FSDP or ZeRO-3 (rank 0's generation would wait forever on the
-    other ranks' shards)."""
+    """Every rank generates its own share of an evaluation's replies, of its own lengths, so the policy's parameters
+    must be whole on every rank: DDP or DeepSpeed ZeRO-1/2, not FSDP or ZeRO-3 (a sharded forward pass gathers the
+    parameters from every rank, and ranks generating different numbers of tokens would wait on each other forever)."""
     if world_size() <= 1:
         return
     if os.environ.get("ACCELERATE_USE_FSDP", "").lower() in ("1", "true"):
-        raise BadInput("accelerate: FSDP shards the policy across ranks, and rc1 evaluates on rank 0 alone; "
-                       "launch with configs/accelerate/ddp.yaml or deepspeed_zero2.yaml")
+        raise BadInput("accelerate: FSDP shards the policy across ranks, and each rank generates its share of an "
+                       "evaluation alone; launch with configs/accelerate/ddp.yaml or deepspeed_zero2.yaml")
     if os.environ.get("ACCELERATE_DEEPSPEED_ZERO_STAGE") == "3":
-        raise BadInput("accelerate: DeepSpeed ZeRO-3 shards the policy across ranks, and rc1 evaluates on rank 0 "
-                       "alone; use ZeRO-2 (configs/accelerate/deepspeed_zero2.yaml) or DDP")
+        raise BadInput("accelerate: DeepSpeed ZeRO-3 shards the policy across ranks, and each rank generates its share "
+                       "of an evaluation alone; use ZeRO-2 (configs/accelerate/deepspeed_zero2.yaml) or DDP")
 
 
 def is_writer() -> bool:
@@ -68,6 +68,34 @@ def share(value):
     box = [value]
     dist.broadcast_object_list(box, src=0)
     return box[0]
+
+
+def gather(value) -> list:
+    """Every rank's `value`, in rank order, on every rank ([value] in a single process). Every rank must call it at
+    the same point (torch's all_gather_object: pickled objects, as accelerate's `gather_object` sends them)."""
+    if world_size() <= 1:
+        return [value]
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()):
+        return [value]
+    boxes = [None] * dist.get_world_size()
+    dist.all_gather_object(boxes, value)
+    return boxes
+
+
+def my_share(count: int) -> range:
+    """The positions 0..count-1 this rank takes when work is dealt round-robin across the ranks."""
+    return range(rank(), count, world_size()) if _joined() else range(count)
+
+
+def _joined() -> bool:
+    """Whether this process is one of several joined in a process group (a launch whose group is up)."""
+    if world_size() <= 1:
+        return False
+    import torch.distributed as dist
+
+    return dist.is_available() and dist.is_initialized()
 
 
 def require_single_process(command: str) -> None:

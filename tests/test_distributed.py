@@ -1,28 +1,44 @@
 """A multi-process launch (torchrun: two CPU processes on gloo; `accelerate launch` sets the same RANK and
-WORLD_SIZE on GPUs, but runs a single process on CPUs): only rank 0 takes the lock and writes the log,
-publishes checkpoints and evaluates; the other rank trains its share and never touches the log."""
+WORLD_SIZE on GPUs, but runs a single process on CPUs): only rank 0 takes the lock and writes the log and publishes
+checkpoints; the other rank trains its share, generates its share of every evaluation and never touches the log."""
 
-import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 
-from conftest import REPO, events, make_workspace, rc1_here
+from conftest import REPO, events, make_workspace, rc1, rc1_here
+
+# What differs between two runs of the same evaluation: when (and in which session) it was written, and how long it took.
+CIRCUMSTANCE = {"seq", "ts", "prev", "seconds"}
+
+
+def launch(root, processes: int):
+    """`rc1 train` under torchrun with `processes` CPU ranks (one thread each, as the one-process run below)."""
+    return subprocess.run(
+        # --standalone: the rendezvous takes a free port itself (no window for another process to take it).
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(processes),
+         "-m", "rc1", "train", "--config", "configs/short.yaml"],
+        cwd=root, capture_output=True, text=True, timeout=900,
+        env={**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"},
+    )
+
+
+def payload(event: dict) -> dict:
+    """An event without its circumstances (drift's own seconds included)."""
+    kept = {k: v for k, v in event.items() if k not in CIRCUMSTANCE}
+    if isinstance(kept.get("drift"), dict):
+        kept["drift"] = {k: v for k, v in kept["drift"].items() if k != "seconds"}
+    return kept
 
 
 def test_under_a_multi_process_launch_only_rank_0_writes_and_the_run_completes_and_audits(tmp_path):
     root = make_workspace(tmp_path, **{"train.max_steps": 2, "train.save_steps": 2, "train.eval_steps": 2})
     gated = rc1_here(root, "advance", "--until", "R2_PASSED")
     assert gated.returncode == 0, gated.stderr
-    launch = subprocess.run(
-        # --standalone: the rendezvous takes a free port itself (no window for another process to take it).
-        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-         "-m", "rc1", "train", "--config", "configs/short.yaml"],
-        cwd=root, capture_output=True, text=True, timeout=600,
-        env={**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"},
-    )
-    why = [line for line in launch.stderr.splitlines() if any(w in line for w in ("Error", "FATAL", "error:", "Traceback"))]
-    assert launch.returncode == 0, "\n".join(why[:40]) + "\n...\n" + launch.stderr[-2000:]
+    launched = launch(root, 2)
+    assert launched.returncode == 0, failure(launched)
     log = events(root)
     assert [e["type"] for e in log].count("training_started") == 1
     steps = [e for e in log if e["type"] == "train_step"]
@@ -33,6 +49,50 @@ def test_under_a_multi_process_launch_only_rank_0_writes_and_the_run_completes_a
     assert (final / "rng.pt").is_file() and (final / "rng_state_1.pth").is_file()  # each rank's RNG, published
     assert [e["type"] for e in log][-1] == "run_completed"
     assert rc1_here(root, "audit").returncode == 0
+
+
+def failure(launched) -> str:
+    why = [line for line in launched.stderr.splitlines() if any(w in line for w in ("Error", "FATAL", "error:", "Traceback"))]
+    return "\n".join(why[:40]) + "\n...\n" + launched.stderr[-2000:]
+
+
+def test_an_evaluation_and_a_verdict_are_the_same_on_one_and_on_two_processes(tmp_path):
+    """Every rank generates its share of the shadow set's and the gate set's replies, each batch of items sampled
+    under a seed of its own items: the step-0 evaluation and the release verdict of the same weights are the same
+    events on two processes as on one."""
+    two = make_workspace(tmp_path / "two", **{"train.max_steps": 2, "train.save_steps": 2, "train.eval_steps": 2})
+    assert rc1_here(two, "advance", "--until", "R2_PASSED").returncode == 0
+    one = tmp_path / "one"
+    shutil.copytree(two, one, symlinks=True)
+    launched = launch(two, 2)
+    assert launched.returncode == 0, failure(launched)
+    shares = re.findall(r"rank 1: generated (\d+) of (\d+) greedy and (\d+) of (\d+) sampled replies of step (\d+)'s",
+                        launched.stderr)
+    assert [int(step) for *_, step in shares] == [0, 2]  # rank 1 generated a share of each evaluation: about half
+    assert all(0 < int(mine) < int(every) for share in shares for mine, every in (share[0:2], share[2:4]))
+    gate = re.findall(r"rank 1: generated (\d+) of the gate set's replies to step 2", launched.stderr)
+    assert len(gate) == 1 and int(gate[0]) > 0
+    trained = rc1(one, "train", env={**os.environ, "OMP_NUM_THREADS": "1"})  # one process: a different step 1 on
+    assert trained.returncode == 0, trained.stderr                           # half the prompts, the same step 0
+    first = [[payload(e) for e in events(root) if e["type"] == "eval_completed" and e["step"] == 0] for root in (one, two)]
+    assert first[0] == first[1] and len(first[0]) == 1
+    assert first[0][0]["drift"] is not None and first[0][0]["n"] == len(first[0][0]["item_ids"])
+
+    # The two-process run's verdict, evaluated again on one process: its log cut before the gate-set evaluation of
+    # the chosen checkpoint (as if killed there), and the line completed by `rc1 train` in a single process.
+    log = (two / "events/local.jsonl").read_bytes().splitlines(keepends=True)
+    full = events(two)
+    cut = next(i for i, e in enumerate(full) if e["type"] == "gate_set_evaluated" and e["policy"] == "selected")
+    again = tmp_path / "again"
+    shutil.copytree(two, again, symlinks=True)
+    (again / "events/local.jsonl").write_bytes(b"".join(log[:cut]))
+    completed = rc1(again, "train", env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert completed.returncode == 0, completed.stderr
+    for kind in ("gate_set_evaluated", "release_evaluated"):
+        by_two = [payload(e) for e in full if e["type"] == kind and e.get("policy") != "base"]
+        by_one = [payload(e) for e in events(again) if e["type"] == kind and e.get("policy") != "base"]
+        assert by_one == by_two and len(by_two) == 1, kind
+    assert rc1_here(again, "audit").returncode == 0
 
 
 def test_commands_other_than_train_refuse_a_multi_process_launch(tmp_path):

@@ -58,8 +58,9 @@ def correct_counts(rule: RuleScorer, items: list[TaskItem], replies: EvalResult,
     return [sum(round(s.components["correctness"]) for s in scored[i * k:(i + 1) * k]) for i in range(len(items))]
 
 
-def success_counts(session: Session, policy: Policy, items: list[TaskItem]) -> tuple[list[int], list[int], float]:
-    """Per item: sampled replies scored correct (of `release.samples`), whether the greedy reply was; seconds taken."""
+def success_counts(session: Session, policy: Policy, items: list[TaskItem]) -> tuple[list[int], list[int], float, int]:
+    """Per item: sampled replies scored correct (of `release.samples`), whether the greedy reply was; seconds taken;
+    how many of the replies this process generated (under a launch, every rank generates its share)."""
     from rc1.train.generation import eos_token_ids, evaluate_policy
 
     config = session.config
@@ -69,14 +70,15 @@ def success_counts(session: Session, policy: Policy, items: list[TaskItem]) -> t
                   device=policy.device)
     greedy = evaluate_policy(policy.model, policy.tokenizer, items, **common)
     sampled = evaluate_policy(policy.model, policy.tokenizer, items, **common, sampling=gate_sampling(config))
-    return correct_counts(rule, items, sampled), correct_counts(rule, items, greedy), greedy.seconds + sampled.seconds
+    return (correct_counts(rule, items, sampled), correct_counts(rule, items, greedy), greedy.seconds + sampled.seconds,
+            greedy.generated_here + sampled.generated_here)
 
 
 def evaluate_gate_set(session: Session, policy: Policy, *, which: str, step: int, checkpoint: str | None = None,
                       selected_by: str = "", seed: int | None = None) -> ev.GateSetEvaluated:
     """`policy`'s replies to the gate set, appended as a gate_set_evaluated event (`which`: base | selected)."""
     gate = read_items(session.ws.gate_path)
-    sampled, greedy, seconds = success_counts(session, policy, gate)
+    sampled, greedy, seconds, _ = success_counts(session, policy, gate)
     k = session.config.release.samples
     sampling = gate_sampling(session.config)
     return session.append(ev.GateSetEvaluated(

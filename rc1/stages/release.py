@@ -14,7 +14,9 @@ With several seeds (`run.seeds`) each line of training gets that verdict, and th
 from __future__ import annotations
 
 import statistics
+import sys
 
+from rc1 import distributed
 from rc1.errors import TrainingError
 from rc1.events import schema as ev
 from rc1.events.replay import CheckpointRef, Projection
@@ -52,10 +54,42 @@ def release_event(base: ev.GateSetEvaluated, selected: ev.GateSetEvaluated, thre
     )
 
 
+def release_plan(p: Projection, final: CheckpointRef) -> tuple[CheckpointRef, str] | None:
+    """The checkpoint the line's verdict still has to evaluate on the gate set, and how it was chosen; None when there
+    is nothing to evaluate (the verdict is in the log, the log holds that evaluation, or round 2 left no base)."""
+    if p.release is not None or p.gate_base is None:
+        return None
+    chosen, how = selected_checkpoint(p, final)
+    selected = p.gate_selected
+    return (chosen, how) if selected is None or selected.step != chosen.step else None
+
+
+def share_release_plan(session: Session, final: CheckpointRef) -> tuple[CheckpointRef, str] | None:
+    """Rank 0's release plan, told to every rank of a launch (each generates its share of the gate-set replies)."""
+    return distributed.share(release_plan(session.projection, final) if distributed.is_writer() else None)
+
+
+def join_release(session: Session, base_seed: int) -> None:
+    """A rank other than 0 at the end of a line: its share of the gate-set replies to the checkpoint rank 0 names
+    (rank 0 scores and records them)."""
+    from rc1.data.task import read_items
+    from rc1.stages.gate_set import success_counts
+
+    plan = distributed.share(None)
+    if plan is not None:
+        generated = success_counts(session, _policy_at(session, plan[0], base_seed), read_items(session.ws.gate_path))[3]
+        print(f"rank {distributed.rank()}: generated {generated} of the gate set's replies to step {plan[0].step}",
+              file=sys.stderr, flush=True)
+
+
 def evaluate_release(session: Session, final: CheckpointRef, base_seed: int) -> None:
     """Evaluate the selected checkpoint on the gate set (unless the log already holds it: a crash came between),
-    then append and print the verdict. `base_seed` builds the built-in base model the checkpoint's weights go on."""
+    then append and print the verdict. `base_seed` builds the built-in base model the checkpoint's weights go on.
+    Under a multi-process launch every rank calls it with rank 0 (`join_release`) and generates its share."""
     p = session.projection
+    plan = share_release_plan(session, final)
+    if p.release is not None:
+        return
     base = p.gate_base
     if base is None:
         print("release: not evaluated (round 2 left no gate-set evaluation of the step-0 policy: a run begun before "
@@ -63,7 +97,7 @@ def evaluate_release(session: Session, final: CheckpointRef, base_seed: int) -> 
         return
     chosen, how = selected_checkpoint(p, final)
     selected = p.gate_selected
-    if selected is None or selected.step != chosen.step:
+    if plan is not None:
         policy = _policy_at(session, chosen, base_seed)
         print(f"  gate set: evaluating step {chosen.step} ({how}) on {len(base.item_ids)} items × {base.samples} samples",
               flush=True)

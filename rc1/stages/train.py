@@ -22,17 +22,18 @@ from rc1.stages.rollouts import RolloutRecorder
 from rc1.session import Session
 from rc1.stages.gate import ensure_inputs_unchanged, require_allowed
 from rc1.stages.policy import line_session, load_run_policy
-from rc1.stages.release import evaluate_release, evaluate_release_across_seeds
+from rc1.stages.release import evaluate_release, evaluate_release_across_seeds, join_release
 from rc1.stages.scoring import open_scoring, policy_thinking
 from rc1.stages.fresh import FreshItems
 from rc1.monitors.rules import NON_FINITE
 from rc1.monitors.sections import watched
 from rc1.stages.amend import apply_amendments
 from rc1.stages.halt import halted
-from rc1.stages.train_hooks import EventHooks, record_trips
+from rc1.stages.train_hooks import EvalWorker, EventHooks, record_trips
 from rc1.train import checkpoints
 from rc1.train.divergence import NonFiniteStep
-from rc1.train.protocols import NoHooks, TrainingEnded, Verdict
+from rc1.train.protocols import TrainingEnded, Verdict
+from rc1.train.together import decide_together
 from rc1.train.sampler import PassSampler, PrioritySampler, Sampler
 
 
@@ -83,9 +84,14 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
         if writer:
             _complete(session, _final_before(p, p.monitor.stopping.step), seeds, base_seed,
                       _stopped(p.monitor.stopping))
+        else:
+            join_release(session, base_seed)
         return
     if resume is not None and resume.step >= config.train.max_steps:
-        _complete(session, resume, seeds, base_seed)  # crashed after the final checkpoint, before run_completed
+        if writer:  # crashed after the final checkpoint, before run_completed
+            _complete(session, resume, seeds, base_seed)
+        else:
+            join_release(session, base_seed)
         return
 
     from rc1.train.generation import generation_backend
@@ -117,6 +123,9 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
         elif owed.action == "halt":
             raise Halted(f"rank {distributed.rank()}: halted by {owed.rule} at step {owed.step} (rank 0 says how to "
                          "go on)")
+        else:
+            del engine, model
+            join_release(session, base_seed)
         return
     session.append(session.run.start_training(
         resume_from_step=resume.step if resume else 0,
@@ -138,15 +147,15 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
     # An amendment made after the checkpoint was saved replaces what the checkpoint holds (its learning rate, its β).
     amended_keys = frozenset(key for key, a in p.amendments.items() if resume is None or a.seq > resume.seq)
     hooks = (EventHooks(session, engine, shadow, scoring, lambda step: sampling.sampler.mix(step), recorder) if writer
-             else NoHooks())
+             else EvalWorker(config, engine, shadow))
+    # The untrained policy is evaluated first (what the release gate measures the gain from), unless the log has it:
+    # rank 0's log decides, and every rank generates its share.
+    evaluate_first = distributed.share(resume is None and not any(e.step == 0 for e in session.projection.evals))
     verdict = None
     try:
-        if writer and resume is None and not any(e.step == 0 for e in session.projection.evals):
-            hooks.evaluate(0)  # the untrained policy: what the release gate measures the gain from
-            verdict = record_trips(session)
-        verdict = distributed.share(verdict)  # every rank learns what step 0's check decided
-        if verdict is None:
-            engine.train(hooks, session.ws.root / resume.dir if resume else None, amended=amended_keys)
+        if evaluate_first:
+            decide_together(lambda: _check_first(session, hooks, writer))
+        engine.train(hooks, session.ws.root / resume.dir if resume else None, amended=amended_keys)
     except TrainingEnded as ended:
         verdict = ended.verdict
     except NonFiniteStep as fault:  # every rank meets it (the gradients are all-reduced); rank 0 records it
@@ -166,12 +175,13 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
         raise TrainingError(f"training failed at step {session.projection.step}: {error} ({details}){unlogged}") from error
     finally:
         hooks.close()
+    del engine, model, hooks  # the verdict loads the checkpoint it measures from disk; free the trained policy first
     if not writer:
         if verdict is not None and verdict.action == "halt":
             raise Halted(f"rank {distributed.rank()}: halted by {verdict.rule} at step {verdict.step} (rank 0 says how "
                          "to go on)")
-        return  # rank 0 publishes, evaluates and completes
-    del engine, model, hooks  # the verdict loads the checkpoint it measures from disk; free the trained policy first
+        join_release(session, base_seed)  # rank 0 completes the line; this rank generates its share of the verdict
+        return
     if verdict is not None:
         _end(session, verdict, seeds, base_seed)
         return
@@ -179,6 +189,12 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
     if latest is None or latest.step != config.train.max_steps:
         raise TrainingError(f"training stopped at step {session.projection.step} without a checkpoint at max_steps {config.train.max_steps}")
     _complete(session, latest, seeds, base_seed)
+
+
+def _check_first(session: Session, hooks, writer: bool) -> Verdict | None:
+    """The step-0 evaluation and (rank 0) the monitors' check of it."""
+    hooks.evaluate(0)
+    return record_trips(session) if writer else None
 
 
 def _end(session: Session, verdict: Verdict, seeds: list[int], base_seed: int) -> None:
@@ -258,8 +274,7 @@ class _Sampling:
 def _complete(session: Session, final: CheckpointRef, seeds: list[int], base_seed: int,
               reason: str = "max_steps") -> None:
     p = session.projection
-    if p.release is None:
-        evaluate_release(session, final, base_seed)
+    evaluate_release(session, final, base_seed)  # every rank joins it (nothing to do when the verdict is logged)
     session.append(session.run.complete_line(final.step, p.best_step, final.dir, p.seed, reason))
     if len(seeds) > 1 and p.complete:
         evaluate_release_across_seeds(session)

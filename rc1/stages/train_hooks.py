@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from rc1 import failpoints
+from rc1 import distributed, failpoints
 from rc1.progress import StepProgress
 from rc1.data.task import TaskItem
 from rc1.events import schema as ev
@@ -23,7 +23,9 @@ from rc1.stages.rollouts import RolloutRecorder
 from rc1.stages.scoring import RunScoring
 from rc1.train import checkpoints
 from rc1.train.metrics import StepMetrics
+from rc1.train.metrics import EvalResult
 from rc1.train.protocols import Verdict
+from rc1.train.together import PUBLISHED, wait_for_publication
 from rc1.train.sampler import BatchMix
 
 
@@ -84,8 +86,8 @@ class EventHooks:
         rel = str(final.relative_to(ws.root))
         self.session.append(self.session.run.save_checkpoint(step, rel, files))
         checkpoints.update_latest(ws.checkpoints_dir, final)
-        train = self.session.config.train
-        if step % (train.eval_steps or train.save_steps) == 0 or step == train.max_steps:
+        if evaluates_at(self.session.config, step):
+            distributed.share(PUBLISHED)  # the other ranks join the evaluation now
             value = self.evaluate(step)
             self._promote(step, final, value)
             return record_trips(self.session)
@@ -95,11 +97,8 @@ class EventHooks:
         """Greedy replies to the shadow set, scored by the run's scorer, and `release.samples` sampled replies per
         item scored by the rule scorer: an eval_completed event; returns the value of `release.metric`."""
         config = self.session.config
-        max_tokens = config.train.max_completion_tokens
         started = time.perf_counter()
-        result = self.engine.evaluate(self.shadow, max_tokens)
-        sampled = self.engine.evaluate(self.shadow, max_tokens, sampling=gate_sampling(config),
-                                       drift=config.monitors.drift.replies_per_item if config.monitors.drift else 0)
+        result, sampled = shadow_replies(self.engine, self.shadow, config)
         self._scope(f"eval {step}")
         scored = self.scoring.pipeline.score(self.shadow, result.completions, result.completion_tokens)
         rewards = rewards_of(config.reward, self.scoring.weights, self.shadow, scored)
@@ -155,6 +154,49 @@ class EventHooks:
         self.session.append(ev.BestPromoted(step=step, dir=str(best_dir.relative_to(self.session.ws.root)),
                                             metric=metric, value=value, files=files))
         print(f"  best/ <- step {step} ({metric} {value:.4f})", file=sys.stdout, flush=True)
+
+
+def evaluates_at(config, step: int) -> bool:
+    """Whether checkpoint `step` is evaluated on the shadow set (every `eval_steps`, else every checkpoint, and the
+    last)."""
+    train = config.train
+    return step % (train.eval_steps or train.save_steps) == 0 or step == train.max_steps
+
+
+def shadow_replies(engine, shadow: list[TaskItem], config) -> tuple[EvalResult, EvalResult]:
+    """An evaluation's replies: greedy ones, then `release.samples` sampled ones per item (with their drift where the
+    drift monitor is on). Under a multi-process launch every rank calls it and generates its share."""
+    max_tokens = config.train.max_completion_tokens
+    greedy = engine.evaluate(shadow, max_tokens)
+    sampled = engine.evaluate(shadow, max_tokens, sampling=gate_sampling(config),
+                              drift=config.monitors.drift.replies_per_item if config.monitors.drift else 0)
+    return greedy, sampled
+
+
+class EvalWorker:
+    """The hooks of a rank other than 0: it records nothing, and generates its share of every shadow evaluation,
+    which rank 0 gathers, scores and records (rc1/train/generation.py `evaluate_policy`)."""
+
+    def __init__(self, config, engine, shadow: list[TaskItem]):
+        self.config, self.engine, self.shadow = config, engine, shadow
+
+    def on_step(self, metrics: StepMetrics) -> Verdict | None:
+        return None
+
+    def on_checkpoint(self, step: int, staged_dir: Path) -> Verdict | None:
+        if evaluates_at(self.config, step):
+            wait_for_publication(step)
+            self.evaluate(step)
+        return None
+
+    def evaluate(self, step: int) -> None:
+        greedy, sampled = shadow_replies(self.engine, self.shadow, self.config)
+        print(f"rank {distributed.rank()}: generated {greedy.generated_here} of {len(greedy.completions)} greedy and "
+              f"{sampled.generated_here} of {len(sampled.completions)} sampled replies of step {step}'s evaluation",
+              file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        pass
 
 
 def record_trips(session: Session, up_to_step: int | None = None) -> Verdict | None:

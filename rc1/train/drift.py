@@ -79,6 +79,21 @@ class DriftProbe:
             self._per_item.setdefault(item_id, []).append(float(value))
         self._seconds += time.perf_counter() - started
 
+    def part(self) -> tuple[dict[str, list[float]], int, float]:
+        """What this rank measured (per-item KLs, tokens, seconds), to be merged with the other ranks'."""
+        return self._per_item, self._tokens, self._seconds
+
+    def merged(self, parts: list[tuple[dict[str, list[float]], int, float] | None], item_ids: list[str]) -> Drift | None:
+        """The evaluation's drift from every rank's part (`part`), items in `item_ids`' order; seconds summed."""
+        per_item: dict[str, list[float]] = {}
+        for part in parts:
+            for item_id, values in (part[0] if part else {}).items():
+                per_item.setdefault(item_id, []).extend(values)
+        self._per_item = {item_id: per_item[item_id] for item_id in item_ids if item_id in per_item}
+        self._tokens = sum(part[1] for part in parts if part)
+        self._seconds = sum(part[2] for part in parts if part)
+        return self.result()
+
     def result(self) -> Drift | None:
         items = [sum(values) / len(values) for values in self._per_item.values()]
         interval = mean_interval(items, self._confidence)

@@ -50,11 +50,12 @@ from rc1.train.engines import shared_setup
 from rc1.train.generation import evaluate_policy, generation_backend
 from rc1.train.metrics import DIAGNOSTICS, EvalResult, Sampling, StepMetrics
 from rc1.train.model_loading import lora_config
-from rc1.train.protocols import RewardFn, StepProbe, TrainingEnded, TrainingHooks
+from rc1.train.protocols import RewardFn, StepProbe, TrainingHooks
 from rc1.train.runtime import memory_mb
 from rc1.train.schedule import set_peak_lr
 from rc1.train.sampler import Sampler
 from rc1.train.strategies.adaptive_kl import AdaptiveKL
+from rc1.train.together import decide_together
 
 # The TRL 1.16 log keys one optimizer step reports (logging_steps=1, one generation per step).
 KEY_LOSS = "loss"
@@ -124,9 +125,9 @@ class TrlEngine:
         # frozen reference TRL builds at β > 0, else a copy of the base taken now, before any step.
         watch_drift = config.monitors.drift is not None
         full = config.finetune.method == "full"
-        # Only rank 0 evaluates: the others need no copy.
+        # Every rank evaluates its share of the items, so every rank holds the reference.
         base_copy = copy.deepcopy(model).eval().requires_grad_(False) if watch_drift and full and not (
-            self._spec.uses_beta and config.train.beta > 0) and distributed.is_writer() else None
+            self._spec.uses_beta and config.train.beta > 0) else None
         with _quiet_renamed_property():
             self.trainer = load(recipe.trainer)(
                 model=model,
@@ -140,7 +141,7 @@ class TrlEngine:
         self.trainer.remove_callback(PrinterCallback)  # rc1 reports steps through its hooks
         self._bridge.advantages = self._step_advantages
         self._reference: Reference | None = None
-        if watch_drift and distributed.is_writer():
+        if watch_drift:
             self._reference = (adapter_off if not full else
                                frozen_copy(base_copy if base_copy is not None else self.trainer.ref_model))
 
@@ -326,20 +327,20 @@ class _HookBridge(TrainerCallback):
         self._last_step = state.global_step
         self._kl.update(metrics.kl)
         self._set_beta(self._kl.beta)
-        _decide_together(lambda: self.hooks.on_step(metrics) if self.hooks is not None else None)
+        decide_together(lambda: self.hooks.on_step(metrics) if self.hooks is not None else None)
 
     def on_save(self, args, state, control, **kwargs):
-        # Every rank has written its share (its RNG state) once all are here; then rank 0 alone publishes.
+        # Every rank has written its share (its RNG state) once all are here; then rank 0 alone publishes, and every
+        # rank generates its share of the evaluation (the hooks of ranks other than 0 record nothing).
         distributed.barrier()
+        staged = self._staging_dir / f"checkpoint-{state.global_step}"
 
         def publish():
-            if not distributed.is_writer():
-                return None
-            staged = self._staging_dir / f"checkpoint-{state.global_step}"
-            layout.from_trainer(staged, self._sampler(state.global_step), {"kl": self._kl.state_dict()})
+            if distributed.is_writer():
+                layout.from_trainer(staged, self._sampler(state.global_step), {"kl": self._kl.state_dict()})
             return self.hooks.on_checkpoint(state.global_step, staged) if self.hooks is not None else None
 
-        _decide_together(publish)
+        decide_together(publish)
 
 
 @contextlib.contextmanager
@@ -348,24 +349,6 @@ def _quiet_renamed_property():
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="`is_gradient_checkpointing` is deprecated")
         yield
-
-
-def _decide_together(decide: Callable[[], object]) -> None:
-    """Run rank 0's hooks (`decide`; the others' give nothing) and end training on every rank together: on the Verdict
-    they gave, or on their failure, which rank 0 raises and the other ranks learn of (rather than waiting for a
-    broadcast that would never come)."""
-    verdict, failure = None, None
-    try:
-        verdict = decide()
-    except BaseException as error:  # shared with the other ranks, then raised here as it was
-        failure = error
-    shared = distributed.share(("failed", f"{type(failure).__name__}: {failure}") if failure is not None else verdict)
-    if failure is not None:
-        raise failure
-    if isinstance(shared, tuple):
-        raise TrainingError(f"rank {distributed.rank()}: rank 0 failed ({shared[1]}); see its error")
-    if shared is not None:
-        raise TrainingEnded(shared)
 
 
 def _float(value) -> float:

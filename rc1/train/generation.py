@@ -3,12 +3,14 @@ template fitted to max_prompt_tokens, left-padded batches, each reply cut after 
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import time
 
 import torch
 from transformers import GenerationConfig, PreTrainedTokenizerBase
 
+from rc1 import distributed
 from rc1.data.task import TaskItem
 from rc1.registry.strategies import STRATEGIES
 from rc1.train.drift import DriftProbe
@@ -68,9 +70,12 @@ def generate_replies(model, tokenizer: PreTrainedTokenizerBase, items: list[Task
 def evaluate_policy(model, tokenizer: PreTrainedTokenizerBase, items: list[TaskItem], *, max_prompt_tokens: int,
                     max_new_tokens: int, eos_ids: list[int], batch_size: int, device,
                     sampling: Sampling | None = None, drift: DriftProbe | None = None) -> EvalResult:
-    """Replies of `model` to `items`: greedy, or `sampling.samples` sampled ones per item under `sampling.seed`.
-    Either way the same weights give the same replies, and every RNG and the model's train/eval mode are left as
-    found, so evaluating inside a run does not change its training. `batch_size` counts replies per forward pass."""
+    """Replies of `model` to `items`: greedy, or `sampling.samples` sampled ones per item. `batch_size` counts replies
+    per forward pass; the items are cut into fixed batches by position, and under a multi-process launch every rank
+    generates the batches dealt to it (round-robin) and all gather the rest. Each batch's sampler is seeded by
+    `sampling.seed` and the batch's own items, never by a rank or the order batches ran in, so the replies (and the
+    drift) are the same on any number of processes. Every RNG and the model's train/eval mode are left as found, so
+    evaluating inside a run does not change its training."""
     started = time.perf_counter()
     was_training = model.training
     rng = capture_rng()
@@ -82,17 +87,44 @@ def evaluate_policy(model, tokenizer: PreTrainedTokenizerBase, items: list[TaskI
                                       top_k=0, top_p=1.0, num_return_sequences=sampling.samples,
                                       pad_token_id=tokenizer.pad_token_id, eos_token_id=eos_ids)
         batch_size = max(1, batch_size // sampling.samples)
+    batches = [items[start:start + batch_size] for start in range(0, len(items), batch_size)]
+    mine: dict[int, tuple[list[str], list[int]]] = {}
+    failure = None
     try:
-        if sampling is not None:
-            torch.manual_seed(sampling.seed)
         model.eval()
-        completions, counts = generate_replies(model, tokenizer, items, max_prompt_tokens=max_prompt_tokens,
-                                               generation=generation, eos_ids=eos_ids, batch_size=batch_size, device=device,
-                                               drift=drift)
+        for k in distributed.my_share(len(batches)):
+            if sampling is not None:
+                torch.manual_seed(batch_seed(sampling.seed, batches[k]))
+            mine[k] = generate_replies(model, tokenizer, batches[k], max_prompt_tokens=max_prompt_tokens,
+                                       generation=generation, eos_ids=eos_ids, batch_size=len(batches[k]),
+                                       device=device, drift=drift)
+    except Exception as error:  # every rank learns of it at the gather below, and all raise it together
+        failure = f"rank {distributed.rank()}: {type(error).__name__}: {error}"
+        if distributed.world_size() <= 1:
+            raise
     finally:
         model.train(was_training)
         restore_rng(rng)
+    parts = distributed.gather((mine, drift.part() if drift is not None else None, failure))
+    failures = [failed for _, _, failed in parts if failed is not None]
+    if failures:
+        raise EvaluationFailed("; ".join(failures))
+    replies = {k: batch for part, _, _ in parts for k, batch in part.items()}
+    completions = [text for k in range(len(batches)) for text in replies[k][0]]
+    counts = [count for k in range(len(batches)) for count in replies[k][1]]
     samples = 1 if sampling is None else sampling.samples
     return EvalResult(item_ids=[item.id for item in items for _ in range(samples)], completions=completions,
                       completion_tokens=counts, seconds=time.perf_counter() - started, samples=samples,
-                      drift=drift.result() if drift is not None else None)
+                      generated_here=sum(len(texts) for texts, _ in mine.values()),
+                      drift=drift.merged([part for _, part, _ in parts], [item.id for item in items])
+                      if drift is not None else None)
+
+
+class EvaluationFailed(RuntimeError):
+    """A rank failed while generating its share of an evaluation; every rank raises it (none waits on the others)."""
+
+
+def batch_seed(seed: int, batch: list[TaskItem]) -> int:
+    """The sampler's seed for one batch of items: the evaluation's seed and the items' ids, nothing else."""
+    digest = hashlib.sha256("\0".join([str(seed), *(item.id for item in batch)]).encode()).digest()
+    return int.from_bytes(digest[:8], "big") & (2**63 - 1)

@@ -59,3 +59,4 @@ class EvalResult(msgspec.Struct, frozen=True, kw_only=True):
     seconds: float
     samples: int = 1
     drift: Drift | None = None  # KL to the step-0 policy over the sampled replies, where it was measured
+    generated_here: int = 0  # how many of the replies this process generated (its share, under a launch)

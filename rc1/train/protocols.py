@@ -53,8 +53,7 @@ class TrainingHooks(Protocol):
 
 
 class NoHooks:
-    """Hooks that record nothing: a non-zero rank of a multi-process launch (rank 0 logs and publishes), a
-    benchmark of the loop alone."""
+    """Hooks that record and evaluate nothing: a benchmark of the loop alone."""
 
     def on_step(self, metrics: StepMetrics) -> Verdict | None:
         return None
