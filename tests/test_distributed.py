@@ -9,6 +9,8 @@ import subprocess
 import sys
 
 from conftest import REPO, events, make_workspace, rc1, rc1_here
+from rc1.events.log import read_log
+from rc1.views.archive import archive_shards, read_shard
 
 # What differs between two runs of the same evaluation: when (and in which session) it was written, and how long it took.
 CIRCUMSTANCE = {"seq", "ts", "prev", "seconds"}
@@ -49,6 +51,14 @@ def test_under_a_multi_process_launch_only_rank_0_writes_and_the_run_completes_a
     assert (final / "rng.pt").is_file() and (final / "rng_state_1.pth").is_file()  # each rank's RNG, published
     assert [e["type"] for e in log][-1] == "run_completed"
     assert rc1_here(root, "audit").returncode == 0
+    # The archive holds every rank's replies of every step, in the order the trainer gathered their rewards: audit
+    # --rescore finds each step's mean equal to the trainer's all-rank reward and each advantage regrouped as it was.
+    rows = [row for shard in archive_shards(read_log(root / "events/local.jsonl").events) if shard.kind == "train"
+            for row in read_shard(root, shard)]
+    assert [sum(1 for row in rows if row.step == step) for step in (1, 2)] == [8 * 4, 8 * 4]
+    assert all(row.advantage is not None for row in rows)
+    rescored = rc1_here(root, "audit", "--rescore")
+    assert rescored.returncode == 0 and "audit passed" in rescored.stdout, rescored.stdout
 
 
 def failure(launched) -> str:

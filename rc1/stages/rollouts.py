@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import msgspec
 
+from rc1 import distributed
 from rc1.config import Config
 from rc1.data.task import TaskItem
 from rc1.scoring.archive import TRAIN, Rollout, encode_shard, rows_of
@@ -38,13 +39,18 @@ class RolloutRecorder:
 
     def close_step(self, step: int, advantages: list[float] = ()) -> StepMeans:
         """The batches scored since the last step are this step's; `advantages`, the trainer's for them in the same
-        order, are kept with them when there is one for each."""
-        rows = [row for items, completions, tokens, scored in self._pending
+        order, are kept with them when there is one for each. Under a multi-process launch every rank calls it: each
+        rank scored its own share of the step's replies, and rank 0 keeps them all in rank order (the order the
+        trainer gathers rewards and advantages in); the others keep nothing."""
+        pending = [batch for part in distributed.gather(self._pending) for batch in part]
+        self._pending = []
+        if not distributed.is_writer():
+            return StepMeans(components={}, penalty=0.0)
+        rows = [row for items, completions, tokens, scored in pending
                 for row in rows_of(TRAIN, step, items, completions, tokens, scored, self._config.reward,
                                    self._weights, self._config.rollouts)]
         if rows and len(advantages) == len(rows):
-            rows = [msgspec.structs.replace(row, advantage=a) for row, a in zip(rows, advantages)]
-        self._pending = []
+            rows = [msgspec.structs.replace(row, advantage=a) for row, a in zip(rows, advantages, strict=True)]
         self._rows += rows
         if not rows:
             return StepMeans(components={}, penalty=0.0)

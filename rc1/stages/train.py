@@ -147,7 +147,7 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
     # An amendment made after the checkpoint was saved replaces what the checkpoint holds (its learning rate, its β).
     amended_keys = frozenset(key for key, a in p.amendments.items() if resume is None or a.seq > resume.seq)
     hooks = (EventHooks(session, engine, shadow, scoring, lambda step: sampling.sampler.mix(step), recorder) if writer
-             else EvalWorker(config, engine, shadow))
+             else EvalWorker(config, engine, shadow, recorder))
     # The untrained policy is evaluated first (what the release gate measures the gain from), unless the log has it:
     # rank 0's log decides, and every rank generates its share.
     evaluate_first = distributed.share(resume is None and not any(e.step == 0 for e in session.projection.evals))

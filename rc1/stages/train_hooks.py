@@ -174,13 +174,15 @@ def shadow_replies(engine, shadow: list[TaskItem], config) -> tuple[EvalResult, 
 
 
 class EvalWorker:
-    """The hooks of a rank other than 0: it records nothing, and generates its share of every shadow evaluation,
-    which rank 0 gathers, scores and records (rc1/train/generation.py `evaluate_policy`)."""
+    """The hooks of a rank other than 0: it records nothing; it sends its rollouts of each step to rank 0's archive
+    and generates its share of every shadow evaluation, which rank 0 gathers, scores and records
+    (rc1/train/generation.py `evaluate_policy`)."""
 
-    def __init__(self, config, engine, shadow: list[TaskItem]):
-        self.config, self.engine, self.shadow = config, engine, shadow
+    def __init__(self, config, engine, shadow: list[TaskItem], rollouts: RolloutRecorder):
+        self.config, self.engine, self.shadow, self.rollouts = config, engine, shadow, rollouts
 
     def on_step(self, metrics: StepMetrics) -> Verdict | None:
+        self.rollouts.close_step(metrics.step)  # this rank's rollouts of the step, to rank 0's archive
         return None
 
     def on_checkpoint(self, step: int, staged_dir: Path) -> Verdict | None:
