@@ -16,14 +16,14 @@ from rc1.views.archive import archive_shards, read_shard
 CIRCUMSTANCE = {"seq", "ts", "prev", "seconds"}
 
 
-def launch(root, processes: int):
-    """`rc1 train` under torchrun with `processes` CPU ranks (one thread each, as the one-process run below)."""
+def launch(root, processes: int, env: dict | None = None):
+    """`rc1 train` under torchrun with `processes` CPU ranks (one thread each, as the one-process runs here)."""
     return subprocess.run(
         # --standalone: the rendezvous takes a free port itself (no window for another process to take it).
         [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(processes),
          "-m", "rc1", "train", "--config", "configs/short.yaml"],
         cwd=root, capture_output=True, text=True, timeout=900,
-        env={**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"},
+        env={**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1", **(env or {})},
     )
 
 
@@ -111,3 +111,38 @@ def test_commands_other_than_train_refuse_a_multi_process_launch(tmp_path):
     assert refused.returncode == 2
     assert "only `rc1 train` runs (rank 1 of 2)" in refused.stderr and "advance --until R2_PASSED" in refused.stderr
     assert not (root / "events/local.jsonl").exists()
+
+
+PRIORITY = {"by_difficulty": {"easy": 0.2, "medium": 0.4, "hard": 0.4}, "low_perf_cap": 0.3,
+            "seed_ratio_schedule": [[0, 0.5]]}
+COMPARED = ("loss", "kl", "ratio", "lr", "reward", "reward_std", "tokens", "kl_coef", "batch_difficulty",
+            "seed_share", "low_perf", "components")
+
+
+def test_a_two_rank_run_with_priority_sampling_killed_and_relaunched_equals_the_uninterrupted_one(tmp_path):
+    """Every rank's sampler observes every rank's rewards, so both draw the same batches (half of them fresh items,
+    a share of failing ones), and a relaunch after a SIGKILL resumes each rank's sampler from the checkpoint."""
+    whole = make_workspace(tmp_path / "whole", **{"train.max_steps": 4, "train.save_steps": 2, "train.eval_steps": 2,
+                                                    "priority_sampling": PRIORITY})
+    assert rc1_here(whole, "advance", "--until", "R2_PASSED").returncode == 0
+    killed = tmp_path / "killed"
+    shutil.copytree(whole, killed, symlinks=True)
+    uninterrupted = launch(whole, 2)
+    assert uninterrupted.returncode == 0, failure(uninterrupted)
+
+    died = launch(killed, 2, {"RC1_KILL_AT": "append:train_step@3"})  # rank 0 dies as it logs step 3
+    assert died.returncode != 0 and [e["step"] for e in events(killed) if e["type"] == "train_step"][-1] == 3
+    relaunched = launch(killed, 2)
+    assert relaunched.returncode == 0, failure(relaunched)
+
+    def steps(root):
+        return {e["step"]: tuple(e[k] for k in COMPARED) for e in events(root) if e["type"] == "train_step"}
+
+    assert steps(killed) == steps(whole) and sorted(steps(whole)) == [1, 2, 3, 4]
+    assert any(e["seed_share"] == 0.5 for e in events(whole) if e["type"] == "train_step")  # fresh items drawn
+    rows = [row for shard in archive_shards(read_log(killed / "events/local.jsonl").events) if shard.kind == "train"
+            for row in read_shard(killed, shard)]
+    assert sorted(row.step for row in rows) == [step for step in (1, 2, 3, 4) for _ in range(8 * 4)]
+    assert rc1_here(killed, "audit").returncode == 0
+    rescored = rc1_here(killed, "audit", "--rescore")
+    assert rescored.returncode == 0 and "audit passed" in rescored.stdout, rescored.stdout

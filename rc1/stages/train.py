@@ -248,9 +248,6 @@ def _refuse_unsupported_launch(config) -> None:
         launchable = ", ".join(name for name, spec in ENGINES.items() if spec.multi_process)
         raise BadInput(f"engine.name: {config.engine.name} trains in one process; a multi-process launch needs an "
                        f"engine whose trainers run on accelerate ({launchable})")
-    if distributed.world_size() > 1 and config.priority_sampling is not None:
-        raise BadInput("priority_sampling: each rank sees only its own replies' rewards, so the ranks would draw "
-                       "different batches; train it in one process")
 
 
 class _Sampling:

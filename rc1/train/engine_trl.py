@@ -217,7 +217,11 @@ class TrlEngine:
             lengths = [len(ids) for ids in completion_ids]
             items = [self._at(position) for position in item_index]
             rewards = [float(r) for r in reward_fn(items, list(completions), lengths)]
-            sampler.observe(item_index[0] // per_step + 1, items, rewards)  # one call scores one step's replies
+            # One call scores one step's replies, each rank its share: every rank's sampler observes them all, so
+            # all draw the same next batches (as TRL gathers the rewards right after this call).
+            shares = distributed.gather((items, rewards))
+            sampler.observe(item_index[0] // per_step + 1, [item for mine, _ in shares for item in mine],
+                            [reward for _, theirs in shares for reward in theirs])
             if probe is not None:
                 probe.rewarded(rewards, lengths)
             return rewards
