@@ -164,6 +164,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("train", help="start or resume training (requires round 2)")
     _config_args(p)
     p.add_argument("--resume", metavar="PATH", help="checkpoint dir to resume from (must have a checkpoint_saved event)")
+    p.add_argument("--all", action="store_true",
+                   help="train every unfinished line of run.seeds in turn, then the verdict across seeds (what one "
+                        "multi-process launch runs: accelerate launch ... -m rc1 train --all)")
     return parser
 
 

@@ -8,6 +8,8 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
 from conftest import REPO, events, make_workspace, rc1, rc1_here
 from rc1.events.log import read_log
 from rc1.views.archive import archive_shards, read_shard
@@ -16,12 +18,12 @@ from rc1.views.archive import archive_shards, read_shard
 CIRCUMSTANCE = {"seq", "ts", "prev", "seconds"}
 
 
-def launch(root, processes: int, env: dict | None = None):
+def launch(root, processes: int, env: dict | None = None, args: tuple[str, ...] = ()):
     """`rc1 train` under torchrun with `processes` CPU ranks (one thread each, as the one-process runs here)."""
     return subprocess.run(
         # --standalone: the rendezvous takes a free port itself (no window for another process to take it).
         [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(processes),
-         "-m", "rc1", "train", "--config", "configs/short.yaml"],
+         "-m", "rc1", "train", *args, "--config", "configs/short.yaml"],
         cwd=root, capture_output=True, text=True, timeout=900,
         env={**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1", **(env or {})},
     )
@@ -35,28 +37,55 @@ def payload(event: dict) -> dict:
     return kept
 
 
-def test_under_a_multi_process_launch_only_rank_0_writes_and_the_run_completes_and_audits(tmp_path):
-    root = make_workspace(tmp_path, **{"train.max_steps": 2, "train.save_steps": 2, "train.eval_steps": 2})
-    gated = rc1_here(root, "advance", "--until", "R2_PASSED")
-    assert gated.returncode == 0, gated.stderr
-    launched = launch(root, 2)
-    assert launched.returncode == 0, failure(launched)
+@pytest.fixture(scope="module")
+def launched(tmp_path_factory):
+    """A gated run of two seeds (two steps each), a copy of it before training (`one`), and the run trained by one
+    launch of two ranks: `rc1 train --all`."""
+    tmp = tmp_path_factory.mktemp("launch")
+    two = make_workspace(tmp / "two", **{"run.seeds": [1234, 2345], "train.max_steps": 2, "train.save_steps": 2,
+                                          "train.eval_steps": 2})
+    assert rc1_here(two, "advance", "--until", "R2_PASSED").returncode == 0
+    shutil.copytree(two, tmp / "one", symlinks=True)
+    result = launch(two, 2, args=("--all",))
+    assert result.returncode == 0, failure(result)
+    return two, tmp / "one", result
+
+
+def test_one_launch_trains_every_line_and_only_rank_0_writes(launched):
+    root, _, result = launched
     log = events(root)
-    assert [e["type"] for e in log].count("training_started") == 1
+    assert [e["seed"] for e in log if e["type"] == "training_started"] == [1234, 2345]
     steps = [e for e in log if e["type"] == "train_step"]
-    assert [e["step"] for e in steps] == [1, 2]  # once each: rank 1 appended nothing
+    assert [e["step"] for e in steps] == [1, 2, 1, 2]  # once each: rank 1 appended nothing
     # A step trains both ranks' prompts: 4 prompts per rank, 4 replies each.
     assert all(sum(e["batch_difficulty"].values()) == 8 for e in steps)
-    final = root / "checkpoints/local/step_00002"
-    assert (final / "rng.pt").is_file() and (final / "rng_state_1.pth").is_file()  # each rank's RNG, published
-    assert [e["type"] for e in log][-1] == "run_completed"
+    for seed in (1234, 2345):
+        final = root / f"checkpoints/local/seed_{seed}/step_00002"
+        assert (final / "rng.pt").is_file() and (final / "rng_state_1.pth").is_file()  # each rank's RNG, published
+    assert [e["type"] for e in log].count("run_completed") == 2 and log[-1]["type"] == "release_across_seeds"
     assert rc1_here(root, "audit").returncode == 0
-    # The archive holds every rank's replies of every step, in the order the trainer gathered their rewards: audit
-    # --rescore finds each step's mean equal to the trainer's all-rank reward and each advantage regrouped as it was.
-    rows = [row for shard in archive_shards(read_log(root / "events/local.jsonl").events) if shard.kind == "train"
-            for row in read_shard(root, shard)]
-    assert [sum(1 for row in rows if row.step == step) for step in (1, 2)] == [8 * 4, 8 * 4]
-    assert all(row.advantage is not None for row in rows)
+
+
+def test_every_rank_generates_its_share_of_each_evaluation(launched):
+    _, _, result = launched
+    shares = re.findall(r"rank 1: generated (\d+) of (\d+) greedy and (\d+) of (\d+) sampled replies of step (\d+)'s",
+                        result.stderr)
+    assert [int(step) for *_, step in shares] == [0, 2, 0, 2]  # rank 1 generated about half of each evaluation
+    assert all(0 < int(mine) < int(every) for share in shares for mine, every in (share[0:2], share[2:4]))
+    gate = re.findall(r"rank 1: generated (\d+) of the gate set's replies to step 2", result.stderr)
+    assert len(gate) == 2 and all(int(n) > 0 for n in gate)
+
+
+def test_the_archive_holds_every_ranks_replies_and_rescores(launched):
+    """Every rank's replies of every step, in the order the trainer gathered their rewards: audit --rescore finds each
+    step's mean equal to the trainer's all-rank reward and each advantage regrouped as the trainer grouped it."""
+    root, _, _ = launched
+    shards = [shard for shard in archive_shards(read_log(root / "events/local.jsonl").events) if shard.kind == "train"]
+    assert [(shard.seed, shard.step) for shard in shards] == [(1234, 2), (2345, 2)]
+    for shard in shards:
+        rows = read_shard(root, shard)
+        assert [sum(1 for row in rows if row.step == step) for step in (1, 2)] == [8 * 4, 8 * 4]
+        assert all(row.advantage is not None for row in rows)
     rescored = rc1_here(root, "audit", "--rescore")
     assert rescored.returncode == 0 and "audit passed" in rescored.stdout, rescored.stdout
 
@@ -66,30 +95,19 @@ def failure(launched) -> str:
     return "\n".join(why[:40]) + "\n...\n" + launched.stderr[-2000:]
 
 
-def test_an_evaluation_and_a_verdict_are_the_same_on_one_and_on_two_processes(tmp_path):
-    """Every rank generates its share of the shadow set's and the gate set's replies, each batch of items sampled
-    under a seed of its own items: the step-0 evaluation and the release verdict of the same weights are the same
-    events on two processes as on one."""
-    two = make_workspace(tmp_path / "two", **{"train.max_steps": 2, "train.save_steps": 2, "train.eval_steps": 2})
-    assert rc1_here(two, "advance", "--until", "R2_PASSED").returncode == 0
-    one = tmp_path / "one"
-    shutil.copytree(two, one, symlinks=True)
-    launched = launch(two, 2)
-    assert launched.returncode == 0, failure(launched)
-    shares = re.findall(r"rank 1: generated (\d+) of (\d+) greedy and (\d+) of (\d+) sampled replies of step (\d+)'s",
-                        launched.stderr)
-    assert [int(step) for *_, step in shares] == [0, 2]  # rank 1 generated a share of each evaluation: about half
-    assert all(0 < int(mine) < int(every) for share in shares for mine, every in (share[0:2], share[2:4]))
-    gate = re.findall(r"rank 1: generated (\d+) of the gate set's replies to step 2", launched.stderr)
-    assert len(gate) == 1 and int(gate[0]) > 0
-    trained = rc1(one, "train", env={**os.environ, "OMP_NUM_THREADS": "1"})  # one process: a different step 1 on
-    assert trained.returncode == 0, trained.stderr                           # half the prompts, the same step 0
-    first = [[payload(e) for e in events(root) if e["type"] == "eval_completed" and e["step"] == 0] for root in (one, two)]
+def test_an_evaluation_and_a_verdict_are_the_same_on_one_and_on_two_processes(launched, tmp_path):
+    """Each batch of items is sampled under a seed of its own items, never of a rank: the step-0 evaluation and the
+    release verdict of the same weights are the same events on two processes as on one."""
+    two, one, _ = launched
+    trained = rc1(one, "train", env={**os.environ, "OMP_NUM_THREADS": "1"})  # one process, the first line: a
+    assert trained.returncode == 0, trained.stderr                           # different step 1, the same step 0
+    first = [[payload(e) for e in events(root) if e["type"] == "eval_completed" and e["step"] == 0][:1]
+             for root in (one, two)]
     assert first[0] == first[1] and len(first[0]) == 1
     assert first[0][0]["drift"] is not None and first[0][0]["n"] == len(first[0][0]["item_ids"])
 
-    # The two-process run's verdict, evaluated again on one process: its log cut before the gate-set evaluation of
-    # the chosen checkpoint (as if killed there), and the line completed by `rc1 train` in a single process.
+    # The two-process run's first verdict, evaluated again on one process: its log cut before the gate-set evaluation
+    # of the first line's chosen checkpoint (as if killed there), and the line completed by `rc1 train` alone.
     log = (two / "events/local.jsonl").read_bytes().splitlines(keepends=True)
     full = events(two)
     cut = next(i for i, e in enumerate(full) if e["type"] == "gate_set_evaluated" and e["policy"] == "selected")
@@ -99,7 +117,7 @@ def test_an_evaluation_and_a_verdict_are_the_same_on_one_and_on_two_processes(tm
     completed = rc1(again, "train", env={**os.environ, "OMP_NUM_THREADS": "1"})
     assert completed.returncode == 0, completed.stderr
     for kind in ("gate_set_evaluated", "release_evaluated"):
-        by_two = [payload(e) for e in full if e["type"] == kind and e.get("policy") != "base"]
+        by_two = [payload(e) for e in full if e["type"] == kind and e.get("policy") != "base"][:1]
         by_one = [payload(e) for e in events(again) if e["type"] == kind and e.get("policy") != "base"]
         assert by_one == by_two and len(by_two) == 1, kind
     assert rc1_here(again, "audit").returncode == 0

@@ -138,10 +138,18 @@ def scorer(args) -> int:
 
 
 def train(args) -> int:
-    """Under a multi-process launch every rank runs this; rank 0 is the writer, the others follow."""
+    """The next unfinished line of training (`--all`: every one, then the verdict across seeds). Under a multi-process
+    launch every rank runs this; rank 0 is the writer, the others follow, and each line's session is opened anew so
+    the followers read what rank 0 wrote of the line before."""
     loaded = config_of(args)
-    opened = (Session.open(loaded, accept_changed_inputs=args.accept_changed_inputs) if distributed.is_writer()
-              else FollowerSession.open(loaded))
-    with opened as session:
-        run_training(session, Path(args.resume) if args.resume else None)
-    return 0
+    resume = Path(args.resume) if args.resume else None
+    while True:
+        opened = (Session.open(loaded, accept_changed_inputs=args.accept_changed_inputs) if distributed.is_writer()
+                  else FollowerSession.open(loaded))
+        with opened as session:
+            run_training(session, resume)
+            more = args.all and not session.projection.complete
+        # Rank 0 has closed its session (the log is whole on disk) before the others learn whether to read it again.
+        if not distributed.share(more):
+            return 0
+        resume = None
