@@ -290,7 +290,14 @@ class TrainConfig(_Section):
         description="Completions per device and micro-batch: prompts × num_generations (sft: gold replies).")] = 4
     gradient_accumulation_steps: Annotated[PositiveInt, Meta(
         description="Micro-batches per optimizer step; a step trains on per_device_batch_size × this × processes "
-                    "completions.")] = 1
+                    "completions (with step_batch: fixed, per_device_batch_size × this on any number of "
+                    "processes).")] = 1
+    step_batch: Annotated[Literal["scales", "fixed"], Meta(
+        description="What a multi-process launch does to a step's batch. scales: every process adds "
+                    "per_device_batch_size × gradient_accumulation_steps completions (N GPUs do N times the work per "
+                    "step). fixed: a step trains on per_device_batch_size × gradient_accumulation_steps completions "
+                    "on any number of processes, the accumulation divided among them (it must divide evenly, else "
+                    "exit 2): N GPUs finish the same steps sooner, and the run's numbers keep their meaning.")] = "scales"
     num_generations: Annotated[int, Meta(
         ge=2, description="Sampled replies per prompt, the group GRPO and RLOO compare within; it divides the "
                           "step's batch (trl×dpo: 2).")] = 4
@@ -518,7 +525,7 @@ class Config(_Section):
 # by an older rc1 keeps its gates (its kept config has none of them, and reads back with their defaults). A later rc1
 # that changes one of these defaults changes the fingerprint of every run kept with the old one: keep them.
 _LATER_KEYS = {"monitors": MonitorsConfig(), "scorer.price_per_million_input_tokens": None,
-               "scorer.price_per_million_output_tokens": None}
+               "scorer.price_per_million_output_tokens": None, "train.step_batch": "scales"}
 
 
 def _fingerprinted(config: Config) -> bytes:

@@ -140,11 +140,17 @@ COMPARED = ("loss", "kl", "ratio", "lr", "reward", "reward_std", "tokens", "kl_c
 def test_a_two_rank_run_with_priority_sampling_killed_and_relaunched_equals_the_uninterrupted_one(tmp_path):
     """Every rank's sampler observes every rank's rewards, so both draw the same batches (half of them fresh items,
     a share of failing ones), and a relaunch after a SIGKILL resumes each rank's sampler from the checkpoint."""
+    # step_batch fixed: a step trains on 16 × 2 completions on any number of processes (on two, 16 × 1 each).
     whole = make_workspace(tmp_path / "whole", **{"train.max_steps": 4, "train.save_steps": 2, "train.eval_steps": 2,
-                                                    "priority_sampling": PRIORITY})
+                                                    "priority_sampling": PRIORITY, "train.step_batch": "fixed",
+                                                    "train.gradient_accumulation_steps": 2})
     assert rc1_here(whole, "advance", "--until", "R2_PASSED").returncode == 0
     killed = tmp_path / "killed"
     shutil.copytree(whole, killed, symlinks=True)
+    before = (whole / "events/local.jsonl").read_bytes()
+    three = launch(whole, 3)  # three processes cannot share an accumulation of 2: refused by name, nothing appended
+    assert three.returncode != 0 and "train.step_batch: fixed" in three.stderr and "launch 1, 2 processes" in three.stderr
+    assert (whole / "events/local.jsonl").read_bytes() == before
     uninterrupted = launch(whole, 2)
     assert uninterrupted.returncode == 0, failure(uninterrupted)
 

@@ -243,7 +243,10 @@ def _next_line(p, seeds: list[int]) -> tuple[int, bool]:
 
 
 def _refuse_unsupported_launch(config) -> None:
+    from rc1.train.engines import launch_accumulation
+
     distributed.require_supported_sharding()
+    launch_accumulation(config.train)  # a fixed step batch the processes cannot share is exit 2 before anything
     if distributed.world_size() > 1 and not ENGINES[config.engine.name].multi_process:
         launchable = ", ".join(name for name, spec in ENGINES.items() if spec.multi_process)
         raise BadInput(f"engine.name: {config.engine.name} trains in one process; a multi-process launch needs an "

@@ -46,7 +46,7 @@ from rc1.registry.strategies import STRATEGIES
 from rc1.scoring.rules import gold_reply
 from rc1.train import divergence, layout
 from rc1.train.drift import DriftProbe, Reference, adapter_off, frozen_copy
-from rc1.train.engines import shared_setup
+from rc1.train.engines import launch_accumulation, shared_setup
 from rc1.train.generation import evaluate_policy, generation_backend
 from rc1.train.metrics import DIAGNOSTICS, EvalResult, Sampling, StepMetrics
 from rc1.train.model_loading import lora_config
@@ -249,7 +249,7 @@ def trl_args(config: Config, staging_dir: Path, device: str, dtype: torch.dtype)
         logging_nan_inf_filter=False,  # a non-finite loss must reach our callback, not be papered over
         learning_rate=train.learning_rate, warmup_steps=train.warmup_steps,
         per_device_train_batch_size=train.per_device_batch_size,
-        gradient_accumulation_steps=train.gradient_accumulation_steps, max_grad_norm=train.max_grad_norm,
+        gradient_accumulation_steps=launch_accumulation(train), max_grad_norm=train.max_grad_norm,
         seed=config.run.seed, report_to="none", dataloader_num_workers=0, disable_tqdm=not sys.stderr.isatty(),
         bf16=dtype == torch.bfloat16, fp16=dtype == torch.float16, use_cpu=device == "cpu",
     )

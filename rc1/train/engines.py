@@ -49,11 +49,28 @@ def shared_setup(config: Config, items: list[TaskItem], model, tokenizer, stagin
     spec = STRATEGIES[config.engine.strategy]
     train = config.train
     # Replies per optimizer step over every rank: TRL's sampler hands each step's rows out across processes.
-    batch = train.per_device_batch_size * train.gradient_accumulation_steps * distributed.world_size()
+    batch = train.per_device_batch_size * launch_accumulation(train) * distributed.world_size()
     per_step = batch // spec.replies(config.engine.name, train.num_generations)
     return Setup(spec=spec, eos_ids=eos_token_ids(model, tokenizer),
                  prompts=FittedPrompts(tokenizer, items, train.max_prompt_tokens),
                  replies_per_step=batch, prompts_per_step=per_step, sampler=make_sampler(per_step))
+
+
+def launch_accumulation(train) -> int:
+    """Each process's gradient accumulation under this launch: the configured one, or with `train.step_batch: fixed`
+    the configured one divided among the processes, so a step trains on the one-process batch (exit 2 when they do
+    not divide it)."""
+    processes = distributed.world_size()
+    if train.step_batch == "scales" or processes == 1:
+        return train.gradient_accumulation_steps
+    if train.gradient_accumulation_steps % processes:
+        fits = sorted({n for n in range(1, train.gradient_accumulation_steps + 1) if train.gradient_accumulation_steps % n == 0})
+        raise BadInput(f"train.step_batch: fixed keeps a step at per_device_batch_size × gradient_accumulation_steps "
+                       f"({train.per_device_batch_size} × {train.gradient_accumulation_steps}) completions, which "
+                       f"{processes} processes cannot share evenly: launch {', '.join(map(str, fits))} processes, or "
+                       f"set train.gradient_accumulation_steps to a multiple of {processes} (and per_device_batch_size "
+                       "to keep the batch), or train.step_batch: scales")
+    return train.gradient_accumulation_steps // processes
 
 
 def build_engine(config: Config, items: list[TaskItem], reward_fn: RewardFn, model, tokenizer, staging_dir: Path,
