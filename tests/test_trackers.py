@@ -155,7 +155,7 @@ def test_a_tracker_that_fails_warns_once_and_is_left_off(caplog):
         "tracker broken failed (ConnectionError: quota exceeded); it is left off for the rest of this command"]
 
 
-def test_rc1_report_passes_over_a_tracker_that_cannot_start_and_sends_the_rest(tmp_path, monkeypatch):
+def test_rc1_report_passes_over_a_tracker_that_cannot_start_and_sends_the_rest(tmp_path):
     """W&B refuses a second writer of a run its service holds ("run ID ... is in use"): the report's pictures still
     reach the other trackers, and the refusal is one warning, not a failed report."""
     import matplotlib
@@ -163,30 +163,28 @@ def test_rc1_report_passes_over_a_tracker_that_cannot_start_and_sends_the_rest(t
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from rc1.views.trackers import WandB
-    from rc1.workspace import Workspace
-
-    monkeypatch.setenv("WANDB_MODE", "offline")
-    monkeypatch.setenv("WANDB_SILENT", "true")
-    monkeypatch.delenv("WANDB_SERVICE", raising=False)  # set by W&B's service below; unset again after the test
-    ws = Workspace(root=tmp_path, run="busy")
     plot = tmp_path / "reward.png"
     plt.plot([0, 1], [0, 1])
     plt.savefig(plot)
-    holder = WandB(ws, "busy0001")  # this process's W&B service now holds run busy0001, open
+    env = {**os.environ, "WANDB_MODE": "offline", "WANDB_SILENT": "true"}
+    env.pop("WANDB_SERVICE", None)
+    workspace = ("import sys; from pathlib import Path; from rc1.workspace import Workspace; "
+                 "ws = Workspace(root=Path(sys.argv[1]), run='busy'); ")
+    # A process holding W&B run busy0001 open, whose service (its address in WANDB_SERVICE) the sender then joins.
+    holder = subprocess.Popen([sys.executable, "-c", workspace + (
+        "import os; from rc1.views.trackers import WandB; run = WandB(ws, 'busy0001'); "
+        "print(os.environ['WANDB_SERVICE'], flush=True); sys.stdin.readline(); run.finish()"), str(tmp_path)],
+        env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
-        sender = subprocess.run([sys.executable, "-c", (
-            "import sys; from pathlib import Path; from rc1.workspace import Workspace; "
+        service = holder.stdout.readline().strip()
+        assert service, "the holder's W&B service did not start"
+        sender = subprocess.run([sys.executable, "-c", workspace + (
             "from rc1.views.trackers import send_plots; "
-            "ws = Workspace(root=Path(sys.argv[1]), run='busy'); "
             "print(send_plots(ws, {'tensorboard': 'tracking/busy/tensorboard', 'wandb': 'busy0001'}, "
             "['tensorboard', 'wandb'], [Path(sys.argv[2])], 3))"), str(tmp_path), str(plot)],
-            env={**os.environ}, capture_output=True, text=True, timeout=600)
+            env={**env, "WANDB_SERVICE": service}, capture_output=True, text=True, timeout=600)
     finally:
-        holder.finish()
-        import wandb
-
-        wandb.teardown()
+        holder.communicate("\n", timeout=600)
     assert sender.returncode == 0, sender.stderr
     assert sender.stdout.splitlines()[-1] == "['tensorboard']"
     assert "tracker wandb could not be started" in sender.stderr and "in use" in sender.stderr
