@@ -170,3 +170,12 @@ def test_a_two_rank_run_with_priority_sampling_killed_and_relaunched_equals_the_
     assert rc1_here(killed, "audit").returncode == 0
     rescored = rc1_here(killed, "audit", "--rescore")
     assert rescored.returncode == 0 and "audit passed" in rescored.stdout, rescored.stdout
+
+
+def test_the_accelerate_configs_load_and_leave_the_process_count_to_the_launch():
+    from accelerate.commands.config.config_args import load_config_from_file
+    from accelerate.utils import DistributedType
+
+    for name, kind in (("ddp.yaml", DistributedType.MULTI_GPU), ("deepspeed_zero2.yaml", DistributedType.DEEPSPEED)):
+        config = load_config_from_file(str(REPO / "configs" / "accelerate" / name))
+        assert config.distributed_type == kind and config.num_processes == -1, name  # accelerate asks for --num_processes
