@@ -224,6 +224,11 @@ def main() -> int:
 
         bench_monitors()
         return 0
+    if "--processes-only" in sys.argv:
+        from rc1.bench_processes import bench_processes
+
+        bench_processes()
+        return 0
     if "--arms-only" in sys.argv:
         from rc1.bench_arms import bench_arms
 
@@ -241,6 +246,9 @@ def main() -> int:
     from rc1.bench_monitors import bench_monitors
 
     bench_monitors()
+    from rc1.bench_processes import bench_processes
+
+    bench_processes()
     return 0
 
 

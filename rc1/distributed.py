@@ -70,6 +70,25 @@ def share(value):
     return box[0]
 
 
+def join() -> None:
+    """Under a launch, join the ranks' process group now (accelerate's PartialState: the backend and device the
+    trainer's own state then reuses), so rc1's collectives work from the start of a command, before any trainer."""
+    if world_size() > 1:
+        from accelerate import PartialState
+
+        PartialState()
+
+
+def same_log_everywhere(head: tuple[int, str], log_path) -> None:
+    """Every rank read the same log (its last seq and hash): rank 0 writes, the others read it, so the workspace must
+    be one every node sees (a shared filesystem). Refused on every rank (exit 2) before anything is appended."""
+    heads = gather(head)
+    if len(set(heads)) > 1:
+        seen = "; ".join(f"rank {r} at seq {seq} ({digest[:12]})" for r, (seq, digest) in enumerate(heads))
+        raise BadInput(f"{log_path}: the ranks of this launch read different logs ({seen}): rank 0 writes the log "
+                       "and the others read it, so the workspace must be on a filesystem every node shares")
+
+
 def gather(value) -> list:
     """Every rank's `value`, in rank order, on every rank ([value] in a single process). Every rank must call it at
     the same point (torch's all_gather_object: pickled objects, as accelerate's `gather_object` sends them)."""

@@ -85,6 +85,11 @@ class Session(_RunView):
                              f"seq {violations[0].seq} ({violations[0].message}), written by an older rc1; nothing more "
                              "is appended until they are set aside: `rc1 repair` (see `rc1 audit`)")
 
+    @property
+    def head(self) -> tuple[int, str]:
+        """(seq, hash) of the log's last line."""
+        return self.log.head
+
     def append(self, event: ev.Event) -> ev.Event:
         """Persist an event the run's rules allow now, and publish it (projection, views); one they refuse raises
         EventRefused (exit 3) before a byte is written. The first append of a session is preceded by run_started."""
@@ -173,7 +178,8 @@ class FollowerSession(_RunView):
     def __init__(self, loaded: LoadedConfig, ws: Workspace):
         self.loaded = loaded
         self.ws = ws
-        self.replayer, _ = replay_log(ws)  # a line rank 0 is writing right now is left out
+        self.replayer, contents = replay_log(ws)  # a line rank 0 is writing right now is left out
+        self.head = (self.replayer.projection.head_seq, contents.head_hash)  # (seq, hash) of the last line read
         # The same rules decide a follower's commands (it starts training from the state rank 0 starts from); what
         # they return goes nowhere.
         self.run = RunAggregate(self.replayer)

@@ -123,6 +123,30 @@ def test_an_evaluation_and_a_verdict_are_the_same_on_one_and_on_two_processes(la
     assert rc1_here(again, "audit").returncode == 0
 
 
+def test_ranks_that_read_different_logs_are_refused_before_anything_is_appended(launched, tmp_path):
+    """Rank 0 writes the log and the others read it, so a launch over nodes needs a workspace they all share: a rank
+    whose copy lags one event behind (a node with its own disk) is refused on every rank, exit 2."""
+    root, _, _ = launched
+    lagging = tmp_path / "node1"
+    shutil.copytree(root, lagging, symlinks=True)
+    lines = (lagging / "events/local.jsonl").read_bytes().splitlines(keepends=True)
+    (lagging / "events/local.jsonl").write_bytes(b"".join(lines[:-1]))
+    for stale in lagging.glob("events/*snapshot*"):
+        stale.unlink()
+    before = (root / "events/local.jsonl").read_bytes()
+    node = tmp_path / "node.py"  # each rank in its own node's folder: rank 1 in the lagging copy
+    node.write_text("import os, sys\nos.chdir(sys.argv[1] if os.environ['RANK'] == '1' else sys.argv[2])\n"
+                    "from rc1.cli import main\nraise SystemExit(main(['train', '--config', 'configs/short.yaml']))\n")
+    refused = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", str(node),
+         str(lagging), str(root)],
+        capture_output=True, text=True, timeout=900,
+        env={**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"})
+    assert refused.returncode != 0 and "the ranks of this launch read different logs" in refused.stderr, refused.stderr
+    assert "on a filesystem every node shares" in refused.stderr
+    assert (root / "events/local.jsonl").read_bytes() == before
+
+
 def test_commands_other_than_train_refuse_a_multi_process_launch(tmp_path):
     root = make_workspace(tmp_path)
     refused = rc1_here(root, "status", env={"WORLD_SIZE": "2", "RANK": "1"})

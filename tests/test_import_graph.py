@@ -31,7 +31,7 @@ LAYERS = [
     {"session"},
     {"stages"},
     {"commands"},
-    {"cli", "__main__", "bench", "bench_training", "bench_arms", "bench_monitors"},
+    {"cli", "__main__", "bench", "bench_training", "bench_arms", "bench_monitors", "bench_processes"},
 ]
 LAYER_OF = {name: index for index, names in enumerate(LAYERS) for name in names}
 

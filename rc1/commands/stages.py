@@ -143,10 +143,12 @@ def train(args) -> int:
     the followers read what rank 0 wrote of the line before."""
     loaded = config_of(args)
     resume = Path(args.resume) if args.resume else None
+    distributed.join()
     while True:
         opened = (Session.open(loaded, accept_changed_inputs=args.accept_changed_inputs) if distributed.is_writer()
                   else FollowerSession.open(loaded))
         with opened as session:
+            distributed.same_log_everywhere(session.head, session.ws.log_path)  # before rank 0 appends anything
             run_training(session, resume)
             more = args.all and not session.projection.complete
         # Rank 0 has closed its session (the log is whole on disk) before the others learn whether to read it again.
