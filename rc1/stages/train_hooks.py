@@ -52,9 +52,9 @@ class EventHooks:
         return self.scoring.judge.ledger.drain() if self.scoring.judge is not None else ev.ScoringSummary()
 
     def on_step(self, m: StepMetrics) -> Verdict | None:
+        means = self.rollouts.close_step(m.step, m.advantages)  # first: every rank gathers its rollouts here
         failpoints.reached("step")
         mix = self.batch_mix(m.step)
-        means = self.rollouts.close_step(m.step, m.advantages)
         self.session.append(self.session.run.record_step(
             step=m.step, loss=m.loss, kl=m.kl, ratio=m.ratio, lr=m.lr, reward=m.reward, reward_std=m.reward_std,
             mem_used_mb=m.mem_used_mb, sec_per_step=m.sec_per_step, tokens=m.tokens, scoring=self._judge_calls(),
