@@ -174,6 +174,8 @@ def test_a_two_rank_run_with_priority_sampling_killed_and_relaunched_equals_the_
     before = (whole / "events/local.jsonl").read_bytes()
     three = launch(whole, 3)  # three processes cannot share an accumulation of 2: refused by name, nothing appended
     assert three.returncode != 0 and "train.step_batch: fixed" in three.stderr and "launch 1, 2 processes" in three.stderr
+    sharded = launch(whole, 2, {"ACCELERATE_USE_FSDP": "true"})  # what `accelerate launch` with an FSDP config sets
+    assert sharded.returncode != 0 and "FSDP shards the policy across ranks" in sharded.stderr
     assert (whole / "events/local.jsonl").read_bytes() == before
     uninterrupted = launch(whole, 2)
     assert uninterrupted.returncode == 0, failure(uninterrupted)
