@@ -49,22 +49,19 @@ def is_writer() -> bool:
 
 def barrier() -> None:
     """Every rank waits here for the others (a no-op in a single process)."""
-    if world_size() > 1:
+    if _joined():
         import torch.distributed as dist
 
-        if dist.is_available() and dist.is_initialized():
-            dist.barrier()
+        dist.barrier()
 
 
 def share(value):
     """Rank 0's `value`, on every rank (broadcast as a pickled object; the value itself in a single process). Every
     rank must call it at the same point: it is how the others learn what rank 0's hooks decided."""
-    if world_size() <= 1:
+    if not _joined():
         return value
     import torch.distributed as dist
 
-    if not (dist.is_available() and dist.is_initialized()):
-        return value
     box = [value]
     dist.broadcast_object_list(box, src=0)
     return box[0]
@@ -92,12 +89,10 @@ def same_log_everywhere(head: tuple[int, str], log_path) -> None:
 def gather(value) -> list:
     """Every rank's `value`, in rank order, on every rank ([value] in a single process). Every rank must call it at
     the same point (torch's all_gather_object: pickled objects, as accelerate's `gather_object` sends them)."""
-    if world_size() <= 1:
+    if not _joined():
         return [value]
     import torch.distributed as dist
 
-    if not (dist.is_available() and dist.is_initialized()):
-        return [value]
     boxes = [None] * dist.get_world_size()
     dist.all_gather_object(boxes, value)
     return boxes

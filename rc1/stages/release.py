@@ -64,11 +64,6 @@ def release_plan(p: Projection, final: CheckpointRef) -> tuple[CheckpointRef, st
     return (chosen, how) if selected is None or selected.step != chosen.step else None
 
 
-def share_release_plan(session: Session, final: CheckpointRef) -> tuple[CheckpointRef, str] | None:
-    """Rank 0's release plan, told to every rank of a launch (each generates its share of the gate-set replies)."""
-    return distributed.share(release_plan(session.projection, final) if distributed.is_writer() else None)
-
-
 def join_release(session: Session, base_seed: int) -> None:
     """A rank other than 0 at the end of a line: its share of the gate-set replies to the checkpoint rank 0 names
     (rank 0 scores and records them)."""
@@ -87,7 +82,7 @@ def evaluate_release(session: Session, final: CheckpointRef, base_seed: int) -> 
     then append and print the verdict. `base_seed` builds the built-in base model the checkpoint's weights go on.
     Under a multi-process launch every rank calls it with rank 0 (`join_release`) and generates its share."""
     p = session.projection
-    plan = share_release_plan(session, final)
+    plan = distributed.share(release_plan(p, final))  # rank 0's plan: every rank generates its share of it
     if p.release is not None:
         return
     base = p.gate_base
