@@ -167,6 +167,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--all", action="store_true",
                    help="train every unfinished line of run.seeds in turn, then the verdict across seeds (what one "
                         "multi-process launch runs: accelerate launch ... -m rc1 train --all)")
+    p.add_argument("--rank-wait", metavar="MINUTES", type=float, default=distributed.RANK_WAIT_MINUTES,
+                   help="under a multi-process launch, how long a rank waits at a collective for the others (rank 0 "
+                        "scoring a step with the judge, publishing a checkpoint, deciding a verdict) before the "
+                        "launch fails (the process group's timeout, NCCL's or gloo's; default %(default)s)")
     return parser
 
 

@@ -298,6 +298,16 @@ class TrainConfig(_Section):
                     "step). fixed: a step trains on per_device_batch_size × gradient_accumulation_steps completions "
                     "on any number of processes, the accumulation divided among them (it must divide evenly, else "
                     "exit 2): N GPUs finish the same steps sooner, and the run's numbers keep their meaning.")] = "scales"
+    rollouts: Annotated[Literal["auto", "transformers", "vllm", "vllm_server"], Meta(
+        description="Who samples the training rollouts. auto: vLLM colocated on each training GPU (TRL's use_vllm, "
+                    "vllm_mode colocate) where the trl engine's strategy samples through it (grpo, rloo), vllm is "
+                    "installed and the device is CUDA; transformers' generate otherwise. transformers: always "
+                    "generate. vllm: colocated, exit 2 where it cannot be. vllm_server: TRL's server mode, a `trl "
+                    "vllm-serve --model <the base>` on GPUs of its own at vllm_server_url (exit 2 where it cannot "
+                    "be). Evaluations generate with transformers on every rank whichever is chosen.")] = "auto"
+    vllm_server_url: Annotated[str, Meta(
+        description="Where `trl vllm-serve` listens when rollouts: vllm_server (TRL's vllm_server_base_url).")] = (
+        "http://localhost:8000")
     num_generations: Annotated[int, Meta(
         ge=2, description="Sampled replies per prompt, the group GRPO and RLOO compare within; it divides the "
                           "step's batch (trl×dpo: 2).")] = 4
@@ -525,7 +535,8 @@ class Config(_Section):
 # by an older rc1 keeps its gates (its kept config has none of them, and reads back with their defaults). A later rc1
 # that changes one of these defaults changes the fingerprint of every run kept with the old one: keep them.
 _LATER_KEYS = {"monitors": MonitorsConfig(), "scorer.price_per_million_input_tokens": None,
-               "scorer.price_per_million_output_tokens": None, "train.step_batch": "scales"}
+               "scorer.price_per_million_output_tokens": None, "train.step_batch": "scales",
+               "train.rollouts": "auto", "train.vllm_server_url": "http://localhost:8000"}
 
 
 def _fingerprinted(config: Config) -> bytes:

@@ -8,6 +8,7 @@ it) and never touch the log (DESIGN §3: "under torchrun/accelerate only rank 0 
 from __future__ import annotations
 
 import os
+import sys
 
 from rc1.errors import BadInput
 
@@ -29,18 +30,51 @@ def placement(device: str) -> str:
     return f"cuda:{local_rank()}" if device == "cuda" and world_size() > 1 else device
 
 
-def require_supported_sharding() -> None:
-    """Every rank generates its own share of an evaluation's replies, of its own lengths, so the policy's parameters
-    must be whole on every rank: DDP or DeepSpeed ZeRO-1/2, not FSDP or ZeRO-3 (a sharded forward pass gathers the
-    parameters from every rank, and ranks generating different numbers of tokens would wait on each other forever)."""
-    if world_size() <= 1:
+def launch_shards_parameters() -> bool:
+    """Whether this launch asked accelerate to shard the policy's parameters (FSDP, DeepSpeed ZeRO-3)."""
+    return world_size() > 1 and (_fsdp_asked() or os.environ.get("ACCELERATE_DEEPSPEED_ZERO_STAGE") == "3")
+
+
+def require_supported_sharding(device: str, finetune_method: str) -> None:
+    """FSDP2 and DeepSpeed ZeRO-3 shard the policy's parameters; evaluations then generate in lockstep (`sharded`).
+    Refused: FSDP1, whose root module cannot generate outside its own forward pass; FSDP asked for where accelerate
+    does not apply it (off a GPU it would train with DDP and say nothing); and QLoRA's 4-bit base, which rc1 places
+    whole on each rank's GPU."""
+    if not launch_shards_parameters():
         return
-    if os.environ.get("ACCELERATE_USE_FSDP", "").lower() in ("1", "true"):
-        raise BadInput("accelerate: FSDP shards the policy across ranks, and each rank generates its share of an "
-                       "evaluation alone; launch with configs/accelerate/ddp.yaml or deepspeed_zero2.yaml")
-    if os.environ.get("ACCELERATE_DEEPSPEED_ZERO_STAGE") == "3":
-        raise BadInput("accelerate: DeepSpeed ZeRO-3 shards the policy across ranks, and each rank generates its share "
-                       "of an evaluation alone; use ZeRO-2 (configs/accelerate/deepspeed_zero2.yaml) or DDP")
+    if finetune_method == "qlora":
+        raise BadInput("finetune.method: qlora places its 4-bit base whole on each rank's GPU, which FSDP and ZeRO-3 "
+                       "would shard; launch QLoRA with configs/accelerate/ddp.yaml, or shard a full or LoRA fine-tune "
+                       "(--set finetune.method=full)")
+    if not _fsdp_asked():
+        return
+    if os.environ.get("FSDP_VERSION", "1") != "2":
+        raise BadInput("accelerate: FSDP1 (fsdp_version 1) keeps the policy's outer parameters flat outside its own "
+                       "forward pass, so rc1's evaluations cannot generate with it; set fsdp_version: 2 "
+                       "(configs/accelerate/fsdp2.yaml)")
+    if device != "cuda":
+        raise BadInput(f"accelerate: FSDP was asked for, but accelerate applies FSDP on GPUs only and this launch "
+                       f"trains on {device}, where it would train with DDP instead; launch with "
+                       "configs/accelerate/ddp.yaml")
+
+
+def _fsdp_asked() -> bool:
+    return os.environ.get("ACCELERATE_USE_FSDP", "").lower() in ("1", "true")
+
+
+def sharded(model) -> bool:
+    """Whether a forward pass of `model` gathers its parameters from every rank (FSDP2, DeepSpeed ZeRO-3). Then every
+    rank must run as many forward passes as the others, so an evaluation generates in lockstep (transformers'
+    `synced_gpus`: a rank whose replies have ended keeps stepping until every rank's have)."""
+    if not _joined():
+        return False
+    from transformers.integrations import is_deepspeed_zero3_enabled
+
+    if is_deepspeed_zero3_enabled():
+        return True
+    from torch.distributed.fsdp import FSDPModule
+
+    return any(isinstance(module, FSDPModule) for module in model.modules())
 
 
 def is_writer() -> bool:
@@ -67,13 +101,23 @@ def share(value):
     return box[0]
 
 
-def join() -> None:
+RANK_WAIT_MINUTES = 60.0  # TRL's own default is 30: a judge-scored step or a large checkpoint can take longer
+
+
+def join(wait_minutes: float = RANK_WAIT_MINUTES) -> None:
     """Under a launch, join the ranks' process group now (accelerate's PartialState: the backend and device the
-    trainer's own state then reuses), so rc1's collectives work from the start of a command, before any trainer."""
+    trainer's own state then reuses), so rc1's collectives work from the start of a command, before any trainer.
+    `wait_minutes` is the group's timeout: a rank waiting longer at a collective fails the launch instead of hanging
+    (the trainer's `ddp_timeout` cannot change it afterwards: the group is made once)."""
     if world_size() > 1:
+        from datetime import timedelta
+
         from accelerate import PartialState
 
-        PartialState()
+        PartialState(timeout=timedelta(minutes=wait_minutes))
+        if rank() != 0:
+            print(f"rank {rank()} of {world_size()}: waits up to {wait_minutes:g} min at a collective for the others "
+                  "(rc1 train --rank-wait)", file=sys.stderr)
 
 
 def same_log_everywhere(head: tuple[int, str], log_path) -> None:

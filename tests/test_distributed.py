@@ -2,6 +2,7 @@
 WORLD_SIZE on GPUs, but runs a single process on CPUs): only rank 0 takes the lock and writes the log and publishes
 checkpoints; the other rank trains its share, generates its share of every evaluation and never touches the log."""
 
+import json
 import os
 import re
 import shutil
@@ -11,6 +12,8 @@ import sys
 import pytest
 
 from conftest import REPO, events, make_workspace, rc1, rc1_here
+from rc1 import distributed
+from rc1.errors import BadInput
 from rc1.events.log import read_log
 from rc1.views.archive import archive_shards, read_shard
 
@@ -46,7 +49,7 @@ def launched(tmp_path_factory):
                                           "train.eval_steps": 2})
     assert rc1_here(two, "advance", "--until", "R2_PASSED").returncode == 0
     shutil.copytree(two, tmp / "one", symlinks=True)
-    result = launch(two, 2, args=("--all",))
+    result = launch(two, 2, args=("--all", "--rank-wait", "45"))
     assert result.returncode == 0, failure(result)
     return two, tmp / "one", result
 
@@ -57,6 +60,7 @@ def test_one_launch_trains_every_line_and_only_rank_0_writes(launched):
     assert [e["seed"] for e in log if e["type"] == "training_started"] == [1234, 2345]
     steps = [e for e in log if e["type"] == "train_step"]
     assert [e["step"] for e in steps] == [1, 2, 1, 2]  # once each: rank 1 appended nothing
+    assert "rank 1 of 2: waits up to 45 min at a collective for the others" in result.stderr
     # A step trains both ranks' prompts: 4 prompts per rank, 4 replies each.
     assert all(sum(e["batch_difficulty"].values()) == 8 for e in steps)
     for seed in (1234, 2345):
@@ -88,6 +92,48 @@ def test_the_archive_holds_every_ranks_replies_and_rescores(launched):
         assert all(row.advantage is not None for row in rows)
     rescored = rc1_here(root, "audit", "--rescore")
     assert rescored.returncode == 0 and "audit passed" in rescored.stdout, rescored.stdout
+
+
+def test_a_sharded_policy_evaluates_in_lockstep_to_the_replies_of_a_whole_one(launched, tmp_path):
+    """Under FSDP2 every forward pass gathers the parameters from every rank, so the ranks generate in lockstep, a rank
+    with fewer batches generating one again and discarding it. The base policy (its last layer moved, so drift has
+    something to measure), sharded across two ranks with torch's `fully_shard` on gloo, gives the same greedy and
+    sampled replies and the same drift as the whole policy in one process; without the lockstep the ranks' collectives
+    cross and the launch fails. (accelerate applies FSDP on GPUs only: a TRL training step under FSDP2 runs on GPUs.)"""
+    _, gated, _ = launched
+    script = [str(REPO / "tests" / "sharded_evaluation.py"), ".", str(tmp_path / "whole.json")]
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+    whole = subprocess.run([sys.executable, *script], cwd=gated, capture_output=True, text=True, timeout=900, env=env)
+    assert whole.returncode == 0, whole.stderr[-3000:]
+    script[-1] = str(tmp_path / "sharded.json")
+    sharded = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+                              *script, "--shard"], cwd=gated, capture_output=True, text=True, timeout=900, env=env)
+    assert sharded.returncode == 0, sharded.stderr[-3000:]
+    one, two = (json.loads((tmp_path / name).read_text()) for name in ("whole.json", "sharded.json"))
+    assert one.pop("generated_here") == [9, 9 * 4]
+    assert two.pop("generated_here") == [8, 5 * 4]  # rank 0's share: greedy batch 0; sampled batches 0, 2 and 4
+    assert one["drift"][0] > 0 and two == one
+
+
+def test_what_cannot_be_sharded_is_refused_by_name(monkeypatch):
+    """FSDP1's root keeps its parameters flat outside its own forward pass, so nothing can generate from it; QLoRA's
+    4-bit base is placed whole on each GPU. FSDP2 and ZeRO-3 of a full or LoRA fine-tune on GPUs are accepted."""
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("ACCELERATE_USE_FSDP", "true")
+    monkeypatch.setenv("FSDP_VERSION", "1")
+    with pytest.raises(BadInput, match="set fsdp_version: 2"):
+        distributed.require_supported_sharding("cuda", "lora")
+    monkeypatch.setenv("FSDP_VERSION", "2")
+    distributed.require_supported_sharding("cuda", "lora")
+    with pytest.raises(BadInput, match="finetune.method: qlora"):
+        distributed.require_supported_sharding("cuda", "qlora")
+    monkeypatch.delenv("ACCELERATE_USE_FSDP")
+    monkeypatch.setenv("ACCELERATE_DEEPSPEED_ZERO_STAGE", "3")
+    distributed.require_supported_sharding("cuda", "full")
+    with pytest.raises(BadInput, match="finetune.method: qlora"):
+        distributed.require_supported_sharding("cuda", "qlora")
+    monkeypatch.setenv("ACCELERATE_DEEPSPEED_ZERO_STAGE", "2")
+    distributed.require_supported_sharding("cuda", "qlora")  # ZeRO-2 keeps the policy whole
 
 
 def failure(launched) -> str:
@@ -174,8 +220,9 @@ def test_a_two_rank_run_with_priority_sampling_killed_and_relaunched_equals_the_
     before = (whole / "events/local.jsonl").read_bytes()
     three = launch(whole, 3)  # three processes cannot share an accumulation of 2: refused by name, nothing appended
     assert three.returncode != 0 and "train.step_batch: fixed" in three.stderr and "launch 1, 2 processes" in three.stderr
-    sharded = launch(whole, 2, {"ACCELERATE_USE_FSDP": "true"})  # what `accelerate launch` with an FSDP config sets
-    assert sharded.returncode != 0 and "FSDP shards the policy across ranks" in sharded.stderr
+    # what `accelerate launch` with an FSDP2 config sets: on CPUs accelerate would quietly train with DDP instead
+    sharded = launch(whole, 2, {"ACCELERATE_USE_FSDP": "true", "FSDP_VERSION": "2"})
+    assert sharded.returncode != 0 and "accelerate applies FSDP on GPUs only" in sharded.stderr
     assert (whole / "events/local.jsonl").read_bytes() == before
     uninterrupted = launch(whole, 2)
     assert uninterrupted.returncode == 0, failure(uninterrupted)
@@ -202,6 +249,7 @@ def test_the_accelerate_configs_load_and_leave_the_process_count_to_the_launch()
     from accelerate.commands.config.config_args import load_config_from_file
     from accelerate.utils import DistributedType
 
-    for name, kind in (("ddp.yaml", DistributedType.MULTI_GPU), ("deepspeed_zero2.yaml", DistributedType.DEEPSPEED)):
+    for name, kind in (("ddp.yaml", DistributedType.MULTI_GPU), ("deepspeed_zero2.yaml", DistributedType.DEEPSPEED),
+                       ("deepspeed_zero3.yaml", DistributedType.DEEPSPEED), ("fsdp2.yaml", DistributedType.FSDP)):
         config = load_config_from_file(str(REPO / "configs" / "accelerate" / name))
         assert config.distributed_type == kind and config.num_processes == -1, name  # accelerate asks for --num_processes

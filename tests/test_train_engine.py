@@ -614,6 +614,34 @@ def test_rollouts_are_sampled_by_vllm_only_for_trl_grpo_and_rloo_on_cuda_with_vl
     expected = "vllm" if importlib.util.find_spec("vllm") else "hf"
     assert generation_backend("trl", "grpo", "cuda") == expected
     assert generation_backend("trl", "rloo", "cuda") == expected
+    assert generation_backend("trl", "grpo", "cuda", "transformers") == "hf"
+
+
+@pytest.mark.parametrize("engine, strategy, device, why", [
+    ("trl", "dpo", "cuda", "only the trl engine's grpo, rloo trainers"),
+    ("torch", "grpo", "cuda", "only the trl engine's grpo, rloo trainers"),
+    ("trl", "grpo", "cpu", "needs CUDA GPUs (this run trains on cpu)"),
+])
+@pytest.mark.parametrize("choice", ["vllm", "vllm_server"])
+def test_vllm_asked_for_where_it_cannot_sample_is_refused_by_name(engine, strategy, device, why, choice):
+    from rc1.train.generation import generation_backend
+
+    with pytest.raises(BadInput, match=rf"train.rollouts: {choice} .*{re.escape(why)}"):
+        generation_backend(engine, strategy, device, choice)
+
+
+def test_the_server_mode_is_trls_own_vllm_server_at_the_configured_url(tmp_path):
+    """What TRL's GRPOConfig is given for `rollouts: vllm_server`: on this CPU the choice itself is exit 2, so the
+    arguments are built for the backend it would pick on a GPU with vllm installed."""
+    from rc1.train.engine_trl import trl_args
+
+    config = torch_config("grpo", 2, 2, engine="trl")
+    config = msgspec.structs.replace(config, train=msgspec.structs.replace(
+        config.train, rollouts="vllm_server", vllm_server_url="http://10.0.0.7:8000"))
+    with pytest.raises(BadInput, match="train.rollouts: vllm_server needs CUDA GPUs"):
+        trl_args(config, tmp_path, "cpu", torch.float32)
+    args = trl_args(config, tmp_path, "cpu", torch.float32, backend="vllm_server")
+    assert (args.use_vllm, args.vllm_mode, args.vllm_server_base_url) == (True, "server", "http://10.0.0.7:8000")
 
 
 def test_full_fine_tuning_with_sft_moves_every_weight_and_measures_its_drift_from_a_frozen_start(model_dir, tmp_path):

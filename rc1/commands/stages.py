@@ -143,7 +143,7 @@ def train(args) -> int:
     the followers read what rank 0 wrote of the line before."""
     loaded = config_of(args)
     resume = Path(args.resume) if args.resume else None
-    distributed.join()
+    distributed.join(args.rank_wait)
     while True:
         opened = (Session.open(loaded, accept_changed_inputs=args.accept_changed_inputs) if distributed.is_writer()
                   else FollowerSession.open(loaded))

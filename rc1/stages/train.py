@@ -138,7 +138,7 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
         dtype=str(dtype).removeprefix("torch."),
         seed=seed,
         seeds=seeds,
-        generation=generation_backend(config.engine.name, config.engine.strategy, device),
+        generation=generation_backend(config.engine.name, config.engine.strategy, device, config.train.rollouts),
         monitors=watched(config.monitors),
         weights=dict(scoring.weights or {}),
         processes=distributed.world_size(),
@@ -243,9 +243,14 @@ def _next_line(p, seeds: list[int]) -> tuple[int, bool]:
 
 
 def _refuse_unsupported_launch(config) -> None:
+    from rc1.train.device import select_device
     from rc1.train.engines import launch_accumulation
+    from rc1.train.generation import generation_backend
 
-    distributed.require_supported_sharding()
+    device = select_device()
+    distributed.require_supported_sharding(device, config.finetune.method)
+    # vLLM asked for where it cannot run, before anything is appended
+    generation_backend(config.engine.name, config.engine.strategy, device, config.train.rollouts)
     launch_accumulation(config.train)  # a fixed step batch the processes cannot share is exit 2 before anything
     if distributed.world_size() > 1 and not ENGINES[config.engine.name].multi_process:
         launchable = ", ".join(name for name, spec in ENGINES.items() if spec.multi_process)

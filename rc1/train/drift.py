@@ -79,6 +79,10 @@ class DriftProbe:
             self._per_item.setdefault(item_id, []).append(float(value))
         self._seconds += time.perf_counter() - started
 
+    def spare(self) -> "DriftProbe":
+        """A probe of the same settings whose measures are thrown away (a batch run only to keep ranks in lockstep)."""
+        return DriftProbe(self._reference, self._temperature, self.replies_per_item, self._confidence)
+
     def part(self) -> tuple[dict[str, list[float]], int, float]:
         """What this rank measured (per-item KLs, tokens, seconds), to be merged with the other ranks'."""
         return self._per_item, self._tokens, self._seconds

@@ -238,9 +238,11 @@ class TrlEngine:
             shutil.rmtree(path)
 
 
-def trl_args(config: Config, staging_dir: Path, device: str, dtype: torch.dtype) -> TrainingArguments:
+def trl_args(config: Config, staging_dir: Path, device: str, dtype: torch.dtype,
+             backend: str | None = None) -> TrainingArguments:
     """The arguments of the strategy's TRL trainer: what every trainer is given, from rc1's config, and what
-    the strategy's recipe adds (rc1/registry/strategies/)."""
+    the strategy's recipe adds (rc1/registry/strategies/). `backend`: who samples the rollouts (`generation_backend`
+    of the config unless given)."""
     train: TrainConfig = config.train
     recipe = STRATEGIES[config.engine.strategy].trl
     shared = dict(
@@ -253,9 +255,12 @@ def trl_args(config: Config, staging_dir: Path, device: str, dtype: torch.dtype)
         seed=config.run.seed, report_to="none", dataloader_num_workers=0, disable_tqdm=not sys.stderr.isatty(),
         bf16=dtype == torch.bfloat16, fp16=dtype == torch.float16, use_cpu=device == "cpu",
     )
-    vllm = generation_backend(config.engine.name, config.engine.strategy, device) == "vllm"
+    backend = backend or generation_backend(config.engine.name, config.engine.strategy, device, train.rollouts)
+    options = recipe.options(train, config.run.seed, backend != "hf")
+    if backend == "vllm_server":  # the recipe asks for colocated vLLM; the server is TRL's other mode
+        options.update(vllm_mode="server", vllm_server_base_url=train.vllm_server_url)
     # The dataset is already the seeded schedule (see `schedule`): the recipe's arguments keep its order.
-    return load(recipe.arguments)(**{**shared, **recipe.options(train, config.run.seed, vllm)})
+    return load(recipe.arguments)(**{**shared, **options})
 
 
 class _HookBridge(TrainerCallback):

@@ -12,6 +12,7 @@ from transformers import GenerationConfig, PreTrainedTokenizerBase
 
 from rc1 import distributed
 from rc1.data.task import TaskItem
+from rc1.errors import BadInput
 from rc1.registry.strategies import STRATEGIES
 from rc1.train.drift import DriftProbe
 from rc1.train.metrics import EvalResult, Sampling
@@ -19,14 +20,28 @@ from rc1.train.prompts import fit_prompt
 from rc1.train.runtime import capture_rng, restore_rng
 
 
-def generation_backend(engine: str, strategy: str, device: str) -> str:
-    """Who samples the training rollouts: vLLM (TRL's `use_vllm`, colocated) where the strategy's TRL recipe
-    samples through it (GRPO, RLOO) on the trl engine, vllm is installed and the device is CUDA; HF `generate`
-    otherwise."""
+def generation_backend(engine: str, strategy: str, device: str, choice: str = "auto") -> str:
+    """Who samples the training rollouts (`train.rollouts`): "vllm" (TRL's use_vllm, colocated), "vllm_server" (TRL's
+    server mode) or "hf" (transformers' generate). auto picks vllm where the strategy's TRL recipe samples through it
+    (GRPO, RLOO) on the trl engine, vllm is installed and the device is CUDA, hf otherwise; asking for vLLM where it
+    cannot run is exit 2, by name."""
     trl = STRATEGIES[strategy].trl if engine == "trl" else None
-    if trl is not None and trl.vllm and device == "cuda" and importlib.util.find_spec("vllm"):
+    possible = trl is not None and trl.vllm
+    runnable = device == "cuda" and importlib.util.find_spec("vllm") is not None
+    if choice == "transformers" or (choice == "auto" and not (possible and runnable)):
+        return "hf"
+    if choice == "auto":
         return "vllm"
-    return "hf"
+    if not possible:
+        samplers = ", ".join(name for name, spec in STRATEGIES.items() if spec.trl is not None and spec.trl.vllm)
+        raise BadInput(f"train.rollouts: {choice} samples through TRL's vLLM, which only the trl engine's {samplers} "
+                       f"trainers do (this run: {engine} × {strategy}); set train.rollouts: transformers")
+    if device != "cuda":
+        raise BadInput(f"train.rollouts: {choice} needs CUDA GPUs (this run trains on {device}); set "
+                       "train.rollouts: transformers")
+    if not runnable:
+        raise BadInput(f"train.rollouts: {choice} needs vllm, which is not installed: pip install -e '.[vllm]'")
+    return "vllm" if choice == "vllm" else "vllm_server"
 
 
 def eos_token_ids(model, tokenizer: PreTrainedTokenizerBase) -> list[int]:
@@ -37,9 +52,10 @@ def eos_token_ids(model, tokenizer: PreTrainedTokenizerBase) -> list[int]:
 
 def generate_replies(model, tokenizer: PreTrainedTokenizerBase, items: list[TaskItem], *, max_prompt_tokens: int,
                      generation: GenerationConfig, eos_ids: list[int], batch_size: int, device,
-                     drift: DriftProbe | None = None) -> tuple[list[str], list[int]]:
+                     drift: DriftProbe | None = None, synced: bool = False) -> tuple[list[str], list[int]]:
     """`generation.num_return_sequences` replies per item, item by item; returns (texts, token counts). `drift`
-    scores each batch's replies under the policy and the step-0 policy as they come."""
+    scores each batch's replies under the policy and the step-0 policy as they come. `synced`: the policy's parameters
+    are sharded (`distributed.sharded`), and every rank steps until every rank's replies have ended."""
     texts: list[str] = []
     counts: list[int] = []
     with torch.no_grad():
@@ -49,7 +65,7 @@ def generate_replies(model, tokenizer: PreTrainedTokenizerBase, items: list[Task
             encoded = tokenizer(text=prompts, return_tensors="pt", padding=True, padding_side="left",
                                 add_special_tokens=False)
             encoded = {k: v.to(device) for k, v in encoded.items()}
-            output = model.generate(**encoded, generation_config=generation)
+            output = model.generate(**encoded, generation_config=generation, synced_gpus=synced)
             width = encoded["input_ids"].size(1)
             if drift is not None:  # each item's first `replies_per_item` sampled replies (rows come item by item)
                 per_item = generation.num_return_sequences or 1
@@ -74,7 +90,9 @@ def evaluate_policy(model, tokenizer: PreTrainedTokenizerBase, items: list[TaskI
     per forward pass; the items are cut into fixed batches by position, and under a multi-process launch every rank
     generates the batches dealt to it (round-robin) and all gather the rest. Each batch's sampler is seeded by
     `sampling.seed` and the batch's own items, never by a rank or the order batches ran in, so the replies (and the
-    drift) are the same on any number of processes. Every RNG and the model's train/eval mode are left as found, so
+    drift) are the same on any number of processes. With sharded parameters (FSDP2, ZeRO-3) every rank runs as many
+    batches as the rank with the most, in lockstep, a rank short of one generating a batch again and discarding it
+    (a forward pass there is a collective of all ranks). Every RNG and the model's train/eval mode are left as found, so
     evaluating inside a run does not change its training."""
     started = time.perf_counter()
     was_training = model.training
@@ -89,15 +107,23 @@ def evaluate_policy(model, tokenizer: PreTrainedTokenizerBase, items: list[TaskI
         batch_size = max(1, batch_size // sampling.samples)
     batches = [items[start:start + batch_size] for start in range(0, len(items), batch_size)]
     mine: dict[int, tuple[list[str], list[int]]] = {}
+    share = list(distributed.my_share(len(batches)))
+    synced = distributed.sharded(model)
+    turns = -(-len(batches) // distributed.world_size()) if synced else len(share)
     failure = None
     try:
         model.eval()
-        for k in distributed.my_share(len(batches)):
+        for turn in range(turns):
+            k = share[turn] if turn < len(share) else None  # None: this rank's batch to keep in lockstep, discarded
+            batch = batches[0 if k is None else k]
             if sampling is not None:
-                torch.manual_seed(batch_seed(sampling.seed, batches[k]))
-            mine[k] = generate_replies(model, tokenizer, batches[k], max_prompt_tokens=max_prompt_tokens,
-                                       generation=generation, eos_ids=eos_ids, batch_size=len(batches[k]),
-                                       device=device, drift=drift)
+                torch.manual_seed(batch_seed(sampling.seed, batch))
+            replies = generate_replies(model, tokenizer, batch, max_prompt_tokens=max_prompt_tokens,
+                                       generation=generation, eos_ids=eos_ids, batch_size=len(batch), device=device,
+                                       drift=drift if k is not None or drift is None else drift.spare(),
+                                       synced=synced)
+            if k is not None:
+                mine[k] = replies
     except Exception as error:  # every rank learns of it at the gather below, and all raise it together
         failure = f"rank {distributed.rank()}: {type(error).__name__}: {error}"
         if distributed.world_size() <= 1:
