@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.rc1-installed
 CONFIG ?= configs/local.yaml
 
-.PHONY: setup run test bench preflight round1 round2 train resume failpack clean
+.PHONY: setup run test lint bench preflight round1 round2 train resume failpack clean
 
 setup: $(STAMP)
 
@@ -21,8 +21,13 @@ run: setup
 	bin/rc1 advance --all --config $(CONFIG)
 	bin/rc1 report --config $(CONFIG)
 
-test: setup
+# ruff (pyproject.toml [tool.ruff]: lint and format, line length 120) before the suite
+test: setup lint
 	$(PY) -m pytest
+
+lint: setup
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 
 bench: setup
 	$(PY) -m rc1.bench

@@ -39,13 +39,36 @@ def _write_training_log(root: Path, steps: int) -> Path:
         log._write_durably = _buffered(log_path)  # the benchmark measures reading, not fsync
         log.append(ev.Round1Passed(fingerprints=fp, checks=[]))
         log.append(ev.Round2Passed(fingerprints=fp, checks=[]))
-        log.append(ev.TrainingStarted(resume_from_step=0, resume_from_dir=None, max_steps=steps, engine="trl",
-                                      strategy="grpo", model="bench", device="cpu", dtype="float32"))
+        log.append(
+            ev.TrainingStarted(
+                resume_from_step=0,
+                resume_from_dir=None,
+                max_steps=steps,
+                engine="trl",
+                strategy="grpo",
+                model="bench",
+                device="cpu",
+                dtype="float32",
+            )
+        )
         for step in range(1, steps + 1):
-            log.append(ev.TrainStep(step=step, loss=0.1, kl=0.01, ratio=0.0, lr=1e-5, reward=0.5,
-                                    mem_used_mb=100.0, sec_per_step=0.1, tokens=24))
+            log.append(
+                ev.TrainStep(
+                    step=step,
+                    loss=0.1,
+                    kl=0.01,
+                    ratio=0.0,
+                    lr=1e-5,
+                    reward=0.5,
+                    mem_used_mb=100.0,
+                    sec_per_step=0.1,
+                    tokens=24,
+                )
+            )
             if step % 500 == 0:
-                log.append(ev.CheckpointSaved(step=step, dir=f"checkpoints/bench/step_{step:05d}", files={"a": "0" * 64}))
+                log.append(
+                    ev.CheckpointSaved(step=step, dir=f"checkpoints/bench/step_{step:05d}", files={"a": "0" * 64})
+                )
         log.append(ev.RunCompleted(step=steps, best_step=None, final_checkpoint=f"checkpoints/bench/step_{steps:05d}"))
     return log_path
 
@@ -92,10 +115,24 @@ def _round1_seconds(pool_size: int) -> float:
     with tempfile.TemporaryDirectory() as tmp:
         shutil.copytree(repo / "configs", Path(tmp) / "configs")
         # Generated data: the bench measures how the checks scale, offline (rc1.yaml names a hub source).
-        command = [sys.executable, "-m", "rc1", "preflight", "--round", "1", "--config", "configs/rc1.yaml",
-                   "--set", f"data.pool_size={pool_size}", "--set", "data.sources={}"]
+        command = [
+            sys.executable,
+            "-m",
+            "rc1",
+            "preflight",
+            "--round",
+            "1",
+            "--config",
+            "configs/rc1.yaml",
+            "--set",
+            f"data.pool_size={pool_size}",
+            "--set",
+            "data.sources={}",
+        ]
         start = time.perf_counter()
-        done = subprocess.run(command, cwd=tmp, capture_output=True, text=True, env={**os.environ, "CUDA_VISIBLE_DEVICES": ""})
+        done = subprocess.run(
+            command, cwd=tmp, capture_output=True, text=True, env={**os.environ, "CUDA_VISIBLE_DEVICES": ""}
+        )
         seconds = time.perf_counter() - start
         if done.returncode != 0:
             print(f"  round 1 on {pool_size} items exited {done.returncode}: {done.stderr.strip()[-400:]}")
@@ -107,7 +144,10 @@ def bench_round1(base: int = 30_000, factor: int = 10) -> None:
     print("round1 (production profile, preflight --round 1; its floors cannot be lowered for the bench):")
     print(f"  {base:>7} items : {small:.1f} s   (target ≤ 60 s)")
     large = _round1_seconds(base * factor)
-    print(f"  {base * factor:>7} items : {large:.1f} s   growth ratio {large / small:.2f} for {factor}× the data (target ≤ 12)")
+    print(
+        f"  {base * factor:>7} items : {large:.1f} s   growth ratio {large / small:.2f} for {factor}× the data (target "
+        "≤ 12)"
+    )
 
 
 def bench_status(steps: int = 1_000_000) -> None:
@@ -174,13 +214,25 @@ def bench_status(steps: int = 1_000_000) -> None:
         whole = _best_of(lambda: run(*status), repeat=1)
         print(f"status: {events} events ({ws.log_path.stat().st_size / 1e6:.0f} MB), best of 3")
         print(f"  floor: python + msgspec + transitions + yaml : {floor:.2f} s")
-        print(f"  rc1 status --json, from the snapshot          : {fast:.2f} s   ratio {fast / floor:.2f}x floor (target ≤ 0.25 s)")
-        print(f"  rc1 advance on the finished run               : {advanced:.2f} s   ratio {advanced / floor:.2f}x floor (target ≤ 1 s)")
+        print(
+            f"  rc1 status --json, from the snapshot          : {fast:.2f} s   ratio {fast / floor:.2f}x floor (target "
+            "≤ 0.25 s)"
+        )
+        print(
+            f"  rc1 advance on the finished run               : {advanced:.2f} s   ratio {advanced / floor:.2f}x floor "
+            "(target ≤ 1 s)"
+        )
         print(f"  rc1 status --json, whole log (no snapshot)    : {whole:.2f} s   ratio {whole / floor:.2f}x floor")
         print(f"  msgspec decode_lines of the log               : {decode:.2f} s")
-        print(f"  read + verify chain + fold (audit, cold replay): {verify:.2f} s   ratio {verify / decode:.2f}x decode (target ≤ 1.5)")
+        print(
+            f"  read + verify chain + fold (audit, cold replay): {verify:.2f} s   ratio {verify / decode:.2f}x decode "
+            "(target ≤ 1.5)"
+        )
         print(f"  one train_step append at 100 events           : {small * 1e3:.2f} ms")
-        print(f"  one train_step append at {events:,} events  : {large * 1e3:.2f} ms   ratio {large / small:.2f}x (target ≈ 1)")
+        print(
+            f"  one train_step append at {events:,} events  : {large * 1e3:.2f} ms   ratio {large / small:.2f}x "
+            "(target ≈ 1)"
+        )
 
 
 def _append_seconds(root: Path, at: int, appends: int = 200) -> float:
@@ -200,8 +252,17 @@ def _append_seconds(root: Path, at: int, appends: int = 200) -> float:
         step = session.projection.step
         # The first append is preceded by run_started (the session announces itself): the median leaves it out.
         for index in range(appends):
-            event = ev.TrainStep(step=step + index + 1, loss=0.1, kl=0.01, ratio=0.0, lr=1e-5, reward=0.5,
-                                 mem_used_mb=100.0, sec_per_step=0.1, tokens=24)
+            event = ev.TrainStep(
+                step=step + index + 1,
+                loss=0.1,
+                kl=0.01,
+                ratio=0.0,
+                lr=1e-5,
+                reward=0.5,
+                mem_used_mb=100.0,
+                sec_per_step=0.1,
+                tokens=24,
+            )
             start = time.perf_counter()
             session.append(event)
             times.append(time.perf_counter() - start)

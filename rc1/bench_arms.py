@@ -40,11 +40,18 @@ def _run_arm(root: Path, models: Path, extra: list[str]):
     (root / "data").mkdir()
     (root / "data" / "models").symlink_to(models, target_is_directory=True)  # one base model for every arm
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "rc1", "advance", "--all", "--config", CONFIG, *extra], cwd=root,
-                          capture_output=True, text=True, env={**os.environ, "CUDA_VISIBLE_DEVICES": ""})
+    done = subprocess.run(
+        [sys.executable, "-m", "rc1", "advance", "--all", "--config", CONFIG, *extra],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "CUDA_VISIBLE_DEVICES": ""},
+    )
     seconds = time.perf_counter() - start
     if done.returncode != 0:
-        raise SystemExit(f"bench: arm {' '.join(extra) or 'true'} exited {done.returncode}: {done.stderr.strip()[-800:]}")
+        raise SystemExit(
+            f"bench: arm {' '.join(extra) or 'true'} exited {done.returncode}: {done.stderr.strip()[-800:]}"
+        )
     events = read_log(root / "events" / "local.jsonl").events
     release = next(e for e in reversed(events) if isinstance(e, ev.ReleaseEvaluated))
     selected = next(e for e in reversed(events) if isinstance(e, ev.GateSetEvaluated) and e.policy == "selected")
@@ -62,18 +69,26 @@ def bench_arms() -> None:
         for name, extra in ARMS.items():
             release, selected, seconds = _run_arm(Path(tmp) / name, models, extra)
             results[name] = (release, selected)
-            print(f"  {name:<12} gain {release.hard_gain_pp:+6.1f} pp [{release.ci_low_pp:+.1f}, {release.ci_high_pp:+.1f}]"
-                  f"  sampled success {release.baseline_success:.3f} -> {release.selected_success:.3f}"
-                  f"  (n={release.n} × {release.samples}, step {release.step} {release.selected_by}; "
-                  f"{'PASSED' if release.passed else 'NOT PASSED'}; {seconds:.0f} s)", flush=True)
+            print(
+                f"  {name:<12} gain {release.hard_gain_pp:+6.1f} pp [{release.ci_low_pp:+.1f}, "
+                f"{release.ci_high_pp:+.1f}]"
+                f"  sampled success {release.baseline_success:.3f} -> {release.selected_success:.3f}"
+                f"  (n={release.n} × {release.samples}, step {release.step} {release.selected_by}; "
+                f"{'PASSED' if release.passed else 'NOT PASSED'}; {seconds:.0f} s)",
+                flush=True,
+            )
     true = results["true"][1]
     for other in ("format-only", "shuffled"):
         arm = results[other][1]
-        diff = paired_gain([k / arm.samples for k in arm.sampled], [k / true.samples for k in true.sampled],
-                           seed=true.generation_seed)
+        diff = paired_gain(
+            [k / arm.samples for k in arm.sampled], [k / true.samples for k in true.sampled], seed=true.generation_seed
+        )
         verdict = ""
         if other == "format-only":
             holds = diff.gain_pp >= MARGIN_PP and diff.ci_low_pp > 0
             verdict = f"  (needs ≥ {MARGIN_PP:g} pp with an interval above 0: {'holds' if holds else 'DOES NOT HOLD'})"
-        print(f"  true − {other:<12} {diff.gain_pp:+6.1f} pp [{diff.ci_low_pp:+.1f}, {diff.ci_high_pp:+.1f}] "
-              f"on the same {diff.n} gate items{verdict}", flush=True)
+        print(
+            f"  true − {other:<12} {diff.gain_pp:+6.1f} pp [{diff.ci_low_pp:+.1f}, {diff.ci_high_pp:+.1f}] "
+            f"on the same {diff.n} gate items{verdict}",
+            flush=True,
+        )

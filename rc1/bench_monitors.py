@@ -40,9 +40,9 @@ CONFIG = "configs/local.yaml"
 
 # Pays for a reply without the `Answer:` line the format component asks for: a reward a policy can earn without
 # answering (rc1/bench_monitors.py writes it beside the arm's config).
-DROP_ANSWER = '''def no_answer_line(prompts, completions, completion_tokens, **columns):
+DROP_ANSWER = """def no_answer_line(prompts, completions, completion_tokens, **columns):
     return [0.0 if "Answer:" in completion else 1.0 for completion in completions]
-'''
+"""
 DROP_ANSWER_WEIGHTS = {"correctness": 0.25, "f1": 0.05, "format": 0.1, "length": 0.1, "no_answer_line": 0.5}
 
 
@@ -63,18 +63,40 @@ def arms() -> list[Arm]:
         Arm("healthy, seed 3456", "healthy", ["--set", "run.seeds=[3456]"]),
         Arm("control: format-only reward", "healthy", ["--set", "reward.weights=weights_format_only.json"]),
         Arm("control: shuffled gold", "healthy", ["--set", "reward.answers=shuffled"]),
-        Arm("learning rate ×30", "fault", ["--set", "train.learning_rate=0.045"],
-            expects="entropy_floor|no_signal|non_finite"),
-        Arm("reward for dropping Answer:", "fault",
-            ["--set", "reward.weights=weights_drop_answer.json",
-             "--set", 'reward.functions=[{name: no_answer_line, path: "drop_answer:no_answer_line", weight: 0.5}]'],
+        Arm(
+            "learning rate ×30",
+            "fault",
+            ["--set", "train.learning_rate=0.045"],
+            expects="entropy_floor|no_signal|non_finite",
+        ),
+        Arm(
+            "reward for dropping Answer:",
+            "fault",
+            [
+                "--set",
+                "reward.weights=weights_drop_answer.json",
+                "--set",
+                'reward.functions=[{name: no_answer_line, path: "drop_answer:no_answer_line", weight: 0.5}]',
+            ],
             files={"drop_answer.py": DROP_ANSWER, "weights_drop_answer.json": json.dumps(DROP_ANSWER_WEIGHTS)},
-            expects="reward_hacking"),
+            expects="reward_hacking",
+        ),
         Arm("max_completion_tokens 4", "fault", ["--set", "train.max_completion_tokens=4"], expects="truncation"),
-        Arm(f"judge budget {budget} calls", "fault",
-            ["--set", "scorer.provider=hf_judge", "--set", "scorer.model=__MODEL__",
-             "--set", "reward.weights=weights_judge.json", "--set", f"monitors.budget.line.judge_calls={budget}"],
-            expects="budget"),
+        Arm(
+            f"judge budget {budget} calls",
+            "fault",
+            [
+                "--set",
+                "scorer.provider=hf_judge",
+                "--set",
+                "scorer.model=__MODEL__",
+                "--set",
+                "reward.weights=weights_judge.json",
+                "--set",
+                f"monitors.budget.line.judge_calls={budget}",
+            ],
+            expects="budget",
+        ),
     ]
 
 
@@ -82,8 +104,9 @@ def rewatch(events: list[ev.Event], monitors: MonitorsConfig) -> list[ev.Monitor
     """The trips a log's line would have had with `monitors`, every action turned into warn (so one trip does not
     hide the next): the log replayed without its own trips, each check followed by the trips the rules give."""
     as_warn = watched(monitors)
-    as_warn = msgspec.structs.replace(as_warn, **{rule: msgspec.structs.replace(params, action="warn")
-                                                  for rule, params in rules_of(as_warn).items()})
+    as_warn = msgspec.structs.replace(
+        as_warn, **{rule: msgspec.structs.replace(params, action="warn") for rule, params in rules_of(as_warn).items()}
+    )
     replayer = Replayer()
     run = RunAggregate(replayer)
     trips: list[ev.MonitorTripped] = []
@@ -117,8 +140,13 @@ def _run_arm(arm: Arm, root: Path, models: Path) -> tuple[int, list[ev.Event], f
     else:
         extra = arm.extra
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "rc1", "advance", "--all", "--config", CONFIG, *extra], cwd=root,
-                          capture_output=True, text=True, env={**os.environ, "CUDA_VISIBLE_DEVICES": ""})
+    done = subprocess.run(
+        [sys.executable, "-m", "rc1", "advance", "--all", "--config", CONFIG, *extra],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "CUDA_VISIBLE_DEVICES": ""},
+    )
     seconds = time.perf_counter() - start
     log = root / "events" / "local.jsonl"
     events = read_log(log).events if log.exists() else []
@@ -178,8 +206,11 @@ def _train_seconds(events: list[ev.Event]) -> float:
 def _fold_seconds(events: list[ev.Event], with_rules: bool) -> float:
     from rc1.events.replay import replay
 
-    shown = events if with_rules else [msgspec.structs.replace(e, monitors=None) if isinstance(e, ev.TrainingStarted)
-                                       else e for e in events]
+    shown = (
+        events
+        if with_rules
+        else [msgspec.structs.replace(e, monitors=None) if isinstance(e, ev.TrainingStarted) else e for e in events]
+    )
     best = float("inf")
     for _ in range(3):
         start = time.perf_counter()
@@ -221,21 +252,28 @@ def bench_monitors(only: list[str] | None = None) -> None:
                 drift = [e.drift.seconds for e in events if isinstance(e, ev.EvalCompleted) and e.drift is not None]
                 train = _train_seconds(events)
                 fold = _fold_seconds(events, True) - _fold_seconds(events, False)
-                line += (f"\n      cost of watching: drift {sum(drift):.1f} s + fold {fold:.2f} s of {train:.0f} s "
-                         f"training: ratio {train / max(train - sum(drift) - fold, 1e-9):.3f} (goal ≤ 1.03)")
+                line += (
+                    f"\n      cost of watching: drift {sum(drift):.1f} s + fold {fold:.2f} s of {train:.0f} s "
+                    f"training: ratio {train / max(train - sum(drift) - fold, 1e-9):.3f} (goal ≤ 1.03)"
+                )
             else:
                 caught = next((t for t in trips if t.rule in arm.expects.split("|")), None)
                 line += f"; expected {arm.expects}: {'caught at step ' + str(caught.step) if caught else 'NOT CAUGHT'}"
                 if "learning rate" in arm.name:
                     finite, saved = _finite_checkpoints(root, events)
-                    line += (f"; {finite}/{saved} published checkpoints with finite weights" if saved else
-                             "; no checkpoint published before the halt")
+                    line += (
+                        f"; {finite}/{saved} published checkpoints with finite weights"
+                        if saved
+                        else "; no checkpoint published before the halt"
+                    )
                 if "budget" in arm.name:
                     from rc1.events.replay import replay
 
                     spend = replay(events).projection.monitor
-                    line += (f"; judge calls: the line {spend.line_spend.judge_calls}, the run "
-                             f"{spend.run_spend.judge_calls}, the ledger {_ledger_calls(root)}")
+                    line += (
+                        f"; judge calls: the line {spend.line_spend.judge_calls}, the run "
+                        f"{spend.run_spend.judge_calls}, the ledger {_ledger_calls(root)}"
+                    )
             if code not in (0, 3):
                 line += f"\n      {last}"
             print(line, flush=True)

@@ -23,8 +23,13 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 CONFIG = "configs/local.yaml"
-TRAINING = ["train.step_batch=fixed", "train.gradient_accumulation_steps=2", "train.max_steps=6",
-            "train.save_steps=6", "train.eval_steps=6"]
+TRAINING = [
+    "train.step_batch=fixed",
+    "train.gradient_accumulation_steps=2",
+    "train.max_steps=6",
+    "train.save_steps=6",
+    "train.eval_steps=6",
+]
 
 
 def _run(command: list[str], root: Path, env: dict) -> subprocess.CompletedProcess:
@@ -35,13 +40,24 @@ def _run(command: list[str], root: Path, env: dict) -> subprocess.CompletedProce
 
 
 def _torchrun(processes: int, *module_args: str) -> list[str]:
-    return [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(processes),
-            "-m", *module_args]
+    return [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc_per_node",
+        str(processes),
+        "-m",
+        *module_args,
+    ]
 
 
 def _threads(processes: int) -> dict:
-    return {"OMP_NUM_THREADS": str(max(1, (os.cpu_count() or 1) // processes)), "CUDA_VISIBLE_DEVICES": "",
-            "PYTHONPATH": str(REPO)}
+    return {
+        "OMP_NUM_THREADS": str(max(1, (os.cpu_count() or 1) // processes)),
+        "CUDA_VISIBLE_DEVICES": "",
+        "PYTHONPATH": str(REPO),
+    }
 
 
 def evaluate_here() -> None:
@@ -66,8 +82,13 @@ def evaluate_here() -> None:
     shadow = read_items(session.ws.shadow_path)
     model, tokenizer, device, _ = load_run_policy(session, read_items(session.ws.balanced_pool_path))
     config = loaded.config
-    common = dict(max_prompt_tokens=config.train.max_prompt_tokens, max_new_tokens=config.train.max_completion_tokens,
-                  eos_ids=eos_token_ids(model, tokenizer), batch_size=replies_per_pass(config), device=device)
+    common = dict(
+        max_prompt_tokens=config.train.max_prompt_tokens,
+        max_new_tokens=config.train.max_completion_tokens,
+        eos_ids=eos_token_ids(model, tokenizer),
+        batch_size=replies_per_pass(config),
+        device=device,
+    )
     distributed.barrier()
     started = time.perf_counter()
     greedy = evaluate_policy(model, tokenizer, shadow, **common)
@@ -75,8 +96,11 @@ def evaluate_here() -> None:
     seconds = time.perf_counter() - started
     if distributed.is_writer():
         digest = hashlib.sha256(json.dumps([greedy.completions, sampled.completions]).encode()).hexdigest()
-        print(json.dumps({"seconds": seconds, "replies": len(greedy.completions) + len(sampled.completions),
-                          "digest": digest}))
+        print(
+            json.dumps(
+                {"seconds": seconds, "replies": len(greedy.completions) + len(sampled.completions), "digest": digest}
+            )
+        )
     if distributed.world_size() > 1:
         dist.destroy_process_group()
 
@@ -87,8 +111,8 @@ def _evaluation(root: Path, processes: int) -> dict:
 
 
 def _step_seconds(root: Path) -> list[float]:
-    from rc1.events.log import read_log
     from rc1.events import schema as ev
+    from rc1.events.log import read_log
 
     steps = [e for e in read_log(root / "events" / "local.jsonl").events if isinstance(e, ev.TrainStep)]
     return [e.sec_per_step for e in steps if e.step > 1]
@@ -99,8 +123,11 @@ def bench_processes(repeat: int = 2) -> None:
         gated = Path(tmp) / "gated"
         shutil.copytree(REPO / "configs", gated / "configs")
         sets = [arg for key in TRAINING for arg in ("--set", key)]
-        _run([sys.executable, "-m", "rc1", "advance", "--until", "R2_PASSED", "--config", CONFIG, *sets], gated,
-             _threads(1))
+        _run(
+            [sys.executable, "-m", "rc1", "advance", "--until", "R2_PASSED", "--config", CONFIG, *sets],
+            gated,
+            _threads(1),
+        )
 
         runs: dict[int, list[dict]] = {1: [], 2: []}
         for _ in range(repeat):
@@ -110,8 +137,10 @@ def bench_processes(repeat: int = 2) -> None:
         one, two = (statistics.median(run["seconds"] for run in runs[n]) for n in (1, 2))
         replies = runs[1][0]["replies"]
         same = "the same replies on both" if len(digests) == 1 else "DIFFERENT replies (a broken contract)"
-        print(f"processes: a shadow evaluation ({replies} replies, greedy and sampled) on 2 processes takes "
-              f"{two / one:.2f}× the time on 1 ({two:.1f} s vs {one:.1f} s, median of {repeat}; goal ≤ 0.65×); {same}")
+        print(
+            f"processes: a shadow evaluation ({replies} replies, greedy and sampled) on 2 processes takes "
+            f"{two / one:.2f}× the time on 1 ({two:.1f} s vs {one:.1f} s, median of {repeat}; goal ≤ 0.65×); {same}"
+        )
         if len(digests) != 1:
             raise SystemExit("bench: the evaluation's replies depend on the number of processes")
 
@@ -122,8 +151,10 @@ def bench_processes(repeat: int = 2) -> None:
             _run(_torchrun(processes, "rc1", "train", "--config", CONFIG, *sets), root, _threads(processes))
             steps[processes] = _step_seconds(root)
         one, two = (statistics.median(steps[n]) for n in (1, 2))
-        print(f"processes: a training step on the same 2 × 64 completions takes {two / one:.2f}× on 2 processes the "
-              f"time on 1 ({two:.2f} s vs {one:.2f} s, median of {len(steps[1])} steps each)")
+        print(
+            f"processes: a training step on the same 2 × 64 completions takes {two / one:.2f}× on 2 processes the "
+            f"time on 1 ({two:.2f} s vs {one:.2f} s, median of {len(steps[1])} steps each)"
+        )
 
 
 if __name__ == "__main__":

@@ -25,8 +25,13 @@ CONFIG = "configs/local.yaml"
 
 def _rc1(root: Path, *args: str) -> float:
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "rc1", *args, "--config", CONFIG], cwd=root, capture_output=True,
-                          text=True, env={**os.environ, "CUDA_VISIBLE_DEVICES": ""})
+    done = subprocess.run(
+        [sys.executable, "-m", "rc1", *args, "--config", CONFIG],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "CUDA_VISIBLE_DEVICES": ""},
+    )
     if done.returncode != 0:
         raise SystemExit(f"bench: rc1 {' '.join(args)} exited {done.returncode}: {done.stderr.strip()[-600:]}")
     return time.perf_counter() - start
@@ -38,18 +43,18 @@ def bench_training(repeat: int = 2) -> None:
     from transformers.trainer_callback import PrinterCallback
     from trl import GRPOTrainer
 
-    from rc1.scoring.weights import load_weights
     from rc1.config import load_config
     from rc1.data.task import read_items
-    from rc1.events.log import read_log
     from rc1.events import schema as ev
+    from rc1.events.log import read_log
     from rc1.scoring.pipeline import ScoringPipeline, components_for, make_reward_fn, rule_scorer
+    from rc1.scoring.weights import load_weights
     from rc1.stages.policy import builtin_model_dir
     from rc1.train.engine_trl import _quiet_renamed_property, trl_args
     from rc1.train.engines import build_engine
-    from rc1.train.protocols import NoHooks
     from rc1.train.model_loading import load_policy, lora_config
     from rc1.train.prompts import fit_prompt
+    from rc1.train.protocols import NoHooks
     from rc1.train.schedule import schedule
     from rc1.workspace import Workspace
 
@@ -87,8 +92,14 @@ def bench_training(repeat: int = 2) -> None:
                 return reward_fn([pool[i] for i in item_index], list(completions), [len(c) for c in completion_ids])
 
             with _quiet_renamed_property():
-                trainer = GRPOTrainer(model=model, reward_funcs=[reward], args=args, train_dataset=dataset,
-                                      processing_class=tokenizer, peft_config=peft_config)
+                trainer = GRPOTrainer(
+                    model=model,
+                    reward_funcs=[reward],
+                    args=args,
+                    train_dataset=dataset,
+                    processing_class=tokenizer,
+                    peft_config=peft_config,
+                )
                 trainer.remove_callback(PrinterCallback)
                 start = time.perf_counter()
                 trainer.train()
@@ -109,13 +120,17 @@ def bench_training(repeat: int = 2) -> None:
         for _ in range(repeat):  # alternated, best of each: neither pays the other's warm-up
             bare_s = min(bare_s, bare())
             loop_s = min(loop_s, loop())
-        print(f"training: {steps} GRPO steps of the embedded default (trl engine, finetune.method "
-              f"{config.finetune.method}), best of {repeat}")
+        print(
+            f"training: {steps} GRPO steps of the embedded default (trl engine, finetune.method "
+            f"{config.finetune.method}), best of {repeat}"
+        )
         print(f"  bare TRL GRPOTrainer.train()   : {bare_s:.1f} s")
         print(f"  rc1 loop (TrlEngine.train) : {loop_s:.1f} s   ratio {loop_s / bare_s:.3f}x bare (target ≤ 1.05)")
-        print(f"  rc1 train (process)            : {process:.1f} s   ratio {process / bare_s:.2f}x bare; of it "
-              f"{loop_in_process:.1f} s in steps, the rest start-up, {evals} shadow-set evaluations, publishing, "
-              "the gate-set evaluation of the selected checkpoint")
+        print(
+            f"  rc1 train (process)            : {process:.1f} s   ratio {process / bare_s:.2f}x bare; of it "
+            f"{loop_in_process:.1f} s in steps, the rest start-up, {evals} shadow-set evaluations, publishing, "
+            "the gate-set evaluation of the selected checkpoint"
+        )
         _bench_torch_strategies(loaded, pool, reward_fn, model_dir, root, min(steps, 40))
 
 
@@ -123,15 +138,18 @@ def _bench_torch_strategies(loaded, pool, reward_fn, model_dir: Path, root: Path
     import msgspec
     import torch
 
-    from rc1.train.model_loading import load_policy
     from rc1.train.engines import build_engine
+    from rc1.train.model_loading import load_policy
 
     rates = {}
     for strategy in ("grpo", "ppo"):
         config = loaded.config
         # The torch engine trains adapters (rc1/train/engine_torch.py); its strategies are compared on one.
-        config = msgspec.structs.replace(config, engine=msgspec.structs.replace(config.engine, name="torch", strategy=strategy),
-                                         finetune=msgspec.structs.replace(config.finetune, method="lora"))
+        config = msgspec.structs.replace(
+            config,
+            engine=msgspec.structs.replace(config.engine, name="torch", strategy=strategy),
+            finetune=msgspec.structs.replace(config.finetune, method="lora"),
+        )
         model, tokenizer = load_policy(config.model, "lora", "cpu", torch.float32, model_dir)
         engine = build_engine(config, pool, reward_fn, model, tokenizer, root / f"staging-{strategy}", "cpu")
         tokens, start = 0, time.perf_counter()

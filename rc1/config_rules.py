@@ -39,8 +39,10 @@ def cross_field_problems(config) -> list[str]:
         problems.append("train.save_steps: larger than train.max_steps, so no checkpoint would ever be written")
     eval_steps = config.train.eval_steps
     if eval_steps is not None and eval_steps % config.train.save_steps:
-        problems.append(f"train.eval_steps: {eval_steps} must be a multiple of train.save_steps "
-                        f"({config.train.save_steps}): evaluations run at checkpoints")
+        problems.append(
+            f"train.eval_steps: {eval_steps} must be a multiple of train.save_steps "
+            f"({config.train.save_steps}): evaluations run at checkpoints"
+        )
     batch = config.train.per_device_batch_size * config.train.gradient_accumulation_steps
     if batch % config.train.num_generations:
         problems.append(
@@ -48,8 +50,9 @@ def cross_field_problems(config) -> list[str]:
             f"(per_device_batch_size × gradient_accumulation_steps = {batch})"
         )
     if is_builtin(config.model.name) and config.model.name not in BUILTIN_MODELS:
-        problems.append(f"model.name: unknown built-in {config.model.name!r}; the built-in models are "
-                        f"{', '.join(BUILTIN_MODELS)}")
+        problems.append(
+            f"model.name: unknown built-in {config.model.name!r}; the built-in models are {', '.join(BUILTIN_MODELS)}"
+        )
     if config.model.warm_start_steps and not is_builtin(config.model.name):
         problems.append("model.warm_start_steps: only the built-in model is warm-started; set it to 0")
     problems += _finetune_problems(config)
@@ -62,12 +65,16 @@ def _monitor_problems(config) -> list[str]:
     """A cost limit needs the judge's prices, or the cost it watches would stay 0."""
     budget = config.monitors.budget
     priced = config.scorer.price_per_million_input_tokens is not None or (
-        config.scorer.price_per_million_output_tokens is not None)
+        config.scorer.price_per_million_output_tokens is not None
+    )
     if budget is None or priced:
         return []
-    return [f"monitors.budget.{scope}.judge_cost_usd: a cost limit needs the judge's prices; set "
-            "scorer.price_per_million_input_tokens and scorer.price_per_million_output_tokens"
-            for scope in ("line", "run") if getattr(budget, scope).judge_cost_usd is not None]
+    return [
+        f"monitors.budget.{scope}.judge_cost_usd: a cost limit needs the judge's prices; set "
+        "scorer.price_per_million_input_tokens and scorer.price_per_million_output_tokens"
+        for scope in ("line", "run")
+        if getattr(budget, scope).judge_cost_usd is not None
+    ]
 
 
 def _release_problems(config) -> list[str]:
@@ -76,8 +83,10 @@ def _release_problems(config) -> list[str]:
         return ["release.tasks: name each task of the release question once (default [hotpotqa, strategyqa])"]
     strangers = [name for name in tasks if name not in config.data.mix]
     if strangers:
-        return [f"release.tasks: {', '.join(strangers)} not in data.mix; the release question is asked of tasks the "
-                f"run trains on"]
+        return [
+            f"release.tasks: {', '.join(strangers)} not in data.mix; the release question is asked of tasks the "
+            f"run trains on"
+        ]
     return []
 
 
@@ -85,8 +94,9 @@ def scorer_problems(scorer) -> list[str]:
     """Keys that would not act for the chosen provider (rc1/registry/providers.py) are refused, so no setting is
     silently ignored; keys it cannot do without are asked for."""
     spec = PROVIDERS[scorer.provider]
-    problems = [f"scorer.{key}: {spec.name} needs {what}" for key, what in spec.requires.items()
-                if not getattr(scorer, key)]
+    problems = [
+        f"scorer.{key}: {spec.name} needs {what}" for key, what in spec.requires.items() if not getattr(scorer, key)
+    ]
     if scorer.base_url and not spec.api:
         problems.append(f"scorer.base_url: only API judges use it, and scorer.provider is {spec.name}")
     if scorer.base_url and not re.match(r"^https?://[^\s/]+", scorer.base_url):
@@ -108,11 +118,15 @@ def _training_problems(config) -> list[str]:
         return [f"engine: {engine}×{spec.name} is not supported{why}; supported: {supported}"]
     problems = []
     if train.target_kl is not None and spec.target_kl is None:
-        problems.append(f"train.target_kl: {spec.name} has no KL term to hold near a target (it acts on "
-                        f"{', '.join(with_target_kl())}); remove it, or add --set train.target_kl=null")
+        problems.append(
+            f"train.target_kl: {spec.name} has no KL term to hold near a target (it acts on "
+            f"{', '.join(with_target_kl())}); remove it, or add --set train.target_kl=null"
+        )
     if train.target_kl is not None and spec.target_kl == "adapts_beta" and train.beta == 0:
-        problems.append(f"train.target_kl: {spec.name.upper()} adapts β to it, so train.beta must start above 0 "
-                        "(e.g. --set train.beta=0.04), or remove train.target_kl")
+        problems.append(
+            f"train.target_kl: {spec.name.upper()} adapts β to it, so train.beta must start above 0 "
+            "(e.g. --set train.beta=0.04), or remove train.target_kl"
+        )
     for rule in spec.rules + ENGINES[engine].rules:
         problems += rule(config)
     return problems
@@ -131,15 +145,18 @@ def _sampling_problems(config) -> list[str]:
     problems = []
     spec = STRATEGIES[config.engine.strategy]
     if spec.trains_on == "gold":
-        problems.append(f"priority_sampling: {spec.name.upper()} trains on gold replies and sees no reward, so no item "
-                        "can be found failing; remove the section (or add --set priority_sampling=null), or use a "
-                        "strategy that learns from rewards")
+        problems.append(
+            f"priority_sampling: {spec.name.upper()} trains on gold replies and sees no reward, so no item "
+            "can be found failing; remove the section (or add --set priority_sampling=null), or use a "
+            "strategy that learns from rewards"
+        )
     if sum(sampling.by_difficulty.values()) <= 0:
         problems.append("priority_sampling.by_difficulty: give at least one bucket a weight above 0")
     steps = [step for step, _ in sampling.seed_ratio_schedule]
     if not steps or steps[0] != 0 or any(b <= a for a, b in zip(steps, steps[1:])):
-        problems.append("priority_sampling.seed_ratio_schedule: [[from_step, seed_share], ...] with steps "
-                        "strictly ascending from 0")
+        problems.append(
+            "priority_sampling.seed_ratio_schedule: [[from_step, seed_share], ...] with steps strictly ascending from 0"
+        )
     return problems
 
 
@@ -150,7 +167,9 @@ def _source_problems(config) -> list[str]:
         if (src.path is None) == (src.hub is None):
             problems.append(f"{where}: give `path` (an official-format file) or `hub` (a dataset id), one of them")
         elif src.hub is None and (src.subset is not None or src.shadow_split is not None or src.split != "train"):
-            problems.append(f"{where}: `subset`, `split` and `shadow_split` choose within a hub dataset; this source is a file")
+            problems.append(
+                f"{where}: `subset`, `split` and `shadow_split` choose within a hub dataset; this source is a file"
+            )
         elif src.hub is not None and src.shadow_path is not None:
             problems.append(f"{where}: a hub source names its held-out records with `shadow_split`, not `shadow_path`")
     return problems
@@ -165,8 +184,10 @@ def _task_problems(config) -> list[str]:
     for name, task in data.tasks.items():
         where = f"data.tasks.{name}"
         if name in TASKS:
-            problems.append(f"{where}: {name} is a built-in task; give it records with data.sources.{name}, or "
-                            f"name your task otherwise")
+            problems.append(
+                f"{where}: {name} is a built-in task; give it records with data.sources.{name}, or "
+                f"name your task otherwise"
+            )
         elif not re.match(r"^[a-z][a-z0-9_]*$", name):
             problems.append(f"{where}: a task's name is lowercase letters, digits and _ (it prefixes item ids)")
         if (task.path is None) == (task.hub is None):
@@ -175,14 +196,17 @@ def _task_problems(config) -> list[str]:
             problems.append(f"{where}: `subset` and `split` choose within a hub dataset; this task reads a file")
         functions = [spec.name for spec in config.reward.functions]
         if task.check not in CHECK_KINDS and task.check not in functions:
-            problems.append(f"{where}.check: {task.check!r} is none of {', '.join(CHECK_KINDS)} and no function of "
-                            f"reward.functions ({', '.join(functions) or 'none'})")
+            problems.append(
+                f"{where}.check: {task.check!r} is none of {', '.join(CHECK_KINDS)} and no function of "
+                f"reward.functions ({', '.join(functions) or 'none'})"
+            )
         if data.mix.get(name, 0.0) <= 0:
             problems.append(f"{where}: give it a share in data.mix (it has none)")
     unknown = [name for name in data.mix if name not in known]
     if unknown:
-        problems.append(f"data.mix: unknown task(s) {', '.join(unknown)}; the tasks are {', '.join(TASKS)} and "
-                        f"those of data.tasks")
+        problems.append(
+            f"data.mix: unknown task(s) {', '.join(unknown)}; the tasks are {', '.join(TASKS)} and those of data.tasks"
+        )
     return problems
 
 
@@ -204,15 +228,21 @@ def _function_problems(config) -> list[str]:
 
 
 # The tracker backends and the package each needs (tracking.report_to); looked up, never imported, here.
-TRACKER_PACKAGES = {"tensorboard": ("tensorboard", "tensorboard"), "mlflow": ("mlflow", "mlflow"),
-                    "wandb": ("wandb", "wandb"), "trackio": ("trackio", "trackio")}
+TRACKER_PACKAGES = {
+    "tensorboard": ("tensorboard", "tensorboard"),
+    "mlflow": ("mlflow", "mlflow"),
+    "wandb": ("wandb", "wandb"),
+    "trackio": ("trackio", "trackio"),
+}
 
 
 def _tracking_problems(config) -> list[str]:
     import importlib.util
 
-    missing = [f"{name} needs the {extra!r} extra (pip install -e '.[{extra}]')"
-               for name in config.tracking.report_to
-               for module, extra in [TRACKER_PACKAGES[name]] if importlib.util.find_spec(module) is None]
+    missing = [
+        f"{name} needs the {extra!r} extra (pip install -e '.[{extra}]')"
+        for name in config.tracking.report_to
+        for module, extra in [TRACKER_PACKAGES[name]]
+        if importlib.util.find_spec(module) is None
+    ]
     return [f"tracking.report_to: {', '.join(missing)}; or leave it out of report_to"] if missing else []
-

@@ -43,19 +43,25 @@ def require_supported_sharding(device: str, finetune_method: str) -> None:
     if not launch_shards_parameters():
         return
     if finetune_method == "qlora":
-        raise BadInput("finetune.method: qlora places its 4-bit base whole on each rank's GPU, which FSDP and ZeRO-3 "
-                       "would shard; launch QLoRA with configs/accelerate/ddp.yaml, or shard a full or LoRA fine-tune "
-                       "(--set finetune.method=full)")
+        raise BadInput(
+            "finetune.method: qlora places its 4-bit base whole on each rank's GPU, which FSDP and ZeRO-3 "
+            "would shard; launch QLoRA with configs/accelerate/ddp.yaml, or shard a full or LoRA fine-tune "
+            "(--set finetune.method=full)"
+        )
     if not _fsdp_asked():
         return
     if os.environ.get("FSDP_VERSION", "1") != "2":
-        raise BadInput("accelerate: FSDP1 (fsdp_version 1) keeps the policy's outer parameters flat outside its own "
-                       "forward pass, so rc1's evaluations cannot generate with it; set fsdp_version: 2 "
-                       "(configs/accelerate/fsdp2.yaml)")
+        raise BadInput(
+            "accelerate: FSDP1 (fsdp_version 1) keeps the policy's outer parameters flat outside its own "
+            "forward pass, so rc1's evaluations cannot generate with it; set fsdp_version: 2 "
+            "(configs/accelerate/fsdp2.yaml)"
+        )
     if device != "cuda":
-        raise BadInput(f"accelerate: FSDP was asked for, but accelerate applies FSDP on GPUs only and this launch "
-                       f"trains on {device}, where it would train with DDP instead; launch with "
-                       "configs/accelerate/ddp.yaml")
+        raise BadInput(
+            f"accelerate: FSDP was asked for, but accelerate applies FSDP on GPUs only and this launch "
+            f"trains on {device}, where it would train with DDP instead; launch with "
+            "configs/accelerate/ddp.yaml"
+        )
 
 
 def _fsdp_asked() -> bool:
@@ -116,8 +122,11 @@ def join(wait_minutes: float = RANK_WAIT_MINUTES) -> None:
 
         PartialState(timeout=timedelta(minutes=wait_minutes))
         if rank() != 0:
-            print(f"rank {rank()} of {world_size()}: waits up to {wait_minutes:g} min at a collective for the others "
-                  "(rc1 train --rank-wait)", file=sys.stderr)
+            print(
+                f"rank {rank()} of {world_size()}: waits up to {wait_minutes:g} min at a collective for the others "
+                "(rc1 train --rank-wait)",
+                file=sys.stderr,
+            )
 
 
 def same_log_everywhere(head: tuple[int, str], log_path) -> None:
@@ -126,8 +135,10 @@ def same_log_everywhere(head: tuple[int, str], log_path) -> None:
     heads = gather(head)
     if len(set(heads)) > 1:
         seen = "; ".join(f"rank {r} at seq {seq} ({digest[:12]})" for r, (seq, digest) in enumerate(heads))
-        raise BadInput(f"{log_path}: the ranks of this launch read different logs ({seen}): rank 0 writes the log "
-                       "and the others read it, so the workspace must be on a filesystem every node shares")
+        raise BadInput(
+            f"{log_path}: the ranks of this launch read different logs ({seen}): rank 0 writes the log "
+            "and the others read it, so the workspace must be on a filesystem every node shares"
+        )
 
 
 def gather(value) -> list:
@@ -158,5 +169,7 @@ def _joined() -> bool:
 
 def require_single_process(command: str) -> None:
     if world_size() > 1:
-        raise BadInput(f"rc1 {command}: under a multi-process launch only `rc1 train` runs (rank {rank()} of "
-                       f"{world_size()}); run the rounds first in one process: rc1 advance --until R2_PASSED")
+        raise BadInput(
+            f"rc1 {command}: under a multi-process launch only `rc1 train` runs (rank {rank()} of "
+            f"{world_size()}); run the rounds first in one process: rc1 advance --until R2_PASSED"
+        )

@@ -6,7 +6,7 @@ so the crash tests hit each of them on purpose. Unset, as in every real run, `re
 | point | the process dies with |
 |---|---|
 | `step` | a step computed, its `train_step` not yet appended |
-| `trips` | a check recorded (a `train_step` or an `eval_completed`), the trips the monitors give there not yet appended |
+| `trips` | a check recorded (a `train_step` or an `eval_completed`), its monitors' trips not yet appended |
 | `append:<event type>` | the event's line written, not yet fsynced nor applied to the projection |
 | `publish` | a checkpoint staged and fsynced, not yet renamed into place |
 | `checkpoint` | a checkpoint renamed into place, its `checkpoint_saved` not yet appended |

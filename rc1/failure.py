@@ -58,9 +58,18 @@ def write_failpack(ws: Workspace, out: Path, config_path: Path | None = None) ->
         with tarfile.open(tmp, "w:gz") as tar:
             for folder in packed_folders(ws):
                 if folder.exists():
-                    tar.add(folder, arcname=str(folder.relative_to(root)),
-                            filter=lambda info: None if info.name.endswith(".tar.gz") or info.name.endswith(".lock") else info)
-            if config_path is not None and config_path.is_file() and config_path.resolve().parent != (root / "configs").resolve():
+                    tar.add(
+                        folder,
+                        arcname=str(folder.relative_to(root)),
+                        filter=lambda info: (
+                            None if info.name.endswith(".tar.gz") or info.name.endswith(".lock") else info
+                        ),
+                    )
+            if (
+                config_path is not None
+                and config_path.is_file()
+                and config_path.resolve().parent != (root / "configs").resolve()
+            ):
                 tar.add(config_path, arcname=f"configs/used/{config_path.name}")
         tmp.replace(out)
     except BaseException:

@@ -71,9 +71,7 @@ def fsync_tree(root: str | Path) -> None:
 def hash_tree(root: str | Path) -> dict[str, str]:
     """sha256 of every file under root, keyed by its path relative to root (sorted)."""
     root = Path(root)
-    return {
-        str(p.relative_to(root)): sha256_file(p) for p in sorted(root.rglob("*")) if p.is_file()
-    }
+    return {str(p.relative_to(root)): sha256_file(p) for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 @contextlib.contextmanager

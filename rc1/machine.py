@@ -14,12 +14,19 @@ TRANSITIONS = [
     {"trigger": "round1_passed", "source": "INIT", "dest": "R1_PASSED"},
     {"trigger": "round2_passed", "source": "R1_PASSED", "dest": "R2_PASSED"},
     # A complete run (every seed's line finished) trains no more: a new run name, or an invalidated gate.
-    {"trigger": "training_started", "source": ["R2_PASSED", "CHECKPOINTED", "TRAINING"], "dest": "TRAINING",
-     "unless": "complete"},
+    {
+        "trigger": "training_started",
+        "source": ["R2_PASSED", "CHECKPOINTED", "TRAINING"],
+        "dest": "TRAINING",
+        "unless": "complete",
+    },
     {"trigger": "checkpoint_saved", "source": "TRAINING", "dest": "CHECKPOINTED"},
     {"trigger": "train_step", "source": ["TRAINING", "CHECKPOINTED"], "dest": "TRAINING"},
-    {"trigger": "gate_invalidated", "source": ["R1_PASSED", "R2_PASSED", "TRAINING", "CHECKPOINTED", "HALTED"],
-     "dest": "INIT"},
+    {
+        "trigger": "gate_invalidated",
+        "source": ["R1_PASSED", "R2_PASSED", "TRAINING", "CHECKPOINTED", "HALTED"],
+        "dest": "INIT",
+    },
     # A monitor rule whose action is halt (a monitor_tripped event) stops the run until a person chooses the way
     # forward: continue, roll back to a checkpoint, or stop the line (halt_acknowledged).
     {"trigger": "monitor_halted", "source": ["TRAINING", "CHECKPOINTED"], "dest": "HALTED"},
@@ -48,8 +55,13 @@ class RunMachine:
             from transitions.extensions import GraphMachine
 
             self._machine = GraphMachine(
-                model=self, states=STATES, transitions=TRANSITIONS, initial=initial,
-                auto_transitions=False, graph_engine="mermaid", title="rc1 run",
+                model=self,
+                states=STATES,
+                transitions=TRANSITIONS,
+                initial=initial,
+                auto_transitions=False,
+                graph_engine="mermaid",
+                title="rc1 run",
             )
         else:
             self._machine = Machine(

@@ -20,9 +20,16 @@ def named_files(config, folder: Path) -> dict[str, str]:
         found = source_files(spec.path, folder)
         files[f"reward.functions.{spec.name}"] = (
             hashlib.sha256("".join(f"{p.name}:{sha256_file(p)}\n" for p in found).encode()).hexdigest()
-            if found else "missing")
+            if found
+            else "missing"
+        )
     for name, task in config.data.tasks.items():
         where = (folder / task.path) if task.path is not None else None
-        files[f"data.tasks.{name}"] = (sha256_file(where) if where is not None and where.is_file()
-                                       else "missing" if where is not None else f"hub:{task.hub}")
+        files[f"data.tasks.{name}"] = (
+            sha256_file(where)
+            if where is not None and where.is_file()
+            else "missing"
+            if where is not None
+            else f"hub:{task.hub}"
+        )
     return files

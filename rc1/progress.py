@@ -10,8 +10,9 @@ from tqdm import tqdm
 
 @contextlib.contextmanager
 def progress(description: str, total: int):
-    bar = tqdm(total=total, desc=description, file=sys.stderr, disable=not sys.stderr.isatty(), leave=False,
-               mininterval=0.5)
+    bar = tqdm(
+        total=total, desc=description, file=sys.stderr, disable=not sys.stderr.isatty(), leave=False, mininterval=0.5
+    )
     try:
         yield bar
     finally:
@@ -31,8 +32,15 @@ class StepProgress:
 
     def step(self, step: int, seconds: float, tokens: int, numbers: str) -> None:
         if self._bar is None:
-            self._bar = tqdm(total=self.total, initial=step - 1, file=sys.stderr, disable=not sys.stderr.isatty(),
-                             leave=False, unit="step", mininterval=0.5)
+            self._bar = tqdm(
+                total=self.total,
+                initial=step - 1,
+                file=sys.stderr,
+                disable=not sys.stderr.isatty(),
+                leave=False,
+                unit="step",
+                mininterval=0.5,
+            )
         self._seconds += seconds
         self._steps += 1
         self._bar.update(1)

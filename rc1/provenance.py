@@ -34,7 +34,9 @@ def code_version() -> str:
             return rc1.__version__
         dirty = subprocess.run(
             ["git", "-C", str(source), "status", "--porcelain", "--untracked-files=no", "rc1"],
-            capture_output=True, text=True, timeout=5,
+            capture_output=True,
+            text=True,
+            timeout=5,
         )
         suffix = "+dirty" if dirty.stdout.strip() else ""
         return f"{rc1.__version__}+g{commit.stdout.strip()}{suffix}"

@@ -45,15 +45,22 @@ def keep_config(ws: Workspace, loaded: LoadedConfig) -> Path:
     """Round 1: keep the run's effective config beside its data (written whole, then renamed)."""
     where = loaded.path.relative_to(ws.root) if loaded.path.is_relative_to(ws.root) else loaded.path
     values = msgspec.to_builtins(loaded.config)
-    kept = KeptConfig(config_path=str(where), overrides=list(loaded.overrides), sha256=loaded.sha256, config=values,
-                      values_sha256=_values_sha256(values), files=dict(loaded.files))
+    kept = KeptConfig(
+        config_path=str(where),
+        overrides=list(loaded.overrides),
+        sha256=loaded.sha256,
+        config=values,
+        values_sha256=_values_sha256(values),
+        files=dict(loaded.files),
+    )
     path = kept_config_path(ws)
     atomic_write_bytes(path, msgspec.json.format(msgspec.json.encode(kept)))
     return path
 
 
-def load_run_config(config: str | None, overrides: list[str], run: str | None = None,
-                    accept_changed: bool = False) -> LoadedConfig:
+def load_run_config(
+    config: str | None, overrides: list[str], run: str | None = None, accept_changed: bool = False
+) -> LoadedConfig:
     """The config a command on a run uses: its kept config while its round-1 gate is in force, else the one
     asked for (`config`, default configs/local.yaml, with `overrides`)."""
     overrides = [*overrides, f"run.name={run}"] if run else list(overrides)
@@ -66,24 +73,32 @@ def load_run_config(config: str | None, overrides: list[str], run: str | None = 
     if _values_sha256(kept.config) != kept.values_sha256:  # edited by hand after round 1 passed on it
         if accept_changed:
             return asked
-        raise GateClosed(f"{kept_config_path(ws)}: the config run {ws.run} kept at round 1 was changed since (sha256 "
-                         f"{kept.sha256[:12]} -> {own.sha256[:12]}); nothing was appended. Put it back, or add "
-                         "--accept-changed-inputs to invalidate the gates and run both rounds on the config asked for")
+        raise GateClosed(
+            f"{kept_config_path(ws)}: the config run {ws.run} kept at round 1 was changed since (sha256 "
+            f"{kept.sha256[:12]} -> {own.sha256[:12]}); nothing was appended. Put it back, or add "
+            "--accept-changed-inputs to invalidate the gates and run both rounds on the config asked for"
+        )
     explicit = config is not None or any(not item.startswith("run.name=") for item in overrides)
     if not explicit:
         if asked.sha256 != own.sha256:
             keys = ", ".join(key for key, _, _ in differences(own, asked)[:5])
-            print(f"note: run {ws.run} uses the config it kept at round 1 ({kept_config_path(ws).relative_to(ws.root)}); "
-                  f"{asked.path.name} differs now ({keys}). To change the run's config: --config {config or DEFAULT_CONFIG} "
-                  "--accept-changed-inputs", file=sys.stderr)
+            print(
+                f"note: run {ws.run} uses the config it kept at round 1 ({kept_config_path(ws).relative_to(ws.root)}); "
+                f"{asked.path.name} differs now ({keys}). To change the run's config: --config "
+                f"{config or DEFAULT_CONFIG} "
+                "--accept-changed-inputs",
+                file=sys.stderr,
+            )
         return own
     wanted = asked if config is not None else _load_kept(ws, kept, overrides)
     if wanted.sha256 == own.sha256 or accept_changed:
         return wanted
     listed = "\n".join(f"  {key}: {old} (kept) -> {new}" for key, old, new in differences(own, wanted))
-    raise GateClosed(f"{kept_config_path(ws)}: run {ws.run} kept another config at round 1; this command asks for\n"
-                     f"{listed}\nnothing was appended. Name only the run (--run {ws.run}) to go on with its own config, or "
-                     "add --accept-changed-inputs to change it (the gates are invalidated and both rounds run again)")
+    raise GateClosed(
+        f"{kept_config_path(ws)}: run {ws.run} kept another config at round 1; this command asks for\n"
+        f"{listed}\nnothing was appended. Name only the run (--run {ws.run}) to go on with its own config, or "
+        "add --accept-changed-inputs to change it (the gates are invalidated and both rounds run again)"
+    )
 
 
 def changed_files(ws: Workspace, loaded: LoadedConfig) -> list[str]:
@@ -93,8 +108,9 @@ def changed_files(ws: Workspace, loaded: LoadedConfig) -> list[str]:
         kept = msgspec.json.decode(kept_config_path(ws).read_bytes(), type=KeptConfig)
     except (OSError, msgspec.DecodeError, msgspec.ValidationError):
         return []
-    return [key for key in sorted(kept.files.keys() | loaded.files.keys())
-            if kept.files.get(key) != loaded.files.get(key)]
+    return [
+        key for key in sorted(kept.files.keys() | loaded.files.keys()) if kept.files.get(key) != loaded.files.get(key)
+    ]
 
 
 def _values_sha256(values: dict) -> str:
@@ -129,7 +145,11 @@ def _kept_in_force(ws: Workspace) -> KeptConfig | None:
 def differences(a: LoadedConfig, b: LoadedConfig) -> list[tuple[str, object, object]]:
     """(dotted key, value in a, value in b) for every leaf that differs."""
     left, right = dict(_leaves(msgspec.to_builtins(a.config))), dict(_leaves(msgspec.to_builtins(b.config)))
-    return [(key, left.get(key), right.get(key)) for key in sorted(left.keys() | right.keys()) if left.get(key) != right.get(key)]
+    return [
+        (key, left.get(key), right.get(key))
+        for key in sorted(left.keys() | right.keys())
+        if left.get(key) != right.get(key)
+    ]
 
 
 def _leaves(node, prefix: str = ""):

@@ -40,8 +40,15 @@ class _RunView:
 class Session(_RunView):
     """One command's exclusive handle on a run. Appending keeps projection and views current."""
 
-    def __init__(self, loaded: LoadedConfig, ws: Workspace, *, allow_torn: bool = False, allow_refused: bool = False,
-                 accept_changed_inputs: bool = False):
+    def __init__(
+        self,
+        loaded: LoadedConfig,
+        ws: Workspace,
+        *,
+        allow_torn: bool = False,
+        allow_refused: bool = False,
+        accept_changed_inputs: bool = False,
+    ):
         self.loaded = loaded
         self.ws = ws
         # The command was told to go on with inputs that differ from what the gates passed on (invalidating them).
@@ -49,8 +56,13 @@ class Session(_RunView):
         snapshot = read_snapshot(ws)
         # Under the lock, the log is read from the snapshot's anchor when it still holds that line: opening a
         # finished million-event run reads its tail, not its length.
-        self.log = EventLog(ws.log_path, ws.lock_path, ws.run, allow_torn=allow_torn,
-                            after=snapshot.anchor if snapshot is not None else None)
+        self.log = EventLog(
+            ws.log_path,
+            ws.lock_path,
+            ws.run,
+            allow_torn=allow_torn,
+            after=snapshot.anchor if snapshot is not None else None,
+        )
         tail = self.log.contents
         self.replayer = snapshot.replayer() if tail.base is not None else Replayer()
         self.replayer.apply_all(tail.events)
@@ -70,10 +82,21 @@ class Session(_RunView):
         self.trackers = None
 
     @classmethod
-    def open(cls, loaded: LoadedConfig, *, allow_torn: bool = False, allow_refused: bool = False,
-             accept_changed_inputs: bool = False) -> "Session":
-        return cls(loaded, Workspace.here(loaded.config.run.name), allow_torn=allow_torn, allow_refused=allow_refused,
-                   accept_changed_inputs=accept_changed_inputs)
+    def open(
+        cls,
+        loaded: LoadedConfig,
+        *,
+        allow_torn: bool = False,
+        allow_refused: bool = False,
+        accept_changed_inputs: bool = False,
+    ) -> Session:
+        return cls(
+            loaded,
+            Workspace.here(loaded.config.run.name),
+            allow_torn=allow_torn,
+            allow_refused=allow_refused,
+            accept_changed_inputs=accept_changed_inputs,
+        )
 
     def _refuse_a_log_with_violations(self) -> None:
         """A log holding events the state machine refused is not written to: what comes next cannot be decided
@@ -81,9 +104,11 @@ class Session(_RunView):
         violations = self.projection.violations
         if violations:
             self.log.close()
-            raise GateClosed(f"{self.ws.log_path}: {len(violations)} event(s) the state machine refused, the first at "
-                             f"seq {violations[0].seq} ({violations[0].message}), written by an older rc1; nothing more "
-                             "is appended until they are set aside: `rc1 repair` (see `rc1 audit`)")
+            raise GateClosed(
+                f"{self.ws.log_path}: {len(violations)} event(s) the state machine refused, the first at "
+                f"seq {violations[0].seq} ({violations[0].message}), written by an older rc1; nothing more "
+                "is appended until they are set aside: `rc1 repair` (see `rc1 audit`)"
+            )
 
     @property
     def head(self) -> tuple[int, str]:
@@ -110,8 +135,9 @@ class Session(_RunView):
             try:
                 run_id = recorded if recorded is not None else BACKENDS[name].new_run(self.ws)
             except Exception as e:  # a tracker that cannot be reached never stops the run: it warns and stays off
-                log.warning("tracker %s could not be started (%s: %s); the run goes on without it", name,
-                            type(e).__name__, e)
+                log.warning(
+                    "tracker %s could not be started (%s: %s); the run goes on without it", name, type(e).__name__, e
+                )
                 continue
             tracker = start_tracker(name, self.ws, run_id)
             if tracker is None:
@@ -154,8 +180,11 @@ class Session(_RunView):
         try:
             write_snapshot(self.ws, self.replayer, self.log.anchor, self.mirrors.state())
         except OSError as e:
-            print(f"warning: {self.ws.events_dir}: the projection snapshot was not written ({e.strerror}); the next "
-                  "command reads more of the log", file=sys.stderr)
+            print(
+                f"warning: {self.ws.events_dir}: the projection snapshot was not written ({e.strerror}); the next "
+                "command reads more of the log",
+                file=sys.stderr,
+            )
 
     def close(self) -> None:
         if self.trackers is not None:
@@ -164,7 +193,7 @@ class Session(_RunView):
         self._snapshot()
         self.log.close()
 
-    def __enter__(self) -> "Session":
+    def __enter__(self) -> Session:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -183,8 +212,9 @@ class FollowerSession(_RunView):
         # The same rules decide a follower's commands (it starts training from the state rank 0 starts from); what
         # they return goes nowhere.
         self.run = RunAggregate(self.replayer)
+
     @classmethod
-    def open(cls, loaded: LoadedConfig) -> "FollowerSession":
+    def open(cls, loaded: LoadedConfig) -> FollowerSession:
         return cls(loaded, Workspace.here(loaded.config.run.name))
 
     def append(self, event: ev.Event) -> ev.Event:
@@ -193,7 +223,7 @@ class FollowerSession(_RunView):
     def close(self) -> None:
         pass
 
-    def __enter__(self) -> "FollowerSession":
+    def __enter__(self) -> FollowerSession:
         return self
 
     def __exit__(self, *exc) -> None:

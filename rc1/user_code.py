@@ -13,8 +13,13 @@ from pathlib import Path
 def parse_path(path: str) -> tuple[str, str] | None:
     """`package.module:function` split in two, or None where it is not of that form."""
     module, colon, attribute = path.partition(":")
-    if not colon or not module or not attribute or not all(part.isidentifier() for part in module.split(".")) \
-            or not all(part.isidentifier() for part in attribute.split(".")):
+    if (
+        not colon
+        or not module
+        or not attribute
+        or not all(part.isidentifier() for part in module.split("."))
+        or not all(part.isidentifier() for part in attribute.split("."))
+    ):
         return None
     return module, attribute
 
@@ -49,7 +54,9 @@ def source_files(path: str, folder: Path) -> list[Path]:
     if found is None:
         return []
     top = parse_path(path)[0].split(".")[0]
-    package = next((parent for parent in found.parents if parent.name == top and (parent / "__init__.py").exists()), None)
+    package = next(
+        (parent for parent in found.parents if parent.name == top and (parent / "__init__.py").exists()), None
+    )
     return sorted(package.rglob("*.py")) if package is not None else [found]
 
 

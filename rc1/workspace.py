@@ -18,7 +18,7 @@ class Workspace(msgspec.Struct, frozen=True, kw_only=True):
     line: str = ""  # a run training several seeds keeps each seed's checkpoints apart: "seed_<s>"
 
     @classmethod
-    def here(cls, run: str) -> "Workspace":
+    def here(cls, run: str) -> Workspace:
         return cls(root=Path.cwd(), run=run)
 
     @property

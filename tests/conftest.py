@@ -6,9 +6,9 @@ import atexit
 import json
 import os
 import shutil
-import tempfile
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -16,11 +16,27 @@ import yaml
 
 REPO = Path(__file__).resolve().parent.parent
 
+# How long any wait here lasts before the test calls it a hang: a guard, never a claim about speed. A loaded 2-core
+# machine ran a short run 6× slower than an idle one (>600 s), so waits poll for their condition until this deadline.
+PATIENCE = 1800.0
+
+# Real samples of the official GSM8K and StrategyQA files, beside the repository (CI has them).
+SHARED = REPO.parent / "shared" / "data"
+needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/data is not present")
+
 # A short run of the embedded default: same data, model, engine and method, fewer steps of fewer prompts, a smaller
 # gate set (round 2's release_power check still finds it able to tell 5 pp from noise, the step-0 policy being so
 # rarely right).
-SHORT = {"data.pool_size": 240, "data.shadow_size": 30, "train.max_steps": 12, "train.save_steps": 4,
-         "train.eval_steps": 4, "train.per_device_batch_size": 16, "train.num_generations": 4, "release.gate_size": 60}
+SHORT = {
+    "data.pool_size": 240,
+    "data.shadow_size": 30,
+    "train.max_steps": 12,
+    "train.save_steps": 4,
+    "train.eval_steps": 4,
+    "train.per_device_batch_size": 16,
+    "train.num_generations": 4,
+    "release.gate_size": 60,
+}
 
 
 # Trackio reads TRACKIO_DIR once, when it is first imported, and TRL imports it with its trainers: the tests' own
@@ -46,12 +62,15 @@ def make_workspace(root: Path, **changes) -> Path:
         for key in parents:
             node = node.setdefault(key, {})
         node[leaf] = value
-    (root / "configs" / "short.yaml").write_text("# bin/rc1 advance --all --config configs/short.yaml\n" + yaml.safe_dump(raw))
+    (root / "configs" / "short.yaml").write_text(
+        "# bin/rc1 advance --all --config configs/short.yaml\n" + yaml.safe_dump(raw)
+    )
     return root
 
 
-def rc1(root: Path, *args: str, config: str = "configs/short.yaml", timeout: float = 600, env: dict | None = None,
-        **kw) -> subprocess.CompletedProcess:
+def rc1(
+    root: Path, *args: str, config: str = "configs/short.yaml", timeout: float = PATIENCE, env: dict | None = None, **kw
+) -> subprocess.CompletedProcess:
     command = [sys.executable, "-m", "rc1", *args]
     if args and args[0] not in ("--help",):
         command += ["--config", config]
@@ -59,8 +78,9 @@ def rc1(root: Path, *args: str, config: str = "configs/short.yaml", timeout: flo
     return subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=timeout, env=env, **kw)
 
 
-def rc1_here(root: Path, *args: str, config: str | None = "configs/short.yaml", env: dict | None = None
-             ) -> subprocess.CompletedProcess:
+def rc1_here(
+    root: Path, *args: str, config: str | None = "configs/short.yaml", env: dict | None = None
+) -> subprocess.CompletedProcess:
     """`rc1.cli.main` in this process, in `root`, with `env` added to the environment: what `rc1` does without
     the ~8 s a new process spends importing the training stack. Tests whose point is the process boundary
     (a kill, an exit code seen by a shell) use `rc1` instead."""

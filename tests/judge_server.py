@@ -32,8 +32,13 @@ class JudgeServer:
             def do_GET(self):
                 if self.path != "/v1/models":
                     return self._send(404, {"error": {"message": f"no route {self.path}"}})
-                self._send(200, {"object": "list", "data": [{"id": "tiny-judge", "object": "model", "created": 0,
-                                                             "owned_by": "rc1-tests"}]})
+                self._send(
+                    200,
+                    {
+                        "object": "list",
+                        "data": [{"id": "tiny-judge", "object": "model", "created": 0, "owned_by": "rc1-tests"}],
+                    },
+                )
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -56,13 +61,23 @@ class JudgeServer:
                 else:
                     answer = server.backend.ask(body["messages"])
                     text, prompt_tokens, completion_tokens = answer.text, answer.prompt_tokens, answer.completion_tokens
-                self._send(200, {
-                    "id": f"cmpl-{len(server.requests)}", "object": "chat.completion", "created": int(time.time()),
-                    "model": body["model"],
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                              "total_tokens": prompt_tokens + completion_tokens},
-                })
+                self._send(
+                    200,
+                    {
+                        "id": f"cmpl-{len(server.requests)}",
+                        "object": "chat.completion",
+                        "created": int(time.time()),
+                        "model": body["model"],
+                        "choices": [
+                            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                        ],
+                        "usage": {
+                            "prompt_tokens": prompt_tokens,
+                            "completion_tokens": completion_tokens,
+                            "total_tokens": prompt_tokens + completion_tokens,
+                        },
+                    },
+                )
 
             def _send(self, status: int, payload: dict, headers: dict | None = None):
                 data = json.dumps(payload).encode()
@@ -81,7 +96,7 @@ class JudgeServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self._http.server_address[1]}/v1"
 
-    def __enter__(self) -> "JudgeServer":
+    def __enter__(self) -> JudgeServer:
         self._thread.start()
         return self
 

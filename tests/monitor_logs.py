@@ -26,8 +26,15 @@ def rules(**sections) -> MonitorsConfig:
 class Line:
     """A line of training as its log would hold it; `trips` are the monitor_tripped events the rules appended."""
 
-    def __init__(self, monitors: MonitorsConfig, *, weights: dict[str, float] = WEIGHTS, seed: int = 1,
-                 device: str = "cpu", processes: int = 1):
+    def __init__(
+        self,
+        monitors: MonitorsConfig,
+        *,
+        weights: dict[str, float] = WEIGHTS,
+        seed: int = 1,
+        device: str = "cpu",
+        processes: int = 1,
+    ):
         self.replayer = Replayer()
         self.run = RunAggregate(self.replayer)
         self.events: list[ev.Event] = []
@@ -66,40 +73,97 @@ class Line:
             self.append(trip, seconds=0.0)
 
     def start(self, resume_from: int) -> None:
-        self.append(ev.TrainingStarted(
-            resume_from_step=resume_from, resume_from_dir=None if not resume_from else f"ckpt/{resume_from}",
-            max_steps=10_000, engine="trl", strategy="grpo", model="m", device=self.device, dtype="float32",
-            seed=self.seed, seeds=[self.seed], monitors=watched(self.monitors), weights=self.weights,
-            processes=self.processes))
+        self.append(
+            ev.TrainingStarted(
+                resume_from_step=resume_from,
+                resume_from_dir=None if not resume_from else f"ckpt/{resume_from}",
+                max_steps=10_000,
+                engine="trl",
+                strategy="grpo",
+                model="m",
+                device=self.device,
+                dtype="float32",
+                seed=self.seed,
+                seeds=[self.seed],
+                monitors=watched(self.monitors),
+                weights=self.weights,
+                processes=self.processes,
+            )
+        )
         self.step = resume_from
 
-    def steps(self, n: int, *, entropy: float | None = 0.5, clipped: float | None = 0.0, tied: float | None = 0.2,
-              reward: float | list[float] = 0.5, components: dict[str, float] | None = None, judge_calls: int = 0,
-              seconds: float = 1.0) -> None:
+    def steps(
+        self,
+        n: int,
+        *,
+        entropy: float | None = 0.5,
+        clipped: float | None = 0.0,
+        tied: float | None = 0.2,
+        reward: float | list[float] = 0.5,
+        components: dict[str, float] | None = None,
+        judge_calls: int = 0,
+        seconds: float = 1.0,
+    ) -> None:
         for i in range(n):
             if self.halted:
                 return
             self.step += 1
-            diagnostics = {k: v for k, v in (("entropy", entropy), ("clipped_ratio", clipped),
-                                              ("frac_reward_zero_std", tied)) if v is not None}
+            diagnostics = {
+                k: v
+                for k, v in (("entropy", entropy), ("clipped_ratio", clipped), ("frac_reward_zero_std", tied))
+                if v is not None
+            }
             value = reward[i] if isinstance(reward, list) else reward
-            self.append(ev.TrainStep(step=self.step, loss=0.1, kl=0.0, ratio=1.0, lr=1e-3, reward=value,
-                                     mem_used_mb=1.0, sec_per_step=seconds, tokens=8, diagnostics=diagnostics,
-                                     components=components or {"correctness": 0.5, "format": 0.8, "length": 0.9},
-                                     scoring=ev.ScoringSummary(calls=judge_calls, prompt_tokens=10 * judge_calls,
-                                                               completion_tokens=judge_calls)),
-                        seconds=seconds)
+            self.append(
+                ev.TrainStep(
+                    step=self.step,
+                    loss=0.1,
+                    kl=0.0,
+                    ratio=1.0,
+                    lr=1e-3,
+                    reward=value,
+                    mem_used_mb=1.0,
+                    sec_per_step=seconds,
+                    tokens=8,
+                    diagnostics=diagnostics,
+                    components=components or {"correctness": 0.5, "format": 0.8, "length": 0.9},
+                    scoring=ev.ScoringSummary(
+                        calls=judge_calls, prompt_tokens=10 * judge_calls, completion_tokens=judge_calls
+                    ),
+                ),
+                seconds=seconds,
+            )
             self._trips()
 
     def checkpoint(self) -> None:
         self.append(ev.CheckpointSaved(step=self.step, dir=f"ckpt/{self.step}", files={}), seconds=0.0)
 
-    def evaluate(self, greedy: list[int], sampled: list[int], *, samples: int = 8, drift: tuple | None = None,
-                 judge_calls: int = 0) -> None:
-        measured = None if drift is None else ev.Drift(kl=drift[0], low=drift[1], high=drift[2], items=len(greedy),
-                                                       tokens=100)
-        self.append(ev.EvalCompleted(step=self.step, n=len(greedy), mean_reward=0.0, success=0.0, per_task_success={},
-                                     item_ids=[f"s{i}" for i in range(len(greedy))], item_greedy=greedy,
-                                     item_sampled=sampled, samples=samples, drift=measured,
-                                     scoring=ev.ScoringSummary(calls=judge_calls)), seconds=0.0)
+    def evaluate(
+        self,
+        greedy: list[int],
+        sampled: list[int],
+        *,
+        samples: int = 8,
+        drift: tuple | None = None,
+        judge_calls: int = 0,
+    ) -> None:
+        measured = (
+            None if drift is None else ev.Drift(kl=drift[0], low=drift[1], high=drift[2], items=len(greedy), tokens=100)
+        )
+        self.append(
+            ev.EvalCompleted(
+                step=self.step,
+                n=len(greedy),
+                mean_reward=0.0,
+                success=0.0,
+                per_task_success={},
+                item_ids=[f"s{i}" for i in range(len(greedy))],
+                item_greedy=greedy,
+                item_sampled=sampled,
+                samples=samples,
+                drift=measured,
+                scoring=ev.ScoringSummary(calls=judge_calls),
+            ),
+            seconds=0.0,
+        )
         self._trips()

@@ -24,8 +24,12 @@ distributed.join()
 with FollowerSession.open(load_config(root / "configs/short.yaml")) as session:
     pool = read_items(session.ws.balanced_pool_path)
     model, tokenizer, device, _ = load_run_policy(session, pool)
-    items = read_items(session.ws.shadow_path)[:9]  # greedy: 2 batches (8 + 1 items); sampled: 5 of 2 items, 3 for rank 0
-    max_prompt_tokens = session.config.train.max_prompt_tokens  # 11 items in batches of 2 or 4: the ranks' shares are uneven
+    items = read_items(session.ws.shadow_path)[
+        :9
+    ]  # greedy: 2 batches (8 + 1 items); sampled: 5 of 2 items, 3 for rank 0
+    max_prompt_tokens = (
+        session.config.train.max_prompt_tokens
+    )  # 11 items in batches of 2 or 4: the ranks' shares are uneven
 reference = copy.deepcopy(model)
 with torch.no_grad():  # the policy moves away from its step-0 copy, so drift has something to measure
     for parameter in model.model.layers[-1].parameters():
@@ -38,15 +42,29 @@ if shard:
             fully_shard(layer)
         fully_shard(module)
     assert distributed.sharded(model)
-common = dict(max_prompt_tokens=max_prompt_tokens, max_new_tokens=24, eos_ids=eos_token_ids(model, tokenizer), batch_size=8,
-              device=device)
+common = dict(
+    max_prompt_tokens=max_prompt_tokens,
+    max_new_tokens=24,
+    eos_ids=eos_token_ids(model, tokenizer),
+    batch_size=8,
+    device=device,
+)
 greedy = evaluate_policy(model, tokenizer, items, **common)
 probe = DriftProbe(frozen_copy(reference), temperature=1.0, replies_per_item=2)
-sampled = evaluate_policy(model, tokenizer, items, **common, sampling=Sampling(samples=4, temperature=1.0, seed=7),
-                          drift=probe)
+sampled = evaluate_policy(
+    model, tokenizer, items, **common, sampling=Sampling(samples=4, temperature=1.0, seed=7), drift=probe
+)
 if distributed.is_writer():
-    out.write_text(json.dumps({
-        "greedy": greedy.completions, "sampled": sampled.completions, "tokens": sampled.completion_tokens,
-        "drift": None if sampled.drift is None else [sampled.drift.kl, sampled.drift.items, sampled.drift.tokens],
-        "generated_here": [greedy.generated_here, sampled.generated_here],
-    }))
+    out.write_text(
+        json.dumps(
+            {
+                "greedy": greedy.completions,
+                "sampled": sampled.completions,
+                "tokens": sampled.completion_tokens,
+                "drift": None
+                if sampled.drift is None
+                else [sampled.drift.kl, sampled.drift.items, sampled.drift.tokens],
+                "generated_here": [greedy.generated_here, sampled.generated_here],
+            }
+        )
+    )

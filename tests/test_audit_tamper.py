@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from conftest import events, rc1
 
 pytestmark = pytest.mark.e2e
@@ -89,8 +88,15 @@ def test_an_altered_copy_in_best_is_caught_like_a_checkpoint(finished_copy, monk
     best = finished_copy / "checkpoints/local/best/step_99999"
     files = checkpoints.promote_best(finished_copy / saved["dir"], best)  # what the train stage does on a promotion
     with Session.open(load_config("configs/short.yaml")) as session:
-        session.append(ev.BestPromoted(step=saved["step"], dir=str(best.relative_to(finished_copy)), metric="hard_success",
-                                       value=1.0, files=files))
+        session.append(
+            ev.BestPromoted(
+                step=saved["step"],
+                dir=str(best.relative_to(finished_copy)),
+                metric="hard_success",
+                value=1.0,
+                files=files,
+            )
+        )
     assert audit(finished_copy)[0] == 0
     path = best / "rc1_meta.json"
     path.write_text(path.read_text().replace('"step"', '"Step"'))
@@ -127,14 +133,23 @@ def test_an_illegal_transition_in_the_log_is_an_audit_failure(finished_copy):
     from rc1.events.log import EventLog
 
     with EventLog(finished_copy / "events/local.jsonl", finished_copy / "events/local.lock", "local") as log:
-        log.append(ev.Round2Passed(fingerprints=ev.Fingerprints(pool="a", shadow="b", config="c", weights="d"), checks=[]))
+        log.append(
+            ev.Round2Passed(fingerprints=ev.Fingerprints(pool="a", shadow="b", config="c", weights="d"), checks=[])
+        )
     code, report = audit(finished_copy)
     assert code == 3
-    assert any(f["check"] == "transition" and "round2_passed is not allowed in state CHECKPOINTED" in f["message"] for f in report["findings"])
+    assert any(
+        f["check"] == "transition" and "round2_passed is not allowed in state CHECKPOINTED" in f["message"]
+        for f in report["findings"]
+    )
     # What the refused line claims is not folded in, and no writer appends after it.
     status = json.loads(rc1(finished_copy, "status", "--json").stdout)
     assert status["state"] == "CHECKPOINTED" and status["complete"]
     before = (finished_copy / "events/local.jsonl").read_bytes()
     refused = rc1(finished_copy, "pool", "validate")
-    assert refused.returncode == 3 and "event(s) the state machine refused" in refused.stderr and "rc1 audit" in refused.stderr
+    assert (
+        refused.returncode == 3
+        and "event(s) the state machine refused" in refused.stderr
+        and "rc1 audit" in refused.stderr
+    )
     assert (finished_copy / "events/local.jsonl").read_bytes() == before

@@ -6,28 +6,47 @@ import json
 import random
 
 import pytest
-
 from conftest import events, make_workspace, rc1_here
+
 from rc1.data.loaders import load_source
 from rc1.data.source_ref import Columns, SourceRef
 from rc1.data.task import TaskItem
 from rc1.errors import BadInput
 from rc1.scoring.rules import RuleScorer, as_completion
 
-NAMES = ("Ava Ben Chloe Dev Ema Finn Gia Hugo Iris Jon Kai Lena Milo Nora Omar Pia Quin Rosa Sam Tara Uma Vic Wes "
-         "Xia Yuri Zoe Abel Bea Cruz Dina Eli Faye Gus Hana Ivo Jada Kofi Lior Mina Nils Otto Priya Rhea Sven Tomas "
-         "Ugo Vera Wren Yara Zane").split()
+NAMES = (
+    "Ava Ben Chloe Dev Ema Finn Gia Hugo Iris Jon Kai Lena Milo Nora Omar Pia Quin Rosa Sam Tara Uma Vic Wes "
+    "Xia Yuri Zoe Abel Bea Cruz Dina Eli Faye Gus Hana Ivo Jada Kofi Lior Mina Nils Otto Priya Rhea Sven Tomas "
+    "Ugo Vera Wren Yara Zane"
+).split()
 ADJECTIVES = "red blue green old new tiny large shiny rare plain striped wooden glass paper silver golden spare".split()
-THINGS = ("apples marbles stamps coins books shells cards pencils stickers buttons seeds beads tokens tickets ribbons "
-          "crayons bottles candles kites badges postcards pebbles cupcakes magnets").split()
+THINGS = (
+    "apples marbles stamps coins books shells cards pencils stickers buttons seeds beads tokens tickets ribbons "
+    "crayons bottles candles kites badges postcards pebbles cupcakes magnets"
+).split()
 PLACES = "market school park library harbor garden fair museum bakery station farm beach workshop attic cinema".split()
 STEPS = {
-    "gain": ("{s} buys {k} more at the {p}", "{o} from the {p} gives {n} {k} {a} {t}", "{n} wins {k} {t} in a contest",
-             "{s} finds {k} more near the {p}", "{k} {a} {t} arrive by mail", "{o} adds {k} {a} ones"),
-    "lose": ("{s} loses {k} of them at the {p}", "{n} gives {k} away to {o}", "{k} of the {t} get ruined in the rain",
-             "{s} donates {k} {t} to the {p}", "{n} sells {k} at the {p}"),
-    "groups": ("{s} receives {m} bags with {k} {t} each", "each of {m} cousins brings {k} more",
-               "{n} opens {m} boxes holding {k} {a} {t} each", "{m} classmates of {o} each hand over {k} more"),
+    "gain": (
+        "{s} buys {k} more at the {p}",
+        "{o} from the {p} gives {n} {k} {a} {t}",
+        "{n} wins {k} {t} in a contest",
+        "{s} finds {k} more near the {p}",
+        "{k} {a} {t} arrive by mail",
+        "{o} adds {k} {a} ones",
+    ),
+    "lose": (
+        "{s} loses {k} of them at the {p}",
+        "{n} gives {k} away to {o}",
+        "{k} of the {t} get ruined in the rain",
+        "{s} donates {k} {t} to the {p}",
+        "{n} sells {k} at the {p}",
+    ),
+    "groups": (
+        "{s} receives {m} bags with {k} {t} each",
+        "each of {m} cousins brings {k} more",
+        "{n} opens {m} boxes holding {k} {a} {t} each",
+        "{m} classmates of {o} each hand over {k} more",
+    ),
     "double": ("the collection doubles", "{s} trades at the {p} and doubles the pile"),
 }
 OPEN = ("{n} has {x} {a} {t}", "at the {p}, {n} counts {x} {a} {t}", "{n} keeps {x} {t} in a {a} box")
@@ -40,8 +59,14 @@ def arithmetic_items(n: int, seed: int) -> list[dict]:
     rng = random.Random(seed)
     rows = []
     for _ in range(n):
-        fill = {"n": rng.choice(NAMES), "t": rng.choice(THINGS), "p": rng.choice(PLACES), "a": rng.choice(ADJECTIVES),
-                "s": rng.choice(["she", "he", "they"]), "o": rng.choice(NAMES)}
+        fill = {
+            "n": rng.choice(NAMES),
+            "t": rng.choice(THINGS),
+            "p": rng.choice(PLACES),
+            "a": rng.choice(ADJECTIVES),
+            "s": rng.choice(["she", "he", "they"]),
+            "o": rng.choice(NAMES),
+        }
         total = rng.randint(12, 95)
         parts = [rng.choice(OPEN).format(x=total, **fill) + "."]
         for _ in range(rng.randint(1, 7)):
@@ -85,15 +110,26 @@ WEIGHTS = {"correctness": 0.4, "f1": 0.15, "format": 0.2, "length": 0.15, "brevi
 
 def your_workspace(root, *, functions=("brevity",), **changes):
     """The short run with a task of yours (arith, 20 % of the mix, half of the release question) and your functions."""
-    weights = {**WEIGHTS, "format": 0.2 - 0.04 * (len(functions) - 1) / 2, "length": 0.15 - 0.04 * (len(functions) - 1) / 2,
-               **dict.fromkeys(functions[1:], 0.04)}
-    root = make_workspace(root, **{
-        "data.pool_size": 400, "preflight.min_distinct2": 0.35,  # templated arithmetic is less varied than prose
-        "data.tasks": {"arith": {"path": "arith.jsonl", "check": "math"}},
-        "data.mix": {"gsm8k": 0.25, "hotpotqa": 0.3, "strategyqa": 0.25, "arith": 0.2},
-        "release.tasks": ["hotpotqa", "arith"],
-        "reward.functions": [{"name": name, "path": f"my_rewards:{name}", "weight": weights[name]} for name in functions],
-        **changes})
+    weights = {
+        **WEIGHTS,
+        "format": 0.2 - 0.04 * (len(functions) - 1) / 2,
+        "length": 0.15 - 0.04 * (len(functions) - 1) / 2,
+        **dict.fromkeys(functions[1:], 0.04),
+    }
+    root = make_workspace(
+        root,
+        **{
+            "data.pool_size": 400,
+            "preflight.min_distinct2": 0.35,  # templated arithmetic is less varied than prose
+            "data.tasks": {"arith": {"path": "arith.jsonl", "check": "math"}},
+            "data.mix": {"gsm8k": 0.25, "hotpotqa": 0.3, "strategyqa": 0.25, "arith": 0.2},
+            "release.tasks": ["hotpotqa", "arith"],
+            "reward.functions": [
+                {"name": name, "path": f"my_rewards:{name}", "weight": weights[name]} for name in functions
+            ],
+            **changes,
+        },
+    )
     (root / "configs/arith.jsonl").write_text("".join(json.dumps(row) + "\n" for row in arithmetic_items(700, 7)))
     (root / "configs/my_rewards.py").write_text(MY_REWARDS)
     (root / "configs/weights.json").write_text(json.dumps(weights))
@@ -111,8 +147,10 @@ def test_your_task_and_reward_function_go_through_gates_training_archive_and_ver
     assert probe["measured"]["functions"] == 1 and "brevity" in probe["detail"]
     mix = next(e for e in log if e["type"] == "check_passed" and e["name"] == "task_mix")
     assert mix["round"] == 1 and "arith" in json.dumps(mix["measured"])
-    pool, shadow, gate = ([json.loads(line) for line in (root / f"data/local/{name}.jsonl").read_text().splitlines()]
-                          for name in ("pool", "shadow", "gate"))
+    pool, shadow, gate = (
+        [json.loads(line) for line in (root / f"data/local/{name}.jsonl").read_text().splitlines()]
+        for name in ("pool", "shadow", "gate")
+    )
     mine = [item for item in pool if item["task"] == "arith"]
     assert len(mine) == 80 and all(item["source"].endswith("configs/arith.jsonl") for item in mine)
     held = {item["question"] for item in shadow + gate if item["task"] == "arith"}
@@ -132,7 +170,11 @@ def test_your_task_and_reward_function_go_through_gates_training_archive_and_ver
 
     # A function that raises during training fails the run with its traceback; it is never a silent 0.
     failed = rc1_here(root, "advance", env={"BREVITY_FAILS": "1"})
-    assert failed.returncode == 1 and "FATAL" in failed.stderr and "reward function brevity raised ValueError" in failed.stderr
+    assert (
+        failed.returncode == 1
+        and "FATAL" in failed.stderr
+        and "reward function brevity raised ValueError" in failed.stderr
+    )
     report = json.loads(next((root / "reports").glob("ERROR_*.json")).read_text())
     assert "brevity cannot score a batch" in "".join(report["trace"]) and "my_rewards.py" in "".join(report["trace"])
 
@@ -157,8 +199,9 @@ def test_your_task_and_reward_function_go_through_gates_training_archive_and_ver
 
 @pytest.mark.e2e
 def test_round_one_names_each_failing_function_and_the_task_that_is_too_templated(tmp_path):
-    root = your_workspace(tmp_path, functions=("brevity", "moody", "relative", "unbounded", "missing"),
-                          **{"preflight.min_distinct2": 0.6})
+    root = your_workspace(
+        tmp_path, functions=("brevity", "moody", "relative", "unbounded", "missing"), **{"preflight.min_distinct2": 0.6}
+    )
     failed = rc1_here(root, "advance")
     assert failed.returncode == 3
     log = events(root)
@@ -167,7 +210,9 @@ def test_round_one_names_each_failing_function_and_the_task_that_is_too_template
     assert "reward function moody answered 0.5 then 0.25 for the same completion of item " in probe["detail"]
     assert "reward function relative answered " in probe["detail"] and " in a batch and alone: " in probe["detail"]
     assert "reward function unbounded answered nan for item " in probe["detail"]
-    assert next(e for e in log if e.get("name") == "weights" and e["type"] == "check_passed")  # 4 functions, weights sum to 1
+    assert next(
+        e for e in log if e.get("name") == "weights" and e["type"] == "check_passed"
+    )  # 4 functions, weights sum to 1
     assert "missing (my_rewards:missing) does not import: AttributeError" in probe["detail"]
     distinct = next(e for e in log if e["type"] == "check_failed" and e["name"] == "distinct2")
     assert "arith" in distinct["detail"] and distinct["measured"]["arith"] < 0.6
@@ -179,7 +224,9 @@ def test_a_functions_fingerprint_covers_its_package_and_runs_none_of_it(tmp_path
 
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine/__init__.py").write_text("raise RuntimeError('a package that cannot be imported here')\n")
-    (tmp_path / "mine/rewards.py").write_text("def f(prompts, completions, **kw):\n    return [0.0] * len(completions)\n")
+    (tmp_path / "mine/rewards.py").write_text(
+        "def f(prompts, completions, **kw):\n    return [0.0] * len(completions)\n"
+    )
     (tmp_path / "mine/helpers.py").write_text("X = 1\n")
     assert [p.name for p in source_files("mine.rewards:f", tmp_path)] == ["__init__.py", "helpers.py", "rewards.py"]
     assert source_files("nowhere:f", tmp_path) == []
@@ -189,11 +236,17 @@ def test_a_task_checked_by_your_function_scores_correctness_with_it(tmp_path):
     folder = tmp_path
     (folder / "judge_mine.py").write_text(
         "def exact_number(prompts, completions, answer, **kw):\n"
-        "    return [1.0 if c.strip().endswith(a) else -0.5 for c, a in zip(completions, answer)]\n")
+        "    return [1.0 if c.strip().endswith(a) else -0.5 for c, a in zip(completions, answer)]\n"
+    )
     from rc1.user_code import load_function
 
-    rule = RuleScorer(thinking=False, max_completion_tokens=64, overlong_cache=16, checks={"mine": "exact_number"},
-                      check_function=lambda name: load_function(f"judge_mine:{name}", folder))
+    rule = RuleScorer(
+        thinking=False,
+        max_completion_tokens=64,
+        overlong_cache=16,
+        checks={"mine": "exact_number"},
+        check_function=lambda name: load_function(f"judge_mine:{name}", folder),
+    )
     item = TaskItem(id="mine-1", task="mine", question="q", answer="42", difficulty="easy", prompt="q")
     assert rule.score(item, as_completion("Answer: 42", False), 4)["correctness"] == 1.0
     assert rule.score(item, as_completion("Answer: 41", False), 4)["correctness"] == 0.0  # -0.5 clipped to 0
@@ -211,8 +264,10 @@ def test_a_function_that_checks_a_task_and_is_a_component_is_asked_once_per_batc
 
     rule = RuleScorer(thinking=False, max_completion_tokens=64, overlong_cache=16, checks={"mine": "exact_number"})
     pipeline = ScoringPipeline(rule, None, RewardFunctions({"exact_number": exact_number}))
-    items = [TaskItem(id=f"mine-{i}", task="mine", question="q", answer=str(i), difficulty="easy", prompt="q")
-             for i in range(3)]
+    items = [
+        TaskItem(id=f"mine-{i}", task="mine", question="q", answer=str(i), difficulty="easy", prompt="q")
+        for i in range(3)
+    ]
     scored = pipeline.score(items, [as_completion(f"Answer: {a}", False) for a in (0, 1, 7)], [4, 4, 4])
     assert [s.components["correctness"] for s in scored] == [1.0, 1.0, 0.0]
     assert [s.components["exact_number"] for s in scored] == [1.0, 1.0, 0.0]

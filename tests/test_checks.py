@@ -9,14 +9,14 @@ from rc1.checks.diversity import distinct2, length_bounds, task_mix
 from rc1.checks.duplicates import duplicate_rate
 from rc1.checks.leak import leak_check
 from rc1.checks.resources import free_disk
-from rc1.data.text import ngram_keys, ngrams, normalize, tokens
 from rc1.checks.weights import weights_check
-from rc1.scoring.weights import load_weights
 from rc1.data.generators import render_prompt
 from rc1.data.pool import build_pool, build_shadow
 from rc1.data.task import TaskItem
+from rc1.data.text import ngram_keys, ngrams, normalize, tokens
 from rc1.errors import BadInput
 from rc1.scoring.rules import RULE_COMPONENTS
+from rc1.scoring.weights import load_weights
 
 MIX = {"hotpotqa": 0.45, "strategyqa": 0.30, "gsm8k": 0.25}
 
@@ -32,11 +32,19 @@ def shadow():
 
 
 def _item(i: int, question: str, task: str = "gsm8k", context: str = "") -> TaskItem:
-    return TaskItem(id=f"x-{i:06d}", task=task, question=question, context=context, answer="1",
-                    difficulty="easy", prompt=render_prompt(question, context))
+    return TaskItem(
+        id=f"x-{i:06d}",
+        task=task,
+        question=question,
+        context=context,
+        answer="1",
+        difficulty="easy",
+        prompt=render_prompt(question, context),
+    )
 
 
 # --- text -----------------------------------------------------------------------------------------
+
 
 def test_text_units():
     assert normalize("  The RIVER,\tOstrel!  (1,250 km) ") == "the river ostrel 1250 km"
@@ -47,6 +55,7 @@ def test_text_units():
 
 
 # --- distinct2 ------------------------------------------------------------------------------------
+
 
 def test_distinct2_passes_on_the_generated_pool(pool):
     result = distinct2(pool, 0.60)
@@ -65,6 +74,7 @@ def test_distinct2_fails_on_one_prompt_repeated_with_a_number_changed(pool):
 
 # --- task mix -------------------------------------------------------------------------------------
 
+
 def test_task_mix_passes_on_target_and_fails_when_off_by_ten_points(pool):
     assert task_mix(pool, MIX, 0.03).passed
     skewed = [i for i in pool if i.task != "strategyqa"] + [i for i in pool if i.task == "strategyqa"][:110]
@@ -77,6 +87,7 @@ def test_task_mix_passes_on_target_and_fails_when_off_by_ten_points(pool):
 
 
 # --- length bounds --------------------------------------------------------------------------------
+
 
 def test_length_bounds_measures_tokens_and_fails_outside_the_bounds(pool):
     result = length_bounds(pool, 64, 4096)
@@ -98,10 +109,18 @@ def test_length_bounds_are_reported_per_task_and_name_the_offending_task(pool):
 
 # --- duplicates -----------------------------------------------------------------------------------
 
+
 def test_duplicate_rate_is_zero_on_the_generated_pool(pool):
     result = duplicate_rate(pool, 0.02, 0.85)
-    assert result.passed and result.measured == {"rate": 0.0, "exact": 0.0, "near": 0.0, "items": 600.0,
-                                                 "gsm8k.rate": 0.0, "hotpotqa.rate": 0.0, "strategyqa.rate": 0.0}
+    assert result.passed and result.measured == {
+        "rate": 0.0,
+        "exact": 0.0,
+        "near": 0.0,
+        "items": 600.0,
+        "gsm8k.rate": 0.0,
+        "hotpotqa.rate": 0.0,
+        "strategyqa.rate": 0.0,
+    }
 
 
 def test_duplicates_concentrated_in_one_task_fail_that_task_even_when_the_overall_rate_passes(pool):
@@ -115,8 +134,10 @@ def test_duplicates_concentrated_in_one_task_fail_that_task_even_when_the_overal
 
 
 def test_injected_exact_duplicates_fail_the_check_and_are_counted(pool):
-    copies = [msgspec.structs.replace(item, id=f"copy-{k}", question=item.question.upper() + "!!")
-              for k, item in enumerate(pool[:30])]  # equal after normalization
+    copies = [
+        msgspec.structs.replace(item, id=f"copy-{k}", question=item.question.upper() + "!!")
+        for k, item in enumerate(pool[:30])
+    ]  # equal after normalization
     result = duplicate_rate(pool + copies, 0.02, 0.85)
     assert not result.passed and result.measured["exact"] == 30 and result.measured["rate"] == pytest.approx(30 / 630)
     assert "copy-0" in result.detail
@@ -137,10 +158,16 @@ def test_near_duplicates_are_found_by_minhash_and_confirmed_by_jaccard(pool):
 
 # --- leak -----------------------------------------------------------------------------------------
 
+
 def test_the_default_pool_and_shadow_set_do_not_leak(pool, shadow):
     result = leak_check(pool, shadow, 5, 0.85)
-    assert result.passed and result.measured == {"leaked": 0.0, "checked": 600.0, "gsm8k.leaked": 0.0,
-                                                 "hotpotqa.leaked": 0.0, "strategyqa.leaked": 0.0}
+    assert result.passed and result.measured == {
+        "leaked": 0.0,
+        "checked": 600.0,
+        "gsm8k.leaked": 0.0,
+        "hotpotqa.leaked": 0.0,
+        "strategyqa.leaked": 0.0,
+    }
 
 
 def test_a_pool_built_from_the_shadow_items_leaks_every_item(pool, shadow):
@@ -171,6 +198,7 @@ def test_containment_is_measured_against_the_smaller_item(pool, shadow):
 
 # --- weights --------------------------------------------------------------------------------------
 
+
 def _weights(tmp_path, content) -> object:
     path = tmp_path / "weights.json"
     path.write_text(content if isinstance(content, str) else json.dumps(content))
@@ -189,16 +217,19 @@ def test_the_shipped_weights_pass():
     assert "unknown component 'judge'" in weights_check(judged, RULE_COMPONENTS).detail
 
 
-@pytest.mark.parametrize("content, message", [
-    ({"correctness": 0.6, "f1": 0.1, "format": 0.2, "length": 0.1}, "correctness: weight 0.6 is above 0.5"),
-    ({"correctness": 0.5, "f1": 0.1, "format": 0.2}, "missing component(s) length"),
-    ({"correctness": 0.4, "f1": 0.1, "format": 0.3, "length": 0.1}, "sum to 0.9"),
-    ({"correctness": 0.5, "f1": 0.1, "format": 0.6, "length": -0.2}, "length: weight -0.2 is negative"),
-    ({"correctness": 0.5, "f1": 0.1, "format": 0.2, "brevity": 0.2}, "unknown component 'brevity'"),
-    ({"correctness": 0.5, "f1": 0.1, "format": 0.2, "length": "0.2"}, "must be a finite number"),
-    ([0.5, 0.3, 0.2], "expected a JSON object"),
-    ('{"correctness": 0.5,', "not valid JSON at line 1"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ({"correctness": 0.6, "f1": 0.1, "format": 0.2, "length": 0.1}, "correctness: weight 0.6 is above 0.5"),
+        ({"correctness": 0.5, "f1": 0.1, "format": 0.2}, "missing component(s) length"),
+        ({"correctness": 0.4, "f1": 0.1, "format": 0.3, "length": 0.1}, "sum to 0.9"),
+        ({"correctness": 0.5, "f1": 0.1, "format": 0.6, "length": -0.2}, "length: weight -0.2 is negative"),
+        ({"correctness": 0.5, "f1": 0.1, "format": 0.2, "brevity": 0.2}, "unknown component 'brevity'"),
+        ({"correctness": 0.5, "f1": 0.1, "format": 0.2, "length": "0.2"}, "must be a finite number"),
+        ([0.5, 0.3, 0.2], "expected a JSON object"),
+        ('{"correctness": 0.5,', "not valid JSON at line 1"),
+    ],
+)
 def test_bad_weights_fail_the_check_and_refuse_to_load(tmp_path, content, message):
     path = _weights(tmp_path, content)
     result = weights_check(path, RULE_COMPONENTS)
@@ -215,6 +246,7 @@ def test_a_missing_weights_file_is_a_failed_check_not_an_exception(tmp_path):
 
 
 # --- free disk ------------------------------------------------------------------------------------
+
 
 def test_free_disk_measures_the_nearest_existing_parent(tmp_path):
     not_yet = tmp_path / "checkpoints" / "run" / "step_00001"

@@ -3,7 +3,8 @@
 import subprocess
 import sys
 
-from conftest import make_workspace, rc1
+from conftest import PATIENCE, make_workspace, rc1
+
 from rc1.provenance import code_version
 
 
@@ -11,11 +12,16 @@ def test_a_closed_stdout_ends_the_command_quietly_with_141_and_leaves_nothing_be
     root = make_workspace(tmp_path)
     for args in (["status", "--diagram"], ["status", "--json"], ["status"]):
         # The reader is gone before rc1 writes a byte: `rc1 status --diagram | true`, every time.
-        proc = subprocess.Popen([sys.executable, "-m", "rc1", *args, "--config", "configs/short.yaml"], cwd=root,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "rc1", *args, "--config", "configs/short.yaml"],
+            cwd=root,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         proc.stdout.close()
         stderr = proc.stderr.read()
-        assert proc.wait(timeout=120) == 141, (args, stderr)
+        assert proc.wait(timeout=PATIENCE) == 141, (args, stderr)
         assert "FATAL" not in stderr and "Traceback" not in stderr and "BrokenPipe" not in stderr, stderr
     reports = root / "reports"
     assert not list(reports.glob("ERROR_*")) and not list(reports.glob("FAIL_*")) if reports.exists() else True

@@ -22,22 +22,36 @@ def test_the_production_profile_targets_qwen3_4b_thinking_with_lora_on_every_pro
     c = load_config(CONFIGS / "rc1.yaml").config
     assert c.profile == "production" and c.model.name == "Qwen/Qwen3-4B-Thinking-2507"
     assert (c.model.lora.r, c.model.lora.alpha, c.model.lora.dropout) == (8, 16, 0.05)
-    assert set(c.model.lora.target_modules) == {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"}
+    assert set(c.model.lora.target_modules) == {
+        "q_proj",
+        "k_proj",
+        "v_proj",
+        "o_proj",
+        "gate_proj",
+        "up_proj",
+        "down_proj",
+    }
 
 
-@pytest.mark.parametrize("override, message", [
-    ("train.max_stepz=3", r"train\.max_stepz: unknown key"),
-    ("train.max_steps=ten", r"train\.max_steps: Expected `int`, got `str`"),
-    ("train.max_steps=0", r"train\.max_steps: Expected `int` >= 1"),
-    ("data.mix.gsm8k=0.5", r"data\.mix: shares sum to 1\.25"),
-    ("engine.strategy=ppo", r"engine: trl×ppo is not supported \(TRL 1\.x has no `PPOTrainer`\); supported: "
-                            + ", ".join(f"{e}×{s}" for e, s in pairs())),
-    ("engine.name=jax", r"engine\.name: Invalid enum value 'jax'"),
-    ("train.update_epochs=2", r"train\.update_epochs: the trl engine makes one update per generation"),
-    ("train.target_kl=0.03", r"train\.target_kl: GRPO adapts β to it, so train\.beta must start above 0"),  # β is 0
-    ("train.num_generations=3", r"train\.num_generations: 3 must divide the batch"),
-    ("model.dtype=fp8", r"model\.dtype: Invalid enum value 'fp8'"),
-])
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ("train.max_stepz=3", r"train\.max_stepz: unknown key"),
+        ("train.max_steps=ten", r"train\.max_steps: Expected `int`, got `str`"),
+        ("train.max_steps=0", r"train\.max_steps: Expected `int` >= 1"),
+        ("data.mix.gsm8k=0.5", r"data\.mix: shares sum to 1\.25"),
+        (
+            "engine.strategy=ppo",
+            r"engine: trl×ppo is not supported \(TRL 1\.x has no `PPOTrainer`\); supported: "
+            + ", ".join(f"{e}×{s}" for e, s in pairs()),
+        ),
+        ("engine.name=jax", r"engine\.name: Invalid enum value 'jax'"),
+        ("train.update_epochs=2", r"train\.update_epochs: the trl engine makes one update per generation"),
+        ("train.target_kl=0.03", r"train\.target_kl: GRPO adapts β to it, so train\.beta must start above 0"),  # β is 0
+        ("train.num_generations=3", r"train\.num_generations: 3 must divide the batch"),
+        ("model.dtype=fp8", r"model\.dtype: Invalid enum value 'fp8'"),
+    ],
+)
 def test_bad_values_are_refused_with_the_dotted_key(override, message):
     with pytest.raises(BadInput, match=message):
         load_config(CONFIGS / "local.yaml", [override])
@@ -64,16 +78,29 @@ def test_a_missing_file_is_bad_input(tmp_path):
 
 def test_target_kl_is_refused_where_it_would_not_act_and_the_message_names_the_fix():
     acting = ", ".join(with_target_kl())  # grpo, ppo, rloo
-    with pytest.raises(BadInput, match=rf"train\.target_kl: sft has no KL term to hold near a target \(it acts on "
-                                       rf"{acting}\); remove it, or add --set train\.target_kl=null"):
-        load_config(CONFIGS / "local.yaml", ["engine.name=torch", "engine.strategy=sft", "train.target_kl=0.03",
-                                             "finetune.method=lora"])
+    with pytest.raises(
+        BadInput,
+        match=rf"train\.target_kl: sft has no KL term to hold near a target \(it acts on "
+        rf"{acting}\); remove it, or add --set train\.target_kl=null",
+    ):
+        load_config(
+            CONFIGS / "local.yaml",
+            ["engine.name=torch", "engine.strategy=sft", "train.target_kl=0.03", "finetune.method=lora"],
+        )
 
 
 def test_target_kl_may_be_left_out_and_sft_dpo_run_without_it():
     for strategy in ("sft", "dpo"):
-        c = load_config(CONFIGS / "local.yaml", ["engine.name=torch", f"engine.strategy={strategy}", "train.target_kl=null",
-                                                 "finetune.method=lora", "train.beta=0.1"])
+        c = load_config(
+            CONFIGS / "local.yaml",
+            [
+                "engine.name=torch",
+                f"engine.strategy={strategy}",
+                "train.target_kl=null",
+                "finetune.method=lora",
+                "train.beta=0.1",
+            ],
+        )
         assert c.config.train.target_kl is None
 
 
@@ -90,7 +117,9 @@ def test_priority_sampling_is_validated_and_refused_where_no_reward_is_seen():
     assert loaded.config.priority_sampling.low_perf_cap == 0.25
     assert loaded.config.priority_sampling.seed_ratio_schedule == [(0, 1.0)]
     with pytest.raises(BadInput, match=r"priority_sampling: SFT trains on gold replies"):
-        load_config(CONFIGS / "local.yaml", ["priority_sampling.low_perf_cap=0", "engine.strategy=sft", "train.target_kl=null"])
+        load_config(
+            CONFIGS / "local.yaml", ["priority_sampling.low_perf_cap=0", "engine.strategy=sft", "train.target_kl=null"]
+        )
     with pytest.raises(BadInput, match=r"priority_sampling\.seed_ratio_schedule: .* strictly ascending from 0"):
         load_config(CONFIGS / "local.yaml", ["priority_sampling.seed_ratio_schedule=[[5, 1.0], [2, 0.5]]"])
     with pytest.raises(BadInput, match=r"priority_sampling\.by_difficulty: give at least one bucket"):
@@ -98,23 +127,36 @@ def test_priority_sampling_is_validated_and_refused_where_no_reward_is_seen():
 
 
 def test_a_source_is_a_file_or_a_hub_dataset_never_both_nor_neither():
-    hub = ["data.sources.gsm8k.hub=openai/gsm8k", "data.sources.gsm8k.subset=main", "data.sources.gsm8k.shadow_split=test"]
+    hub = [
+        "data.sources.gsm8k.hub=openai/gsm8k",
+        "data.sources.gsm8k.subset=main",
+        "data.sources.gsm8k.shadow_split=test",
+    ]
     source = load_config(CONFIGS / "local.yaml", hub).config.data.sources["gsm8k"]
     assert (source.hub, source.subset, source.split, source.shadow_split) == ("openai/gsm8k", "main", "train", "test")
     with pytest.raises(BadInput, match=r"data\.sources\.gsm8k: give `path` .* or `hub` .*, one of them"):
         load_config(CONFIGS / "local.yaml", [*hub, "data.sources.gsm8k.path=train.jsonl"])
     with pytest.raises(BadInput, match=r"data\.sources\.gsm8k: give `path`"):
         load_config(CONFIGS / "local.yaml", ["data.sources.gsm8k.split=test"])
-    with pytest.raises(BadInput, match=r"data\.sources\.gsm8k: `subset`, `split` and `shadow_split` choose within a hub"):
-        load_config(CONFIGS / "local.yaml", ["data.sources.gsm8k.path=train.jsonl", "data.sources.gsm8k.shadow_split=test"])
-    with pytest.raises(BadInput, match=r"data\.sources\.gsm8k: a hub source names its held-out records with `shadow_split`"):
+    with pytest.raises(
+        BadInput, match=r"data\.sources\.gsm8k: `subset`, `split` and `shadow_split` choose within a hub"
+    ):
+        load_config(
+            CONFIGS / "local.yaml", ["data.sources.gsm8k.path=train.jsonl", "data.sources.gsm8k.shadow_split=test"]
+        )
+    with pytest.raises(
+        BadInput, match=r"data\.sources\.gsm8k: a hub source names its held-out records with `shadow_split`"
+    ):
         load_config(CONFIGS / "local.yaml", [*hub, "data.sources.gsm8k.shadow_path=test.jsonl"])
 
 
 def test_full_fine_tuning_is_accepted_for_the_trl_engine_and_refused_for_the_torch_engine():
     assert load_config(CONFIGS / "local.yaml", ["finetune.method=full"]).config.finetune.method == "full"
-    with pytest.raises(BadInput, match=r"local\.yaml: finetune\.method: full is trained by the trl engine; .* Use "
-                                       r"engine\.name trl, or finetune\.method lora"):
+    with pytest.raises(
+        BadInput,
+        match=r"local\.yaml: finetune\.method: full is trained by the trl engine; .* Use "
+        r"engine\.name trl, or finetune\.method lora",
+    ):
         load_config(CONFIGS / "local.yaml", ["finetune.method=full", "engine.name=torch"])
     sft = load_config(CONFIGS / "local.yaml", ["finetune.method=full", "engine.strategy=sft", "train.target_kl=null"])
     assert (sft.config.engine.strategy, sft.config.finetune.method) == ("sft", "full")

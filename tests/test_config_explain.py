@@ -14,8 +14,8 @@ import msgspec
 import msgspec.inspect as mi
 import pytest
 import yaml
+from conftest import PATIENCE, make_workspace, rc1_here
 
-from conftest import make_workspace, rc1_here
 from rc1.config import Config, config_sha256, effective_yaml, load_config
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
@@ -63,8 +63,11 @@ def test_provenance_leaves_the_fingerprint_and_the_effective_config_alone():
     assert loaded.sha256 == config_sha256(loaded.config)
     bare = msgspec.structs.replace(loaded, file_keys=frozenset())
     assert effective_yaml(bare) == effective_yaml(loaded)
-    assert (loaded.source_of("train.learning_rate"), loaded.source_of("train.max_steps"),
-            loaded.source_of("shadow.samples")) == ("--set", "file", "default")
+    assert (
+        loaded.source_of("train.learning_rate"),
+        loaded.source_of("train.max_steps"),
+        loaded.source_of("shadow.samples"),
+    ) == ("--set", "file", "default")
     assert load_config(CONFIGS / "local.yaml", ["data.mix.gsm8k=0.25"]).source_of("data.mix") == "--set"
 
 
@@ -80,8 +83,9 @@ def test_explain_shows_the_value_and_where_it_came_from(root):
     assert shown.stdout.startswith("train.max_steps = 12\n    int ≥ 1 · required · from file configs/short.yaml\n")
     assert "Optimizer steps of each line of training." in shown.stdout
     shown = rc1_here(root, "config", "explain", "train.learning_rate", "--set", "train.learning_rate=2e-3")
-    assert shown.stdout.startswith("train.learning_rate = 0.002\n    float > 0 · default 1.0e-05 · "
-                                   "from --set train.learning_rate=2e-3\n")
+    assert shown.stdout.startswith(
+        "train.learning_rate = 0.002\n    float > 0 · default 1.0e-05 · from --set train.learning_rate=2e-3\n"
+    )
     shown = rc1_here(root, "config", "explain", "shadow.samples")
     assert shown.stdout.startswith("shadow.samples = 4\n    int ≥ 2 · default 4 · from default\n")
     assert "Sampled replies per shadow item." in shown.stdout
@@ -96,8 +100,11 @@ def test_explain_json_is_one_document_with_every_key(root):
     assert document["sha256"] == load_config(root / "configs/short.yaml", ["train.learning_rate=0.002"]).sha256
     # Keys inside dicts and lists of sections are shown under their templates: data.tasks.<name>.check,
     # reward.functions[].path.
-    listed = {key.replace("data.tasks.", "data.tasks.<name>.").replace("reward.functions.", "reward.functions[].")
-              for key, _, _ in _fields(mi.type_info(Config)) if "sources" not in key}
+    listed = {
+        key.replace("data.tasks.", "data.tasks.<name>.").replace("reward.functions.", "reward.functions[].")
+        for key, _, _ in _fields(mi.type_info(Config))
+        if "sources" not in key
+    }
     assert listed <= set(rows)
     assert all(row["description"] for row in rows.values())
     assert (rows["train.learning_rate"]["value"], rows["train.learning_rate"]["source"]) == (0.002, "--set")
@@ -112,8 +119,13 @@ def test_explain_a_section_lists_its_keys(root):
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout.startswith("[release]  from file configs/short.yaml\n    The RC1 release gate")
     keys = [line.split(" = ")[0] for line in shown.stdout.splitlines() if " = " in line and not line.startswith(" ")]
-    assert keys == ["release.min_hard_gain_pp", "release.gate_size", "release.samples", "release.tasks",
-                    "release.metric"]
+    assert keys == [
+        "release.min_hard_gain_pp",
+        "release.gate_size",
+        "release.samples",
+        "release.tasks",
+        "release.metric",
+    ]
     assert "release.gate_size = 60\n" in shown.stdout  # SHORT's gate set
 
 
@@ -122,18 +134,23 @@ def test_explain_names_the_sources_a_config_gives_and_the_template_of_the_others
 
     rows = {r.key: r for r in explain_rows(load_config(CONFIGS / "rc1.yaml"))}
     assert (rows["data.sources.hotpotqa.hub"].value, rows["data.sources.hotpotqa.hub"].source) == (
-        "hotpotqa/hotpot_qa", "file")
+        "hotpotqa/hotpot_qa",
+        "file",
+    )
     assert rows["data.sources.hotpotqa.split"].source == "default"
     assert [r.key for r in select(list(rows.values()), "data.sources.gsm8k.hub")] == ["data.sources.<task>.hub"]
 
 
-@pytest.mark.parametrize("key, suggestion", [
-    ("train.lr", "train.learning_rate"),
-    ("train.max_stepz", "train.max_steps"),
-    ("relase", "release"),
-    ("learning_rate", "train.learning_rate"),
-    ("model.lora.rank", "model.lora.r"),
-])
+@pytest.mark.parametrize(
+    "key, suggestion",
+    [
+        ("train.lr", "train.learning_rate"),
+        ("train.max_stepz", "train.max_steps"),
+        ("relase", "release"),
+        ("learning_rate", "train.learning_rate"),
+        ("model.lora.rank", "model.lora.r"),
+    ],
+)
 def test_an_unknown_key_is_exit_2_with_the_closest_keys(root, key, suggestion):
     shown = rc1_here(root, "config", "explain", key)
     assert shown.returncode == 2 and shown.stdout == ""
@@ -191,16 +208,20 @@ def test_the_schema_describes_every_key_and_validates_the_shipped_configs():
     for name in ("local.yaml", "rc1.yaml"):
         assert _problems(schema, schema["$defs"], yaml.safe_load((CONFIGS / name).read_text())) == [], name
     assert _problems(schema, schema["$defs"], typo) == ["$.train.max_stepz: not allowed"]
-    try:
-        import jsonschema
-    except ImportError:
-        return
+
+
+def test_a_json_schema_validator_reads_the_schema_as_the_checker_above_does():
+    jsonschema = pytest.importorskip("jsonschema")  # not one of rc1's dependencies; where it is installed
+    schema = _schema()
+    typo = yaml.safe_load((CONFIGS / "local.yaml").read_text())
+    typo["train"]["max_stepz"] = 3
     validator = jsonschema.Draft202012Validator(schema)
     jsonschema.Draft202012Validator.check_schema(schema)
     for name in ("local.yaml", "rc1.yaml"):
         assert not list(validator.iter_errors(yaml.safe_load((CONFIGS / name).read_text()))), name
     assert [e.message for e in validator.iter_errors(typo)] == [
-        "Additional properties are not allowed ('max_stepz' was unexpected)"]
+        "Additional properties are not allowed ('max_stepz' was unexpected)"
+    ]
 
 
 def test_config_commands_write_nothing_and_import_no_training_stack(root):
@@ -208,9 +229,11 @@ def test_config_commands_write_nothing_and_import_no_training_stack(root):
     assert rc1_here(root, "config", "explain").returncode == 0
     assert rc1_here(root, "config", "explain", "nope").returncode == 2
     assert sorted(p.relative_to(root) for p in root.rglob("*")) == before  # no events/, no lock, no reports
-    probe = ("import sys; from rc1.cli import main; main(['config', 'explain', 'train', '--config', 'configs/short.yaml'])"
-             "; main(['config', 'schema']); "
-             "print(sorted(m for m in ('torch', 'transformers', 'trl', 'peft') if m in sys.modules), file=sys.stderr)")
-    result = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True, text=True, timeout=120)
+    probe = (
+        "import sys; from rc1.cli import main; main(['config', 'explain', 'train', '--config', 'configs/short.yaml'])"
+        "; main(['config', 'schema']); "
+        "print(sorted(m for m in ('torch', 'transformers', 'trl', 'peft') if m in sys.modules), file=sys.stderr)"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True, text=True, timeout=PATIENCE)
     assert result.returncode == 0 and result.stderr.strip() == "[]", result.stderr
     assert not (root / "events").exists()

@@ -18,16 +18,19 @@ def test_the_shipped_profiles_pass():
     assert check("rc1.yaml").passed and check("local.yaml").passed
 
 
-@pytest.mark.parametrize("override, message", [
-    ("train.max_steps=10000", "train.max_steps must be ≥ 50000"),
-    ("train.simulate=true", "train.simulate must be false"),
-    ("train.live_mode=false", "train.live_mode must be true"),
-    ("train.target_kl=0.1", "train.target_kl must be set, in [0.02, 0.05]"),
-    ("train.target_kl=null", "train.target_kl must be set, in [0.02, 0.05]"),
-    ("run.seeds=[1,2]", "run.seeds must list at least 3 distinct seeds"),
-    ("finetune.method=lora", "finetune.method must be qlora"),
-    ("reward.use_overclar_penalty=false", "reward.use_overclar_penalty must be true"),
-])
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ("train.max_steps=10000", "train.max_steps must be ≥ 50000"),
+        ("train.simulate=true", "train.simulate must be false"),
+        ("train.live_mode=false", "train.live_mode must be true"),
+        ("train.target_kl=0.1", "train.target_kl must be set, in [0.02, 0.05]"),
+        ("train.target_kl=null", "train.target_kl must be set, in [0.02, 0.05]"),
+        ("run.seeds=[1,2]", "run.seeds must list at least 3 distinct seeds"),
+        ("finetune.method=lora", "finetune.method must be qlora"),
+        ("reward.use_overclar_penalty=false", "reward.use_overclar_penalty must be true"),
+    ],
+)
 def test_each_production_rule_can_fail(override, message):
     result = check("rc1.yaml", override)
     assert not result.passed and message in result.detail
@@ -56,15 +59,21 @@ def test_production_cannot_loosen_any_preflight_threshold(key):
     value = _loosened(side, bound)
     result = check("rc1.yaml", f"preflight.{key}={value}")
     word = "below" if side == "min" else "above"
-    assert not result.passed and f"preflight.{key} is {value:g}; the production profile may not go {word} {bound:g}" in result.detail
+    assert (
+        not result.passed
+        and f"preflight.{key} is {value:g}; the production profile may not go {word} {bound:g}" in result.detail
+    )
 
 
-@pytest.mark.parametrize("override, message", [
-    ("data.pool_size=600", "data.pool_size must be ≥ 30000"),
-    ("data.shadow_size=60", "data.shadow_size must be ≥ 245"),
-    ("reward.overclar_alpha=0.01", "reward.overclar_alpha must be 0.07"),
-    ("reward.overclar_cap=10", "reward.overclar_cap must be 3"),
-])
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ("data.pool_size=600", "data.pool_size must be ≥ 30000"),
+        ("data.shadow_size=60", "data.shadow_size must be ≥ 245"),
+        ("reward.overclar_alpha=0.01", "reward.overclar_alpha must be 0.07"),
+        ("reward.overclar_cap=10", "reward.overclar_cap must be 3"),
+    ],
+)
 def test_production_pins_its_data_sizes_and_the_penalty(override, message):
     result = check("rc1.yaml", override)
     assert not result.passed and message in result.detail

@@ -2,12 +2,12 @@
 gold of the same task, a fixed derangement; refused by the production profile."""
 
 import pytest
+from conftest import REPO
 
 from rc1.checks.consistency import training_config_check
 from rc1.config import load_config
 from rc1.data.generators import generate
 from rc1.scoring.control import ShuffledAnswers, with_shuffled_answers
-from conftest import REPO
 
 POOL = generate("hotpotqa", 40, 3, "hotpotqa") + generate("strategyqa", 30, 3, "strategyqa")
 
@@ -33,8 +33,9 @@ def test_an_item_outside_the_pool_takes_a_pool_answer_of_its_task():
 
 def test_the_reward_function_sees_the_shuffled_gold():
     seen = []
-    reward = with_shuffled_answers(lambda items, texts, tokens: seen.extend(i.answer for i in items) or [0.0] * len(items),
-                                   POOL, seed=1)
+    reward = with_shuffled_answers(
+        lambda items, texts, tokens: seen.extend(i.answer for i in items) or [0.0] * len(items), POOL, seed=1
+    )
     reward(POOL[:3], ["a", "b", "c"], [1, 1, 1])
     assert seen == [ShuffledAnswers(POOL, seed=1)(item).answer for item in POOL[:3]]
 

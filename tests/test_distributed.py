@@ -10,14 +10,14 @@ import subprocess
 import sys
 
 import pytest
+from conftest import PATIENCE, REPO, events, make_workspace, rc1, rc1_here
 
-from conftest import REPO, events, make_workspace, rc1, rc1_here
 from rc1 import distributed
 from rc1.errors import BadInput
 from rc1.events.log import read_log
 from rc1.views.archive import archive_shards, read_shard
 
-# What differs between two runs of the same evaluation: when (and in which session) it was written, and how long it took.
+# What differs between two runs of the same evaluation: when (and in which session) it was written, how long it took.
 CIRCUMSTANCE = {"seq", "ts", "prev", "seconds"}
 
 
@@ -25,9 +25,24 @@ def launch(root, processes: int, env: dict | None = None, args: tuple[str, ...] 
     """`rc1 train` under torchrun with `processes` CPU ranks (one thread each, as the one-process runs here)."""
     return subprocess.run(
         # --standalone: the rendezvous takes a free port itself (no window for another process to take it).
-        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(processes),
-         "-m", "rc1", "train", *args, "--config", "configs/short.yaml"],
-        cwd=root, capture_output=True, text=True, timeout=900,
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            "--nproc_per_node",
+            str(processes),
+            "-m",
+            "rc1",
+            "train",
+            *args,
+            "--config",
+            "configs/short.yaml",
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=PATIENCE,
         env={**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1", **(env or {})},
     )
 
@@ -45,8 +60,9 @@ def launched(tmp_path_factory):
     """A gated run of two seeds (two steps each), a copy of it before training (`one`), and the run trained by one
     launch of two ranks: `rc1 train --all`."""
     tmp = tmp_path_factory.mktemp("launch")
-    two = make_workspace(tmp / "two", **{"run.seeds": [1234, 2345], "train.max_steps": 2, "train.save_steps": 2,
-                                          "train.eval_steps": 2})
+    two = make_workspace(
+        tmp / "two", **{"run.seeds": [1234, 2345], "train.max_steps": 2, "train.save_steps": 2, "train.eval_steps": 2}
+    )
     assert rc1_here(two, "advance", "--until", "R2_PASSED").returncode == 0
     shutil.copytree(two, tmp / "one", symlinks=True)
     result = launch(two, 2, args=("--all", "--rank-wait", "45"))
@@ -72,8 +88,9 @@ def test_one_launch_trains_every_line_and_only_rank_0_writes(launched):
 
 def test_every_rank_generates_its_share_of_each_evaluation(launched):
     _, _, result = launched
-    shares = re.findall(r"rank 1: generated (\d+) of (\d+) greedy and (\d+) of (\d+) sampled replies of step (\d+)'s",
-                        result.stderr)
+    shares = re.findall(
+        r"rank 1: generated (\d+) of (\d+) greedy and (\d+) of (\d+) sampled replies of step (\d+)'s", result.stderr
+    )
     assert [int(step) for *_, step in shares] == [0, 2, 0, 2]  # rank 1 generated about half of each evaluation
     assert all(0 < int(mine) < int(every) for share in shares for mine, every in (share[0:2], share[2:4]))
     gate = re.findall(r"rank 1: generated (\d+) of the gate set's replies to step 2", result.stderr)
@@ -103,11 +120,19 @@ def test_a_sharded_policy_evaluates_in_lockstep_to_the_replies_of_a_whole_one(la
     _, gated, _ = launched
     script = [str(REPO / "tests" / "sharded_evaluation.py"), ".", str(tmp_path / "whole.json")]
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
-    whole = subprocess.run([sys.executable, *script], cwd=gated, capture_output=True, text=True, timeout=900, env=env)
+    whole = subprocess.run(
+        [sys.executable, *script], cwd=gated, capture_output=True, text=True, timeout=PATIENCE, env=env
+    )
     assert whole.returncode == 0, whole.stderr[-3000:]
     script[-1] = str(tmp_path / "sharded.json")
-    sharded = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-                              *script, "--shard"], cwd=gated, capture_output=True, text=True, timeout=900, env=env)
+    sharded = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", *script, "--shard"],
+        cwd=gated,
+        capture_output=True,
+        text=True,
+        timeout=PATIENCE,
+        env=env,
+    )
     assert sharded.returncode == 0, sharded.stderr[-3000:]
     one, two = (json.loads((tmp_path / name).read_text()) for name in ("whole.json", "sharded.json"))
     assert one.pop("generated_here") == [9, 9 * 4]
@@ -137,7 +162,11 @@ def test_what_cannot_be_sharded_is_refused_by_name(monkeypatch):
 
 
 def failure(launched) -> str:
-    why = [line for line in launched.stderr.splitlines() if any(w in line for w in ("Error", "FATAL", "error:", "Traceback"))]
+    why = [
+        line
+        for line in launched.stderr.splitlines()
+        if any(w in line for w in ("Error", "FATAL", "error:", "Traceback"))
+    ]
     return "\n".join(why[:40]) + "\n...\n" + launched.stderr[-2000:]
 
 
@@ -146,9 +175,11 @@ def test_an_evaluation_and_a_verdict_are_the_same_on_one_and_on_two_processes(la
     release verdict of the same weights are the same events on two processes as on one."""
     two, one, _ = launched
     trained = rc1(one, "train", env={**os.environ, "OMP_NUM_THREADS": "1"})  # one process, the first line: a
-    assert trained.returncode == 0, trained.stderr                           # different step 1, the same step 0
-    first = [[payload(e) for e in events(root) if e["type"] == "eval_completed" and e["step"] == 0][:1]
-             for root in (one, two)]
+    assert trained.returncode == 0, trained.stderr  # different step 1, the same step 0
+    first = [
+        [payload(e) for e in events(root) if e["type"] == "eval_completed" and e["step"] == 0][:1]
+        for root in (one, two)
+    ]
     assert first[0] == first[1] and len(first[0]) == 1
     assert first[0][0]["drift"] is not None and first[0][0]["n"] == len(first[0][0]["item_ids"])
 
@@ -181,13 +212,27 @@ def test_ranks_that_read_different_logs_are_refused_before_anything_is_appended(
         stale.unlink()
     before = (root / "events/local.jsonl").read_bytes()
     node = tmp_path / "node.py"  # each rank in its own node's folder: rank 1 in the lagging copy
-    node.write_text("import os, sys\nos.chdir(sys.argv[1] if os.environ['RANK'] == '1' else sys.argv[2])\n"
-                    "from rc1.cli import main\nraise SystemExit(main(['train', '--config', 'configs/short.yaml']))\n")
+    node.write_text(
+        "import os, sys\nos.chdir(sys.argv[1] if os.environ['RANK'] == '1' else sys.argv[2])\n"
+        "from rc1.cli import main\nraise SystemExit(main(['train', '--config', 'configs/short.yaml']))\n"
+    )
     refused = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", str(node),
-         str(lagging), str(root)],
-        capture_output=True, text=True, timeout=900,
-        env={**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"})
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            "--nproc_per_node",
+            "2",
+            str(node),
+            str(lagging),
+            str(root),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=PATIENCE,
+        env={**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"},
+    )
     assert refused.returncode != 0 and "the ranks of this launch read different logs" in refused.stderr, refused.stderr
     assert "on a filesystem every node shares" in refused.stderr
     assert (root / "events/local.jsonl").read_bytes() == before
@@ -201,25 +246,50 @@ def test_commands_other_than_train_refuse_a_multi_process_launch(tmp_path):
     assert not (root / "events/local.jsonl").exists()
 
 
-PRIORITY = {"by_difficulty": {"easy": 0.2, "medium": 0.4, "hard": 0.4}, "low_perf_cap": 0.3,
-            "seed_ratio_schedule": [[0, 0.5]]}
-COMPARED = ("loss", "kl", "ratio", "lr", "reward", "reward_std", "tokens", "kl_coef", "batch_difficulty",
-            "seed_share", "low_perf", "components")
+PRIORITY = {
+    "by_difficulty": {"easy": 0.2, "medium": 0.4, "hard": 0.4},
+    "low_perf_cap": 0.3,
+    "seed_ratio_schedule": [[0, 0.5]],
+}
+COMPARED = (
+    "loss",
+    "kl",
+    "ratio",
+    "lr",
+    "reward",
+    "reward_std",
+    "tokens",
+    "kl_coef",
+    "batch_difficulty",
+    "seed_share",
+    "low_perf",
+    "components",
+)
 
 
 def test_a_two_rank_run_with_priority_sampling_killed_and_relaunched_equals_the_uninterrupted_one(tmp_path):
     """Every rank's sampler observes every rank's rewards, so both draw the same batches (half of them fresh items,
     a share of failing ones), and a relaunch after a SIGKILL resumes each rank's sampler from the checkpoint."""
     # step_batch fixed: a step trains on 16 × 2 completions on any number of processes (on two, 16 × 1 each).
-    whole = make_workspace(tmp_path / "whole", **{"train.max_steps": 4, "train.save_steps": 2, "train.eval_steps": 2,
-                                                    "priority_sampling": PRIORITY, "train.step_batch": "fixed",
-                                                    "train.gradient_accumulation_steps": 2})
+    whole = make_workspace(
+        tmp_path / "whole",
+        **{
+            "train.max_steps": 4,
+            "train.save_steps": 2,
+            "train.eval_steps": 2,
+            "priority_sampling": PRIORITY,
+            "train.step_batch": "fixed",
+            "train.gradient_accumulation_steps": 2,
+        },
+    )
     assert rc1_here(whole, "advance", "--until", "R2_PASSED").returncode == 0
     killed = tmp_path / "killed"
     shutil.copytree(whole, killed, symlinks=True)
     before = (whole / "events/local.jsonl").read_bytes()
     three = launch(whole, 3)  # three processes cannot share an accumulation of 2: refused by name, nothing appended
-    assert three.returncode != 0 and "train.step_batch: fixed" in three.stderr and "launch 1, 2 processes" in three.stderr
+    assert (
+        three.returncode != 0 and "train.step_batch: fixed" in three.stderr and "launch 1, 2 processes" in three.stderr
+    )
     # what `accelerate launch` with an FSDP2 config sets: on CPUs accelerate would quietly train with DDP instead
     sharded = launch(whole, 2, {"ACCELERATE_USE_FSDP": "true", "FSDP_VERSION": "2"})
     assert sharded.returncode != 0 and "accelerate applies FSDP on GPUs only" in sharded.stderr
@@ -237,8 +307,12 @@ def test_a_two_rank_run_with_priority_sampling_killed_and_relaunched_equals_the_
 
     assert steps(killed) == steps(whole) and sorted(steps(whole)) == [1, 2, 3, 4]
     assert any(e["seed_share"] == 0.5 for e in events(whole) if e["type"] == "train_step")  # fresh items drawn
-    rows = [row for shard in archive_shards(read_log(killed / "events/local.jsonl").events) if shard.kind == "train"
-            for row in read_shard(killed, shard)]
+    rows = [
+        row
+        for shard in archive_shards(read_log(killed / "events/local.jsonl").events)
+        if shard.kind == "train"
+        for row in read_shard(killed, shard)
+    ]
     assert sorted(row.step for row in rows) == [step for step in (1, 2, 3, 4) for _ in range(8 * 4)]
     assert rc1_here(killed, "audit").returncode == 0
     rescored = rc1_here(killed, "audit", "--rescore")
@@ -249,7 +323,13 @@ def test_the_accelerate_configs_load_and_leave_the_process_count_to_the_launch()
     from accelerate.commands.config.config_args import load_config_from_file
     from accelerate.utils import DistributedType
 
-    for name, kind in (("ddp.yaml", DistributedType.MULTI_GPU), ("deepspeed_zero2.yaml", DistributedType.DEEPSPEED),
-                       ("deepspeed_zero3.yaml", DistributedType.DEEPSPEED), ("fsdp2.yaml", DistributedType.FSDP)):
+    for name, kind in (
+        ("ddp.yaml", DistributedType.MULTI_GPU),
+        ("deepspeed_zero2.yaml", DistributedType.DEEPSPEED),
+        ("deepspeed_zero3.yaml", DistributedType.DEEPSPEED),
+        ("fsdp2.yaml", DistributedType.FSDP),
+    ):
         config = load_config_from_file(str(REPO / "configs" / "accelerate" / name))
-        assert config.distributed_type == kind and config.num_processes == -1, name  # accelerate asks for --num_processes
+        assert config.distributed_type == kind and config.num_processes == -1, (
+            name
+        )  # accelerate asks for --num_processes

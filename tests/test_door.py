@@ -7,8 +7,8 @@ import json
 
 import msgspec
 import pytest
-
 from conftest import make_workspace, rc1_here
+
 from rc1.config import load_config
 from rc1.errors import EventRefused, ExitCode
 from rc1.events import schema as ev
@@ -23,45 +23,89 @@ SCORING = ev.ScoringSummary()
 
 
 def _started(step: int = 0) -> dict:
-    return dict(resume_from_step=step, resume_from_dir=None, max_steps=4, engine="trl", strategy="grpo", model="m",
-                device="cpu", dtype="float32", seed=1234, seeds=[1234])
+    return dict(
+        resume_from_step=step,
+        resume_from_dir=None,
+        max_steps=4,
+        engine="trl",
+        strategy="grpo",
+        model="m",
+        device="cpu",
+        dtype="float32",
+        seed=1234,
+        seeds=[1234],
+    )
 
 
 def _step(step: int) -> dict:
-    return dict(step=step, loss=0.1, kl=0.0, ratio=1.0, lr=1e-3, reward=0.5, mem_used_mb=1.0, sec_per_step=0.1, tokens=8)
+    return dict(
+        step=step, loss=0.1, kl=0.0, ratio=1.0, lr=1e-3, reward=0.5, mem_used_mb=1.0, sec_per_step=0.1, tokens=8
+    )
 
 
 def _gate_eval(policy: str) -> ev.GateSetEvaluated:
-    return ev.GateSetEvaluated(policy=policy, step=0, checkpoint=None, gate_sha256="g" * 64, samples=1, temperature=1.0,
-                               generation_seed=0, item_ids=["g"], sampled=[0], greedy=[0], sampled_success=0.0,
-                               greedy_success=0.0)
+    return ev.GateSetEvaluated(
+        policy=policy,
+        step=0,
+        checkpoint=None,
+        gate_sha256="g" * 64,
+        samples=1,
+        temperature=1.0,
+        generation_seed=0,
+        item_ids=["g"],
+        sampled=[0],
+        greedy=[0],
+        sampled_success=0.0,
+        greedy_success=0.0,
+    )
 
 
 # How far along the run is (each command through the aggregate), and what each state must refuse.
 TO = {
     "INIT": [],
     "R1_PASSED": [lambda run: run.pass_round(1, FP, [], SCORING)],
-    "TRAINING": [lambda run: run.pass_round(1, FP, [], SCORING), lambda run: run.pass_round(2, FP, [], SCORING),
-                 lambda run: run.start_training(**_started())],
-    "complete": [lambda run: run.pass_round(1, FP, [], SCORING), lambda run: run.pass_round(2, FP, [], SCORING),
-                 lambda run: run.start_training(**_started()), lambda run: run.record_step(**_step(1)),
-                 lambda run: run.save_checkpoint(1, "checkpoints/local/step_00001", {}),
-                 lambda run: run.complete_line(1, None, "checkpoints/local/step_00001", 1234)],
+    "TRAINING": [
+        lambda run: run.pass_round(1, FP, [], SCORING),
+        lambda run: run.pass_round(2, FP, [], SCORING),
+        lambda run: run.start_training(**_started()),
+    ],
+    "complete": [
+        lambda run: run.pass_round(1, FP, [], SCORING),
+        lambda run: run.pass_round(2, FP, [], SCORING),
+        lambda run: run.start_training(**_started()),
+        lambda run: run.record_step(**_step(1)),
+        lambda run: run.save_checkpoint(1, "checkpoints/local/step_00001", {}),
+        lambda run: run.complete_line(1, None, "checkpoints/local/step_00001", 1234),
+    ],
 }
 REFUSED = {
-    "INIT": [ev.Round2Passed(fingerprints=FP, checks=[]), ev.TrainingStarted(**_started()), ev.TrainStep(**_step(1)),
-             ev.CheckpointSaved(step=1, dir="d", files={}), ev.GateInvalidated(input="pool", old_sha256="a", new_sha256="b"),
-             ev.EvalCompleted(step=0, n=1, mean_reward=0.0, success=0.0, per_task_success={}, buckets=[]),
-             ev.BestPromoted(step=1, dir="d", metric="success", value=0.5, files={}),
-             ev.RunCompleted(step=1, best_step=None, final_checkpoint="d"),
-             ev.TrainingFailed(error="x", report="", step=0), _gate_eval("base"), _gate_eval("selected"),
-             ev.CheckPassed(round=2, name="x", measured={}, thresholds={}),
-             ev.GateFailed(round=2, failures=["x"])],
-    "R1_PASSED": [ev.Round1Passed(fingerprints=FP, checks=[]), ev.TrainingStarted(**_started()),
-                  ev.CheckFailed(round=1, name="x", measured={}, thresholds={}), ev.GateFailed(round=1, failures=["x"]),
-                  ev.RunCompleted(step=1, best_step=None, final_checkpoint="d")],
-    "TRAINING": [ev.Round2Passed(fingerprints=FP, checks=[]), _gate_eval("base"),
-                 ev.CheckPassed(round=2, name="x", measured={}, thresholds={})],
+    "INIT": [
+        ev.Round2Passed(fingerprints=FP, checks=[]),
+        ev.TrainingStarted(**_started()),
+        ev.TrainStep(**_step(1)),
+        ev.CheckpointSaved(step=1, dir="d", files={}),
+        ev.GateInvalidated(input="pool", old_sha256="a", new_sha256="b"),
+        ev.EvalCompleted(step=0, n=1, mean_reward=0.0, success=0.0, per_task_success={}, buckets=[]),
+        ev.BestPromoted(step=1, dir="d", metric="success", value=0.5, files={}),
+        ev.RunCompleted(step=1, best_step=None, final_checkpoint="d"),
+        ev.TrainingFailed(error="x", report="", step=0),
+        _gate_eval("base"),
+        _gate_eval("selected"),
+        ev.CheckPassed(round=2, name="x", measured={}, thresholds={}),
+        ev.GateFailed(round=2, failures=["x"]),
+    ],
+    "R1_PASSED": [
+        ev.Round1Passed(fingerprints=FP, checks=[]),
+        ev.TrainingStarted(**_started()),
+        ev.CheckFailed(round=1, name="x", measured={}, thresholds={}),
+        ev.GateFailed(round=1, failures=["x"]),
+        ev.RunCompleted(step=1, best_step=None, final_checkpoint="d"),
+    ],
+    "TRAINING": [
+        ev.Round2Passed(fingerprints=FP, checks=[]),
+        _gate_eval("base"),
+        ev.CheckPassed(round=2, name="x", measured={}, thresholds={}),
+    ],
     "complete": [ev.TrainingStarted(**_started(1)), ev.RunCompleted(step=1, best_step=None, final_checkpoint="d")],
 }
 CASES = [(where, event) for where, events in REFUSED.items() for event in events]
@@ -119,7 +163,9 @@ def test_a_log_an_older_rc1_wrote_refused_events_into_goes_on_after_repair(root)
 
     repaired = rc1_here(root, "repair")
     assert repaired.returncode == 0 and "set aside 1 event(s)" in repaired.stdout, repaired.stderr
-    assert [e.type if hasattr(e, "type") else ev.event_type(e) for e in read_log(ws.log_path).events][-1] == "refused_set_aside"
+    assert [e.type if hasattr(e, "type") else ev.event_type(e) for e in read_log(ws.log_path).events][
+        -1
+    ] == "refused_set_aside"
     audit = rc1_here(root, "audit")
     assert audit.returncode == 0 and "set aside: round2_passed is not allowed in state INIT" in audit.stdout
     status = json.loads(rc1_here(root, "status", "--json").stdout)
@@ -134,8 +180,11 @@ def test_a_snapshot_of_an_older_projection_is_ignored_and_the_log_replayed(root)
     assert read_snapshot(ws) is not None and replay_log(ws)[0].projection.training_segments == 1
 
     # The snapshot an rc1 from before `training_segments` would have left: without the field, and of its shape.
-    older = msgspec.defstruct("Projection", [(f.name, f.type, _default(f)) for f in msgspec.structs.fields(Projection)
-                                             if f.name != "training_segments"], kw_only=True)
+    older = msgspec.defstruct(
+        "Projection",
+        [(f.name, f.type, _default(f)) for f in msgspec.structs.fields(Projection) if f.name != "training_segments"],
+        kw_only=True,
+    )
     raw = json.loads(snapshot_path(ws).read_bytes())
     del raw["projection"]["training_segments"]
     raw["shape"] = projection_shape(older)

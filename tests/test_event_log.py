@@ -50,7 +50,9 @@ def test_every_event_round_trips_through_the_union(ws):
     fp = ev.Fingerprints(pool="a", shadow="b", config="c", weights="d")
     samples = [
         ev.Round1Passed(fingerprints=fp, checks=["x"]),
-        ev.TrainStep(step=1, loss=0.5, kl=0.0, ratio=0.0, lr=1e-3, reward=0.2, mem_used_mb=10.0, sec_per_step=0.1, tokens=9),
+        ev.TrainStep(
+            step=1, loss=0.5, kl=0.0, ratio=0.0, lr=1e-3, reward=0.2, mem_used_mb=10.0, sec_per_step=0.1, tokens=9
+        ),
         ev.CheckpointSaved(step=1, dir="checkpoints/t/step_00001", files={"a": "0" * 64}),
         ev.GateInvalidated(input="pool", old_sha256="a", new_sha256="b"),
     ]
@@ -58,7 +60,12 @@ def test_every_event_round_trips_through_the_union(ws):
         for event in samples:
             log.append(event)
     decoded = read_log(ws.log_path).events
-    assert [ev.event_type(e) for e in decoded] == ["round1_passed", "train_step", "checkpoint_saved", "gate_invalidated"]
+    assert [ev.event_type(e) for e in decoded] == [
+        "round1_passed",
+        "train_step",
+        "checkpoint_saved",
+        "gate_invalidated",
+    ]
     assert decoded[0].fingerprints == fp
 
 
@@ -137,8 +144,19 @@ def test_damage_before_the_tail_is_corruption_naming_the_line(ws):
 def test_old_lines_with_new_optional_fields_missing_still_decode(ws):
     fill(ws, 1)
     record = json.loads(ws.log_path.read_bytes())
-    step = {**record, "type": "train_step", "step": 1, "loss": 0.1, "kl": 0.0, "ratio": 0.0, "lr": 0.1,
-            "reward": 0.0, "mem_used_mb": 1.0, "sec_per_step": 0.1, "tokens": 3}
+    step = {
+        **record,
+        "type": "train_step",
+        "step": 1,
+        "loss": 0.1,
+        "kl": 0.0,
+        "ratio": 0.0,
+        "lr": 0.1,
+        "reward": 0.0,
+        "mem_used_mb": 1.0,
+        "sec_per_step": 0.1,
+        "tokens": 3,
+    }
     for key in ("path", "sha256", "bytes", "kind"):
         step.pop(key)
     # reward_std was added with a default: a line written before it existed must decode.
@@ -147,10 +165,13 @@ def test_old_lines_with_new_optional_fields_missing_still_decode(ws):
     assert event.reward_std == 0.0
 
 
-@pytest.mark.parametrize("newer", [
-    {"type": "quantum_leap", "v": 1},  # an event type this rc1 does not know
-    {"type": "artifact_written", "v": ev.SCHEMA_VERSION + 1, "path": "f", "sha256": "0" * 64, "bytes": 1},
-])
+@pytest.mark.parametrize(
+    "newer",
+    [
+        {"type": "quantum_leap", "v": 1},  # an event type this rc1 does not know
+        {"type": "artifact_written", "v": ev.SCHEMA_VERSION + 1, "path": "f", "sha256": "0" * 64, "bytes": 1},
+    ],
+)
 @pytest.mark.parametrize("where", ["last", "middle"])
 def test_a_line_written_by_a_newer_rc1_says_upgrade_and_is_never_repaired_away(ws, newer, where):
     from rc1.errors import WrittenByNewerRc1
@@ -158,13 +179,17 @@ def test_a_line_written_by_a_newer_rc1_says_upgrade_and_is_never_repaired_away(w
     fill(ws, 3)
     lines = ws.log_path.read_bytes().split(b"\n")[:-1]
     head = read_log(ws.log_path)
-    line = json.dumps({**newer, "seq": 3, "ts": "2026-11-23T00:00:00+00:00", "run": "t", "prev": head.head_hash},
-                      separators=(",", ":")).encode()
+    line = json.dumps(
+        {**newer, "seq": 3, "ts": "2026-11-23T00:00:00+00:00", "run": "t", "prev": head.head_hash},
+        separators=(",", ":"),
+    ).encode()
     lines = lines + [line] if where == "last" else lines[:2] + [line] + lines[2:]
     ws.log_path.write_bytes(b"".join(x + b"\n" for x in lines))
     before = ws.log_path.read_bytes()
     number = 4 if where == "last" else 3
-    with pytest.raises(WrittenByNewerRc1, match=rf"t\.jsonl:{number}: event type .* was written by a newer rc1: upgrade"):
+    with pytest.raises(
+        WrittenByNewerRc1, match=rf"t\.jsonl:{number}: event type .* was written by a newer rc1: upgrade"
+    ):
         read_log(ws.log_path)
     with pytest.raises(BadInput, match="newer rc1"):  # exit 2; a writer does not treat it as a torn tail
         open_log(ws, allow_torn=True)
@@ -207,11 +232,32 @@ def _steps(ws, n, *, every=7):
     with open_log(ws) as log:
         log.append(ev.Round1Passed(fingerprints=fp, checks=[]))
         log.append(ev.Round2Passed(fingerprints=fp, checks=[]))
-        log.append(ev.TrainingStarted(resume_from_step=0, resume_from_dir=None, max_steps=n, engine="trl", strategy="grpo",
-                                      model="m", device="cpu", dtype="float32"))
+        log.append(
+            ev.TrainingStarted(
+                resume_from_step=0,
+                resume_from_dir=None,
+                max_steps=n,
+                engine="trl",
+                strategy="grpo",
+                model="m",
+                device="cpu",
+                dtype="float32",
+            )
+        )
         for step in range(1, n + 1):
-            log.append(ev.TrainStep(step=step, loss=0.1, kl=0.0, ratio=0.0, lr=1e-5, reward=0.5, mem_used_mb=1.0,
-                                    sec_per_step=0.1, tokens=8))
+            log.append(
+                ev.TrainStep(
+                    step=step,
+                    loss=0.1,
+                    kl=0.0,
+                    ratio=0.0,
+                    lr=1e-5,
+                    reward=0.5,
+                    mem_used_mb=1.0,
+                    sec_per_step=0.1,
+                    tokens=8,
+                )
+            )
             if step % every == 0:
                 log.append(ev.CheckpointSaved(step=step, dir=f"c/step_{step}", files={}))
 
@@ -243,14 +289,18 @@ def test_a_big_log_read_in_parallel_equals_the_same_log_read_line_by_line(ws, mo
 def test_prevs_shifted_by_a_character_that_join_to_the_same_string_are_still_a_break(ws):
     """The fast chain check compares all prevs joined against all line hashes joined. A forger can give line 1
     the prev h0 + x and line 2 the prev h1[1:], where h1 is the hash of the forged line 1 and x its first digit
-    (one x in 16 works; the forger varies another field until one does), then re-chain the lines after: the joined strings agree. Each prev must be one whole
-    hash, so both lines are still breaks."""
+    (one x in 16 works; the forger varies another field until one does), then re-chain the lines after: the joined
+    strings agree. Each prev must be one whole hash, so both lines are still breaks."""
     fill(ws, 4)
     lines = ws.log_path.read_bytes().splitlines()
     h0, old1, old2 = line_hash(lines[0]), json.loads(lines[1])["prev"], json.loads(lines[2])["prev"]
-    forged1 = next(line for nonce in range(1000) for x in "0123456789abcdef"  # vary the path until a digit fits
-                   for line in [lines[1].replace(old1.encode(), (h0 + x).encode()).replace(b'"f1"', f'"f1-{nonce}"'.encode())]
-                   if line_hash(line)[0] == x)
+    forged1 = next(
+        line
+        for nonce in range(1000)
+        for x in "0123456789abcdef"  # vary the path until a digit fits
+        for line in [lines[1].replace(old1.encode(), (h0 + x).encode()).replace(b'"f1"', f'"f1-{nonce}"'.encode())]
+        if line_hash(line)[0] == x
+    )
     h1 = line_hash(forged1)
     forged2 = lines[2].replace(old2.encode(), h1[1:].encode())
     lines[1], lines[2] = forged1, forged2
@@ -276,8 +326,8 @@ def test_replay_folds_a_run_of_steps_in_one_go_exactly_as_one_by_one(ws):
 
 
 def test_a_writer_opened_after_a_snapshot_reads_only_the_lines_after_its_anchor(ws):
-    from rc1.events.snapshot import read_snapshot, write_snapshot
     from rc1.events.replay import replay
+    from rc1.events.snapshot import read_snapshot, write_snapshot
 
     _steps(ws, 20)
     with open_log(ws) as log:
@@ -322,8 +372,16 @@ def test_a_log_of_every_older_schema_version_still_reads_and_replays(version, pa
         if record["type"] == "eval_completed" and version == 1:
             assert (event.success, event.per_task_success) == (record["accuracy"], record["per_task_accuracy"])
         if record["type"] == "release_evaluated" and version <= 2:  # v2's verdict: greedy, on the shadow's hard items
-            assert (event.baseline_success, event.selected_success) == (record["baseline_hard_success"], record["hard_success"])
-            assert (event.items, event.samples, event.ci_low_pp, event.passed) == ("shadow_hard", 0, None, record["passed"])
+            assert (event.baseline_success, event.selected_success) == (
+                record["baseline_hard_success"],
+                record["hard_success"],
+            )
+            assert (event.items, event.samples, event.ci_low_pp, event.passed) == (
+                "shadow_hard",
+                0,
+                None,
+                record["passed"],
+            )
             assert event.failed or event.passed
     projection = replay(contents.events).projection
     assert projection.complete and not projection.violations and projection.evals

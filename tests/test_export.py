@@ -11,7 +11,6 @@ import socket
 from pathlib import Path
 
 import pytest
-
 from conftest import events, make_workspace, rc1, rc1_here
 
 pytestmark = pytest.mark.e2e
@@ -22,8 +21,10 @@ GREEDY_PROMPTS = 10
 @pytest.fixture(scope="module")
 def lora_run(tmp_path_factory) -> Path:
     """The embedded default trained as a LoRA adapter for 2 steps (checkpoints at 1 and 2, evaluations at 0 and 2)."""
-    root = make_workspace(tmp_path_factory.mktemp("export-lora"), **{
-        "finetune.method": "lora", "train.max_steps": 2, "train.save_steps": 1, "train.eval_steps": 2})
+    root = make_workspace(
+        tmp_path_factory.mktemp("export-lora"),
+        **{"finetune.method": "lora", "train.max_steps": 2, "train.save_steps": 1, "train.eval_steps": 2},
+    )
     result = rc1_here(root, "advance", "--all")
     assert result.returncode == 0, result.stdout + result.stderr
     return root
@@ -50,7 +51,7 @@ def greedy(model, tokenizer, prompts: list[str]) -> list[list[int]]:
         ids = tokenizer(prompt, return_tensors="pt")
         with torch.no_grad():
             out = model.generate(**ids, max_new_tokens=24, do_sample=False)
-        replies.append(out[0, ids["input_ids"].shape[1]:].tolist())
+        replies.append(out[0, ids["input_ids"].shape[1] :].tolist())
     return replies
 
 
@@ -66,7 +67,8 @@ def test_the_adapter_is_peft_s_layout_over_the_built_in_base_exported_beside_it(
     weights = hashlib.sha256((adapter / "adapter_model.safetensors").read_bytes()).hexdigest()
     assert weights == saved["files"]["adapter_model.safetensors"]  # the checkpoint's adapter, byte for byte
     assert {"config.json", "generation_config.json", "model.safetensors", "tokenizer.json"} <= {
-        p.name for p in (adapter / "base").iterdir()}
+        p.name for p in (adapter / "base").iterdir()
+    }
     monkeypatch.chdir(adapter)  # as the card says: from inside the directory, the base is ./base
     model = AutoPeftModelForCausalLM.from_pretrained(".")
     assert model.peft_config["default"].r == 8
@@ -85,15 +87,20 @@ def test_the_merged_export_loads_whole_and_answers_as_base_plus_adapter(lora_run
 
     merged_dir, adapter_dir = exported["merged"], exported["adapter"]
     assert {"config.json", "generation_config.json", "model.safetensors", "tokenizer.json", "README.md"} <= {
-        p.name for p in merged_dir.iterdir()}
+        p.name for p in merged_dir.iterdir()
+    }
     for path in merged_dir.glob("*.json"):
         assert str(lora_run) not in path.read_text(), f"{path.name} names this machine's path"
     tokenizer = AutoTokenizer.from_pretrained(merged_dir)
     assert tokenizer.chat_template == CHAT_TEMPLATE
     merged = AutoModelForCausalLM.from_pretrained(merged_dir).eval()
     assert merged.config.use_cache
-    with_adapter = PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(adapter_dir / "base"), adapter_dir).eval()
-    prompts = [render_prompt(tokenizer, item) for item in read_items(lora_run / "data/local/shadow.jsonl")[:GREEDY_PROMPTS]]
+    with_adapter = PeftModel.from_pretrained(
+        AutoModelForCausalLM.from_pretrained(adapter_dir / "base"), adapter_dir
+    ).eval()
+    prompts = [
+        render_prompt(tokenizer, item) for item in read_items(lora_run / "data/local/shadow.jsonl")[:GREEDY_PROMPTS]
+    ]
     assert len(prompts) == GREEDY_PROMPTS
     assert greedy(merged, tokenizer, prompts) == greedy(with_adapter, tokenizer, prompts)
     base = with_adapter.get_base_model().state_dict()
@@ -115,7 +122,10 @@ def test_the_model_card_points_back_to_the_run(lora_run, exported):
     assert "base model | `builtin:tiny-qwen3`" in card
     assert "| method | lora (LoRA r 8" in card and "grpo on the trl engine" in card
     assert "step 2 of 2 (`--checkpoint latest`)" in card
-    assert f"[{release['ci_low_pp']:+.1f}, {release['ci_high_pp']:+.1f}]" in card and f"{release['hard_gain_pp']:+.1f} pp" in card
+    assert (
+        f"[{release['ci_low_pp']:+.1f}, {release['ci_high_pp']:+.1f}]" in card
+        and f"{release['hard_gain_pp']:+.1f} pp" in card
+    )
     assert "The verdict measured this checkpoint (step 2)" in card
     assert all(round2["fingerprints"][name] in card for name in ("pool", "balanced_pool", "shadow", "gate", "config"))
     assert f"- round1: seq {next(e['seq'] for e in log if e['type'] == 'round1_passed')}" in card
@@ -123,7 +133,9 @@ def test_the_model_card_points_back_to_the_run(lora_run, exported):
     assert f"trained by rc1 {started['code_version']}" in card
     assert "./base" in card and "library_name: peft" in card
     weights = json.loads((lora_run / "configs/weights.json").read_text())
-    assert all(f"| {name} | {weight:g} | rc1 |" in card for name, weight in weights.items())  # the reward it was trained on
+    assert all(
+        f"| {name} | {weight:g} | rc1 |" in card for name, weight in weights.items()
+    )  # the reward it was trained on
 
 
 def test_the_export_is_an_event_that_names_every_file(lora_run, exported):
@@ -137,7 +149,10 @@ def test_the_export_is_an_event_that_names_every_file(lora_run, exported):
     merged = exports_of(lora_run)["exports/merged"]
     assert (merged["form"], merged["step"], merged["asked"], merged["seed"]) == ("merged", 2, "latest", 1234)
     status = json.loads(rc1_here(lora_run, "status", "--json").stdout)
-    assert {(e["out"], e["form"]) for e in status["exports"]} >= {("exports/adapter", "adapter"), ("exports/merged", "merged")}
+    assert {(e["out"], e["form"]) for e in status["exports"]} >= {
+        ("exports/adapter", "adapter"),
+        ("exports/merged", "merged"),
+    }
 
 
 def test_audit_verifies_exports_an_edited_file_is_a_finding_a_moved_export_a_note(lora_run, exported, tmp_path):
@@ -158,14 +173,20 @@ def test_audit_verifies_exports_an_edited_file_is_a_finding_a_moved_export_a_not
     assert "moved or deleted" in report["notes"][0]["message"]
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--checkpoint", "step_99"], r"no checkpoint_saved of this line of training for step 99 \(its checkpoints: steps 1, 2\)"),
-    (["--checkpoint", "bogus"], "use best, latest or step_N"),
-    (["--checkpoint", "latest", "--seed", "7"], "this run trains seed 1234 only"),
-    (["--checkpoint", "latest", "--out", "exports/adapter"], "exists and is not empty"),
-    (["--checkpoint", "latest", "--out", "configs/short.yaml"], "exists and is not a directory"),
-    (["--checkpoint", "latest", "--push-to-hub", "not a repo"], "not a hub repo id"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            ["--checkpoint", "step_99"],
+            r"no checkpoint_saved of this line of training for step 99 \(its checkpoints: steps 1, 2\)",
+        ),
+        (["--checkpoint", "bogus"], "use best, latest or step_N"),
+        (["--checkpoint", "latest", "--seed", "7"], "this run trains seed 1234 only"),
+        (["--checkpoint", "latest", "--out", "exports/adapter"], "exists and is not empty"),
+        (["--checkpoint", "latest", "--out", "configs/short.yaml"], "exists and is not a directory"),
+        (["--checkpoint", "latest", "--push-to-hub", "not a repo"], "not a hub repo id"),
+    ],
+)
 def test_a_bad_checkpoint_or_out_is_exit_2_and_appends_nothing(lora_run, exported, args, message):
     import re
 
@@ -202,8 +223,17 @@ def test_a_push_to_an_unreachable_hub_is_exit_1_in_one_line_and_the_export_stand
     env = {"HF_ENDPOINT": f"http://127.0.0.1:{port}", "HF_HUB_OFFLINE": "0", "HF_TOKEN": "hf_rc1_test_token"}
     import os
 
-    result = rc1(lora_run, "export", "--checkpoint", "step_1", "--out", "exports/pushed", "--push-to-hub", "me/tiny",
-                 env={**os.environ, **env})
+    result = rc1(
+        lora_run,
+        "export",
+        "--checkpoint",
+        "step_1",
+        "--out",
+        "exports/pushed",
+        "--push-to-hub",
+        "me/tiny",
+        env={**os.environ, **env},
+    )
     stderr = [line for line in result.stderr.splitlines() if line.strip()]
     assert result.returncode == 1, result.stderr
     assert "Traceback" not in result.stderr and len(stderr) == 1, result.stderr
@@ -230,8 +260,11 @@ def test_a_full_fine_tune_exports_its_model_whole_from_the_best_checkpoint(finis
     best = finished_copy / f"checkpoints/local/best/step_{step:05d}"
     files = checkpoints.promote_best(finished_copy / saved[step]["dir"], best)
     with Session.open(load_config("configs/short.yaml")) as session:
-        session.append(ev.BestPromoted(step=step, dir=str(best.relative_to(finished_copy)), metric="sampled_success",
-                                       value=1.0, files=files))
+        session.append(
+            ev.BestPromoted(
+                step=step, dir=str(best.relative_to(finished_copy)), metric="sampled_success", value=1.0, files=files
+            )
+        )
     result = rc1_here(finished_copy, "export", "--out", "full")
     assert result.returncode == 0, result.stderr
     export = exports_of(finished_copy)["full"]
@@ -256,12 +289,26 @@ def test_the_line_of_a_seed_is_the_log_up_to_its_run_completed():
     from rc1.stages.export import line_of, pick_checkpoint
 
     fp = ev.Fingerprints(pool="p", shadow="s", config="c", weights="w")
-    started = dict(resume_from_step=0, resume_from_dir=None, max_steps=2, engine="trl", strategy="grpo", model="m",
-                   device="cpu", dtype="float32", seeds=[1, 2])
-    log = [ev.Round1Passed(fingerprints=fp, checks=[]), ev.Round2Passed(fingerprints=fp, checks=[]),
-           ev.TrainingStarted(seed=1, **started), ev.CheckpointSaved(step=2, dir="c/seed_1/step_00002", files={}),
-           ev.RunCompleted(step=2, best_step=None, final_checkpoint="c/seed_1/step_00002", seed=1),
-           ev.TrainingStarted(seed=2, **started), ev.CheckpointSaved(step=1, dir="c/seed_2/step_00001", files={})]
+    started = dict(
+        resume_from_step=0,
+        resume_from_dir=None,
+        max_steps=2,
+        engine="trl",
+        strategy="grpo",
+        model="m",
+        device="cpu",
+        dtype="float32",
+        seeds=[1, 2],
+    )
+    log = [
+        ev.Round1Passed(fingerprints=fp, checks=[]),
+        ev.Round2Passed(fingerprints=fp, checks=[]),
+        ev.TrainingStarted(seed=1, **started),
+        ev.CheckpointSaved(step=2, dir="c/seed_1/step_00002", files={}),
+        ev.RunCompleted(step=2, best_step=None, final_checkpoint="c/seed_1/step_00002", seed=1),
+        ev.TrainingStarted(seed=2, **started),
+        ev.CheckpointSaved(step=1, dir="c/seed_2/step_00001", files={}),
+    ]
     log = [msgspec.structs.replace(e, seq=i) for i, e in enumerate(log)]
     current = replay(log).projection
     assert pick_checkpoint(line_of(log, [1, 2], 1, current).projection, "latest").dir == "c/seed_1/step_00002"
@@ -271,8 +318,11 @@ def test_the_line_of_a_seed_is_the_log_up_to_its_run_completed():
             line_of(log, [1, 2], seed, current)
     with pytest.raises(BadInput, match="has not started yet"):
         line_of(log[:5], [1, 2], 2, replay(log[:5]).projection)
-    with pytest.raises(BadInput, match=r"no checkpoint of this line of training was promoted to best/ \(its checkpoints: "
-                                       r"steps 2\); export one with --checkpoint latest or step_N"):
+    with pytest.raises(
+        BadInput,
+        match=r"no checkpoint of this line of training was promoted to best/ \(its checkpoints: "
+        r"steps 2\); export one with --checkpoint latest or step_N",
+    ):
         pick_checkpoint(line_of(log, [1, 2], 1, current).projection, "best")
 
 
@@ -282,14 +332,41 @@ def test_the_card_of_a_merged_qlora_export_names_its_hub_base_and_what_merging_c
     from rc1.events import schema as ev
     from rc1.views.model_card import CardFacts, render
 
-    card = render(CardFacts(
-        run="rc1", log="events/rc1.jsonl", log_seq=9, log_hash="h" * 64, form="merged",
-        base_model="Qwen/Qwen3-4B-Thinking-2507", base_reference=None, base_on_hub=True, method="qlora",
-        lora={"r": "8", "alpha": "16"}, engine="trl", strategy="grpo", hyper={"learning rate": "1e-05"}, asked="best",
-        step=500, max_steps=50000, checkpoint="checkpoints/rc1/seed_1234/step_00500", checkpoint_seq=7, seed=1234,
-        seeds=[1234, 2345, 3456], segments=1, dtype="bfloat16", parameters=4_022_468_096, fingerprints=None, gates=[],
-        release=None, across_seeds=None, evaluation=None, trained_by=["0.1.0"], exported_by="0.1.0",
-        files={"model.safetensors": ev.ExportedFile(sha256="s" * 64, bytes=8_044_936_192)}))
+    card = render(
+        CardFacts(
+            run="rc1",
+            log="events/rc1.jsonl",
+            log_seq=9,
+            log_hash="h" * 64,
+            form="merged",
+            base_model="Qwen/Qwen3-4B-Thinking-2507",
+            base_reference=None,
+            base_on_hub=True,
+            method="qlora",
+            lora={"r": "8", "alpha": "16"},
+            engine="trl",
+            strategy="grpo",
+            hyper={"learning rate": "1e-05"},
+            asked="best",
+            step=500,
+            max_steps=50000,
+            checkpoint="checkpoints/rc1/seed_1234/step_00500",
+            checkpoint_seq=7,
+            seed=1234,
+            seeds=[1234, 2345, 3456],
+            segments=1,
+            dtype="bfloat16",
+            parameters=4_022_468_096,
+            fingerprints=None,
+            gates=[],
+            release=None,
+            across_seeds=None,
+            evaluation=None,
+            trained_by=["0.1.0"],
+            exported_by="0.1.0",
+            files={"model.safetensors": ev.ExportedFile(sha256="s" * 64, bytes=8_044_936_192)},
+        )
+    )
     assert card.startswith("---\nlibrary_name: transformers\n") and "base_model: Qwen/Qwen3-4B-Thinking-2507\n" in card
     assert "# rc1 — step 500 (seed 1234 of 1234, 2345, 3456)" in card
     assert "loaded in bfloat16" in card and "about 8.0 GB of memory" in card and "4.02 B parameters × 2 bytes" in card

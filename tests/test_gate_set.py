@@ -9,9 +9,8 @@ import sys
 
 import msgspec
 import pytest
+from conftest import PATIENCE, SHARED, events, make_workspace, needs_shared, rc1_here
 
-from conftest import events, make_workspace, rc1_here
-from test_loaders import SHARED, needs_shared
 from rc1.checks.gate_set import gate_set_check
 from rc1.config import load_config
 from rc1.data.task import read_items
@@ -34,14 +33,21 @@ def test_round1_draws_the_gate_set_hard_items_of_the_release_tasks_apart_from_th
     assert all(item.turns and item.template for item in gate)  # dressed as episodes, like the shadow set
 
     manifest = json.loads((root / "data/local/gate_manifest.json").read_text())
-    assert manifest["ids"] == [item.id for item in gate] and manifest["sha256"] == sha256_file(root / "data/local/gate.jsonl")
+    assert manifest["ids"] == [item.id for item in gate] and manifest["sha256"] == sha256_file(
+        root / "data/local/gate.jsonl"
+    )
     log = events(root)
     check = next(e for e in log if e.get("name") == "gate_set")
-    assert check["type"] == "check_passed" and check["measured"]["pool_leaked"] == 0 and check["measured"]["in_shadow"] == 0
+    assert (
+        check["type"] == "check_passed"
+        and check["measured"]["pool_leaked"] == 0
+        and check["measured"]["in_shadow"] == 0
+    )
     passed = next(e for e in log if e["type"] == "round1_passed")
     assert passed["fingerprints"]["gate"] == manifest["sha256"]
     assert {"path": "data/local/gate.jsonl", "kind": "gate"}.items() <= next(
-        e for e in log if e["type"] == "artifact_written" and e["kind"] == "gate").items()
+        e for e in log if e["type"] == "artifact_written" and e["kind"] == "gate"
+    ).items()
 
 
 def test_a_gate_set_changed_after_round_1_invalidates_the_gate(tmp_path):
@@ -84,7 +90,9 @@ def test_the_gate_set_check_fails_on_a_shadow_item_an_easy_item_or_the_wrong_siz
     mixed = gate[:-2] + [hard_shadow, msgspec.structs.replace(gate[-1], difficulty="easy")]
     result = gate_set_check(mixed, shadow, pool, size=90, tasks=["hotpotqa", "strategyqa"], ngram=5, similarity=0.85)
     assert not result.passed and (result.measured["in_shadow"], result.measured["not_hard"]) == (1, 1)
-    result = gate_set_check(gate[:80], shadow, pool, size=90, tasks=["hotpotqa", "strategyqa"], ngram=5, similarity=0.85)
+    result = gate_set_check(
+        gate[:80], shadow, pool, size=90, tasks=["hotpotqa", "strategyqa"], ngram=5, similarity=0.85
+    )
     assert not result.passed and "80 items, release.gate_size is 90" in result.detail
     result = gate_set_check(gate, shadow, pool, size=90, tasks=["hotpotqa"], ngram=5, similarity=0.85)
     assert not result.passed and result.measured["off_task"] == 36
@@ -94,12 +102,22 @@ def test_the_gate_set_check_fails_on_a_shadow_item_an_easy_item_or_the_wrong_siz
 def test_held_out_records_are_shared_out_between_the_shadow_and_gate_sets_never_both(tmp_path):
     root = make_workspace(tmp_path, **GATE)
     dev = SHARED / "strategyqa/dev.json"
-    loaded = load_config(root / "configs/short.yaml", [f"data.sources.strategyqa.path={dev}",
-                                                      f"data.sources.strategyqa.shadow_path={dev}"])
+    loaded = load_config(
+        root / "configs/short.yaml",
+        [f"data.sources.strategyqa.path={dev}", f"data.sources.strategyqa.shadow_path={dev}"],
+    )
     held = build_held_out(loaded)
-    alone = build_held_out(load_config(root / "configs/short.yaml", [f"data.sources.strategyqa.path={dev}",
-                                                                     f"data.sources.strategyqa.shadow_path={dev}",
-                                                                     "release.gate_size=2", "release.tasks=[hotpotqa]"]))
+    alone = build_held_out(
+        load_config(
+            root / "configs/short.yaml",
+            [
+                f"data.sources.strategyqa.path={dev}",
+                f"data.sources.strategyqa.shadow_path={dev}",
+                "release.gate_size=2",
+                "release.tasks=[hotpotqa]",
+            ],
+        )
+    )
     assert held.shadow == alone.shadow  # the shadow slots come first and take the records they would alone
     gate_records = [item for item in held.gate if item.task == "strategyqa"]
     shadow_records = [item for item in held.shadow if item.task == "strategyqa"]
@@ -116,17 +134,28 @@ def test_round_2_refuses_a_gate_set_too_small_to_tell_the_threshold_from_noise_a
     assert [(e["policy"], e["step"], len(e["sampled"]), e["samples"]) for e in base] == [("base", 0, 10, 8)]
     check = [e for e in log if e.get("name") == "release_power"][-1]
     measured = check["measured"]
-    assert check["type"] == "check_failed" and measured["n"] == 10 and measured["mde_pp"] > 2.0 == check["thresholds"]["mde_pp"]
-    assert measured["n_needed"] > 10 and f"set release.gate_size to at least {measured['n_needed']:.0f}" in result.stderr
+    assert (
+        check["type"] == "check_failed"
+        and measured["n"] == 10
+        and measured["mde_pp"] > 2.0 == check["thresholds"]["mde_pp"]
+    )
+    assert (
+        measured["n_needed"] > 10 and f"set release.gate_size to at least {measured['n_needed']:.0f}" in result.stderr
+    )
     assert log[-1]["type"] == "gate_failed" and log[-1]["failures"] == ["release_power"]
 
 
 @pytest.mark.e2e
 def test_a_run_killed_after_the_selected_checkpoints_gate_evaluation_completes_from_that_evaluation(tmp_path):
     root = make_workspace(tmp_path, **{"train.max_steps": 4, "train.save_steps": 2, "train.eval_steps": 2})
-    killed = subprocess.run([sys.executable, "-m", "rc1", "advance", "--all", "--config", "configs/short.yaml"], cwd=root,
-                            env={**os.environ, "RC1_KILL_AT": "append:gate_set_evaluated@2"}, capture_output=True,
-                            text=True, timeout=600)
+    killed = subprocess.run(
+        [sys.executable, "-m", "rc1", "advance", "--all", "--config", "configs/short.yaml"],
+        cwd=root,
+        env={**os.environ, "RC1_KILL_AT": "append:gate_set_evaluated@2"},
+        capture_output=True,
+        text=True,
+        timeout=PATIENCE,
+    )
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     log = events(root)
     assert [e["policy"] for e in log if e["type"] == "gate_set_evaluated"] == ["base", "selected"]

@@ -9,16 +9,17 @@ import pytest
 from rc1.checks.diversity import distinct2
 from rc1.checks.duplicates import duplicate_rate
 from rc1.checks.leak import leak_check
-from rc1.data.text import tokens
 from rc1.data import generators
 from rc1.data.generators import INSTRUCTION, generate
 from rc1.data.pool import allocate, build_pool, build_shadow
+from rc1.data.text import tokens
 
 MIX = {"hotpotqa": 0.45, "strategyqa": 0.30, "gsm8k": 0.25}
 TASKS = ("gsm8k", "hotpotqa", "strategyqa")
 
 
 # --- generate ------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("task", TASKS)
 def test_the_same_key_gives_the_same_items_and_a_longer_run_starts_with_a_shorter_one(task):
@@ -79,8 +80,12 @@ def _solve(question: str) -> tuple[int, int]:
     """An independent reading of a generated GSM8K question: find each step by its template, do the
     arithmetic; returns the result and the number of operations (a "k boxes of m" step is two)."""
     hero = Counter(re.findall(r"\b[A-Z][a-z]+\b", question)).most_common(1)[0][0]
-    steps = [(kind, _template_regex(t, hero)) for table in (generators._STOCK_STEPS, generators._MONEY_STEPS)
-             for kind, (_, templates) in table.items() for t in templates]
+    steps = [
+        (kind, _template_regex(t, hero))
+        for table in (generators._STOCK_STEPS, generators._MONEY_STEPS)
+        for kind, (_, templates) in table.items()
+        for t in templates
+    ]
     starts = [_template_regex(t, hero) for t in generators._STOCK_START + generators._MONEY_START]
 
     def number(match, key):
@@ -122,6 +127,7 @@ def test_every_gsm8k_answer_is_the_result_of_the_steps_in_its_question_with_ops_
 
 # --- hotpotqa and strategyqa -----------------------------------------------------------------------
 
+
 def test_hotpotqa_has_two_gold_paragraphs_plus_distractors_by_difficulty_and_a_span_answer():
     for item in generate("hotpotqa", 300, 5, "hotpotqa"):
         paragraphs = item.context.split("\n")
@@ -138,10 +144,11 @@ def test_strategyqa_answers_are_yes_or_no_and_exactly_balanced():
     items = generate("strategyqa", 301, 9, "strategyqa")
     answers = Counter(item.answer for item in items)
     assert set(answers) == {"yes", "no"} and abs(answers["yes"] - answers["no"]) <= 1
-    assert all({a.answer for a in items[i:i + 2]} == {"yes", "no"} for i in range(0, 300, 2))
+    assert all({a.answer for a in items[i : i + 2]} == {"yes", "no"} for i in range(0, 300, 2))
 
 
 # --- pool and shadow set ------------------------------------------------------------------------
+
 
 def test_allocate_is_exact_with_largest_remainders_and_ties_broken_by_name():
     assert allocate(600, MIX) == {"gsm8k": 150, "hotpotqa": 270, "strategyqa": 180}
@@ -166,8 +173,11 @@ def test_the_pool_has_the_mix_stable_ids_and_a_seeded_order():
 def test_the_shadow_set_is_stratified_by_task_and_difficulty_in_thirds():
     shadow = build_shadow(60, MIX, seed=4242)
     cells = Counter((i.task, i.difficulty) for i in shadow)
-    assert cells == {(t, d): n // 3 for t, n in {"hotpotqa": 27, "strategyqa": 18, "gsm8k": 15}.items()
-                     for d in ("easy", "medium", "hard")}
+    assert cells == {
+        (t, d): n // 3
+        for t, n in {"hotpotqa": 27, "strategyqa": 18, "gsm8k": 15}.items()
+        for d in ("easy", "medium", "hard")
+    }
     assert {i.id for i in shadow if i.task == "gsm8k"} == {f"shadow-gsm8k-{i:06d}" for i in range(15)}
     uneven = Counter(i.difficulty for i in build_shadow(7, {"gsm8k": 1.0}, seed=1))
     assert uneven == {"easy": 3, "hard": 2, "medium": 2}  # the extra one by name: easy first

@@ -1,11 +1,11 @@
 """The package's layers import only downwards: a module never imports one of a higher layer, lazily or not;
 and no modules import each other in a circle, counting every import (under TYPE_CHECKING and in functions too).
 
-From the bottom: the package's metadata and the utilities (errors, files, workspace, process rank, runbook entries, …); events,
-the state machine and the monitors (a fold over the events, beside replay);
-the registry (what a config can name: strategies, engines, scorer providers); config; data; the gate fingerprints; scoring;
-checks; train; the views of a log; the writing session; stages; commands; the CLI and the benchmarks. Modules of one layer may
-import each other.
+From the bottom: the package's metadata and the utilities (errors, files, workspace, process rank, runbook entries,
+…); events, the state machine and the monitors (a fold over the events, beside replay); the registry (what a config
+can name: strategies, engines, scorer providers); config; data; the gate fingerprints; scoring; checks; train; the
+views of a log; the writing session; stages; commands; the CLI and the benchmarks. Modules of one layer may import
+each other.
 """
 
 import ast
@@ -17,8 +17,22 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "rc1"
 
 LAYERS = [
-    {"rc1", "catalog", "errors", "fsutil", "failpoints", "progress", "provenance", "workspace", "distributed", "failure",
-     "closed_pipe", "user_code", "named_files", "runbook"},
+    {
+        "rc1",
+        "catalog",
+        "errors",
+        "fsutil",
+        "failpoints",
+        "progress",
+        "provenance",
+        "workspace",
+        "distributed",
+        "failure",
+        "closed_pipe",
+        "user_code",
+        "named_files",
+        "runbook",
+    },
     {"events", "machine", "monitors"},
     {"registry"},
     {"config", "config_rules", "run_config"},
@@ -65,9 +79,14 @@ def test_every_unit_of_the_package_has_a_layer():
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_no_module_imports_a_higher_layer(path):
     relative = path.relative_to(PACKAGE)
-    unit = "rc1" if relative.name == "__init__.py" and len(relative.parts) == 1 else relative.parts[0].removesuffix(".py")
-    upward = [f"line {line}: {name} ({_unit(name)}, layer {LAYER_OF.get(_unit(name))}) from {unit} (layer {LAYER_OF[unit]})"
-              for line, name in _imports(path) if LAYER_OF.get(_unit(name), -1) > LAYER_OF[unit]]
+    unit = (
+        "rc1" if relative.name == "__init__.py" and len(relative.parts) == 1 else relative.parts[0].removesuffix(".py")
+    )
+    upward = [
+        f"line {line}: {name} ({_unit(name)}, layer {LAYER_OF.get(_unit(name))}) from {unit} (layer {LAYER_OF[unit]})"
+        for line, name in _imports(path)
+        if LAYER_OF.get(_unit(name), -1) > LAYER_OF[unit]
+    ]
     assert not upward, f"{relative} imports upwards: " + "; ".join(upward)
 
 

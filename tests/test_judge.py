@@ -9,9 +9,9 @@ from pathlib import Path
 
 import msgspec
 import pytest
-
 from conftest import REPO, events, make_workspace, rc1_here
 from judge_server import JudgeServer
+
 from rc1.checks.scorer import scorer_cache, scorer_live, scorer_probe
 from rc1.config import load_config
 from rc1.data.pool import build_shadow
@@ -49,9 +49,15 @@ def key(monkeypatch):
 def make_judge(server, tmp_path, *, provider="openai_compat", cache=False, max_retries=2, timeout_s=30.0) -> Judge:
     server.faults.clear()
     backend = OpenAICompatBackend(provider, server.base_url, "tiny-judge", timeout_s)
-    return Judge(backend, load_rubric(REPO / "configs/judge/rubric.md"), Ledger(tmp_path / "ledger.jsonl"),
-                 JudgeCache(tmp_path / "cache") if cache else None, max_retries=max_retries, backoff_s=0.01,
-                 max_concurrency=4)
+    return Judge(
+        backend,
+        load_rubric(REPO / "configs/judge/rubric.md"),
+        Ledger(tmp_path / "ledger.jsonl"),
+        JudgeCache(tmp_path / "cache") if cache else None,
+        max_retries=max_retries,
+        backoff_s=0.01,
+        max_concurrency=4,
+    )
 
 
 def test_a_local_model_judges_in_the_verdict_format(judge_model):
@@ -97,7 +103,9 @@ def test_a_429_is_retried_and_then_succeeds(server, tmp_path, key):
     assert record.attempts == 2 and not record.error
 
 
-@pytest.mark.parametrize("fault, message", [("500", "500 server error"), ("malformed", "malformed answer: not a verdict")])
+@pytest.mark.parametrize(
+    "fault, message", [("500", "500 server error"), ("malformed", "malformed answer: not a verdict")]
+)
 def test_a_judge_that_keeps_failing_is_a_runtime_error_after_the_retries(server, tmp_path, key, fault, message):
     judge = make_judge(server, tmp_path, max_retries=2)
     server.faults.extend([fault] * 3)
@@ -163,7 +171,9 @@ def test_the_production_profile_refuses_a_non_live_scorer_or_a_missing_key(monke
     production = load_config(REPO / "configs/rc1.yaml").config
     missing = scorer_live(production)
     assert not missing.passed and "SCORER_API_KEY is not set" in missing.detail
-    offline = load_config(REPO / "configs/rc1.yaml", ["scorer.provider=none", "scorer.model=", "scorer.cache=false"]).config
+    offline = load_config(
+        REPO / "configs/rc1.yaml", ["scorer.provider=none", "scorer.model=", "scorer.cache=false"]
+    ).config
     assert "needs a live API judge" in scorer_live(offline).detail
     monkeypatch.setenv("SCORER_API_KEY", KEY)
     assert scorer_live(production).passed
@@ -171,15 +181,18 @@ def test_the_production_profile_refuses_a_non_live_scorer_or_a_missing_key(monke
     assert not scorer_live(load_config(REPO / "configs/local.yaml").config, require_api=True).passed
 
 
-@pytest.mark.parametrize("overrides, message", [
-    (["scorer.provider=openai_compat"], "scorer.base_url: openai_compat needs the server's URL"),
-    (["scorer.provider=hf_judge"], "scorer.model: hf_judge needs the judge model's name"),
-    (["scorer.model=m"], "scorer.model: no judge is configured"),
-    (["scorer.base_url=http://127.0.0.1:1/v1"], "scorer.base_url: only API judges use it"),
-    (["scorer.provider=gemini", "scorer.base_url=ftp://x"], "is not an http(s) URL"),
-    (["scorer.cache=true"], "scorer.cache: only judges are cached"),
-    (["scorer.provider=claude"], "scorer.provider: Invalid enum value .claude."),
-])
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        (["scorer.provider=openai_compat"], "scorer.base_url: openai_compat needs the server's URL"),
+        (["scorer.provider=hf_judge"], "scorer.model: hf_judge needs the judge model's name"),
+        (["scorer.model=m"], "scorer.model: no judge is configured"),
+        (["scorer.base_url=http://127.0.0.1:1/v1"], "scorer.base_url: only API judges use it"),
+        (["scorer.provider=gemini", "scorer.base_url=ftp://x"], "is not an http(s) URL"),
+        (["scorer.cache=true"], "scorer.cache: only judges are cached"),
+        (["scorer.provider=claude"], "scorer.provider: Invalid enum value .claude."),
+    ],
+)
 def test_a_scorer_section_that_would_not_act_is_refused(overrides, message):
     with pytest.raises(BadInput, match=message.replace("(", r"\(").replace(")", r"\)")):
         load_config(REPO / "configs/local.yaml", overrides)
@@ -190,8 +203,14 @@ def test_a_run_judged_live_records_its_calls_and_writes_the_key_nowhere(server, 
     server.faults.clear()
     root = make_workspace(tmp_path, **{"train.max_steps": 4, "train.save_steps": 2})
     # As a user types it; the model is the one the server lists at /v1/models.
-    judge = ["--set", "scorer.provider=openai_compat", "--set", f"scorer.base_url={server.base_url}",
-             "--set", "reward.weights=weights_judge.json"]
+    judge = [
+        "--set",
+        "scorer.provider=openai_compat",
+        "--set",
+        f"scorer.base_url={server.base_url}",
+        "--set",
+        "reward.weights=weights_judge.json",
+    ]
     result = rc1_here(root, "advance", "--all", *judge, env={"SCORER_API_KEY": KEY})
     assert result.returncode == 0, result.stdout + result.stderr
     log = events(root)
@@ -205,7 +224,12 @@ def test_a_run_judged_live_records_its_calls_and_writes_the_key_nowhere(server, 
     ledger = (root / "events/local.ledger.jsonl").read_text().splitlines()
     [shadow] = [e for e in log if e["type"] == "shadow_run_completed"]
     assert shadow["scoring"]["calls"] >= 1  # round 2's shadow run is judged too
-    counted = 16 + shadow["scoring"]["calls"] + sum(s["scoring"]["calls"] for s in steps) + sum(e["scoring"]["calls"] for e in evals)
+    counted = (
+        16
+        + shadow["scoring"]["calls"]
+        + sum(s["scoring"]["calls"] for s in steps)
+        + sum(e["scoring"]["calls"] for e in evals)
+    )
     assert len(ledger) == counted
     # Every judged completion's request is in the ledger; without scorer.cache its answer is not kept to derive again.
     rescore = rc1_here(root, "audit", "--rescore", "--json", *judge)
@@ -225,9 +249,25 @@ def test_a_run_judged_live_records_its_calls_and_writes_the_key_nowhere(server, 
     server.faults.extend(["500"] * 10)  # a judge that fails: exit 1 with an error report
     completion = root / "reply.txt"
     completion.write_text("Answer: 42")
-    failed = rc1_here(root, "score", "--task", "gsm8k", "--gold", "42", "--completion-file", str(completion),
-                      "--completion-tokens", "4", *judge, "--set", "scorer.max_retries=1", "--set", "scorer.backoff_s=0",
-                      "--accept-changed-inputs", env={"SCORER_API_KEY": KEY})  # not the run's scorer settings: said so
+    failed = rc1_here(
+        root,
+        "score",
+        "--task",
+        "gsm8k",
+        "--gold",
+        "42",
+        "--completion-file",
+        str(completion),
+        "--completion-tokens",
+        "4",
+        *judge,
+        "--set",
+        "scorer.max_retries=1",
+        "--set",
+        "scorer.backoff_s=0",
+        "--accept-changed-inputs",
+        env={"SCORER_API_KEY": KEY},
+    )  # not the run's scorer settings: said so
     assert failed.returncode == 1 and "FATAL" in failed.stderr and "500 server error" in failed.stderr
     assert list((root / "reports").glob("ERROR_*.json"))
     server.faults.clear()
@@ -235,40 +275,77 @@ def test_a_run_judged_live_records_its_calls_and_writes_the_key_nowhere(server, 
     assert pack.returncode == 0
 
     written = [p for p in root.rglob("*") if p.is_file() and "configs" not in p.parts]
-    assert len(written) > 30 and root / "events/local.ledger.jsonl" in written and list((root / "reports").glob("*.tar.gz"))
+    assert (
+        len(written) > 30
+        and root / "events/local.ledger.jsonl" in written
+        and list((root / "reports").glob("*.tar.gz"))
+    )
     leaks = [str(p) for p in written if KEY.encode() in p.read_bytes()]
     assert not leaks, leaks
     for output in (result, probe, failed, pack):
         assert KEY not in output.stdout + output.stderr
 
 
-def test_rescoring_derives_each_judge_component_again_from_the_cached_answer_its_ledger_request_names(server, tmp_path,
-                                                                                                     key):
+def test_rescoring_derives_each_judge_component_again_from_the_cached_answer_its_ledger_request_names(
+    server, tmp_path, key
+):
     from rc1.scoring.archive import Rollout, prompt_sha256
     from rc1.stages.rescore import _judge_findings
     from rc1.workspace import Workspace
 
     ws = Workspace(root=tmp_path, run="local")
     backend = OpenAICompatBackend("openai_compat", server.base_url, "tiny-judge", 30.0)
-    judge = Judge(backend, load_rubric(REPO / "configs/judge/rubric.md"), Ledger(ws.ledger_path),
-                  JudgeCache(ws.scorer_cache_dir), max_retries=2, backoff_s=0.01, max_concurrency=4)
+    judge = Judge(
+        backend,
+        load_rubric(REPO / "configs/judge/rubric.md"),
+        Ledger(ws.ledger_path),
+        JudgeCache(ws.scorer_cache_dir),
+        max_retries=2,
+        backoff_s=0.01,
+        max_concurrency=4,
+    )
     items = ITEMS[:6]
     judged = judge.judged(items, REPLIES[:6])
-    rows = [(9, Rollout(kind="train", step=1, item_id=item.id, task=item.task, difficulty=item.difficulty,
-                        needs_clarification=item.needs_clarification, gold=item.answer, prompt_sha256=prompt_sha256(item),
-                        completion="(the reply)", tokens=4, components={"judge": score}, clarifications=0, penalty=0.0,
-                        difficulty_factor=1.0, reward=score, judge_request=request))
-            for item, (score, request) in zip(items, judged)]
-    judging = ["scorer.provider=openai_compat", f"scorer.base_url={server.base_url}", "reward.weights=weights_judge.json"]
+    rows = [
+        (
+            9,
+            Rollout(
+                kind="train",
+                step=1,
+                item_id=item.id,
+                task=item.task,
+                difficulty=item.difficulty,
+                needs_clarification=item.needs_clarification,
+                gold=item.answer,
+                prompt_sha256=prompt_sha256(item),
+                completion="(the reply)",
+                tokens=4,
+                components={"judge": score},
+                clarifications=0,
+                penalty=0.0,
+                difficulty_factor=1.0,
+                reward=score,
+                judge_request=request,
+            ),
+        )
+        for item, (score, request) in zip(items, judged)
+    ]
+    judging = [
+        "scorer.provider=openai_compat",
+        f"scorer.base_url={server.base_url}",
+        "reward.weights=weights_judge.json",
+    ]
     cached = load_config(REPO / "configs/local.yaml", [*judging, "scorer.cache=true"])
     assert _judge_findings(ws, cached, rows) == (6, 0, [])
 
     seq, first = rows[0]
     flipped = [(seq, msgspec.structs.replace(first, components={"judge": 1.0 - first.components["judge"]})), *rows[1:]]
     _, _, findings = _judge_findings(ws, cached, flipped)
-    assert [f.message for f in findings] == [f"train step 1 item {first.item_id}: judge recorded "
-                                             f"{1.0 - first.components['judge']}, the cached answer gives "
-                                             f"{first.components['judge']}"]
+    assert [f.message for f in findings] == [
+        f"train step 1 item {first.item_id}: judge recorded "
+        f"{1.0 - first.components['judge']}, the cached answer gives "
+        f"{first.components['judge']}"
+    ]
     unasked = [(seq, msgspec.structs.replace(first, judge_request="0" * 64))]
     assert "is not in the ledger" in _judge_findings(ws, cached, unasked)[2][0].message
     # Without the cache, nothing says what the judge answered: counted, never a finding (and never asked again).

@@ -11,8 +11,8 @@ import time
 import msgspec
 import pytest
 import torch
+from conftest import PATIENCE, events, make_workspace, rc1_here
 
-from conftest import events, make_workspace, rc1_here
 from rc1.events.log import read_log
 from rc1.views.archive import archive_shards, read_shard
 
@@ -26,7 +26,7 @@ def final_metrics(root) -> dict[int, tuple]:
     return {e["step"]: tuple(float(e[k]) for k in COMPARED) for e in events(root) if e["type"] == "train_step"}
 
 
-def wait_for(predicate, proc, timeout=300):
+def wait_for(predicate, proc, timeout=PATIENCE):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():
@@ -47,7 +47,11 @@ def test_sigkill_during_training_then_advance_completes_with_identical_metrics(
     root = make_workspace(tmp_path)
     proc = subprocess.Popen(
         [sys.executable, "-m", "rc1", "advance", "--all", "--config", "configs/short.yaml"],
-        cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        cwd=root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
     )
     try:
         # Checkpoints come every 4 steps: step 6 is past the first one.
@@ -70,7 +74,7 @@ def test_sigkill_during_training_then_advance_completes_with_identical_metrics(
     assert len(starts) == 2
     resumed_from = starts[1]["resume_from_step"]
     assert resumed_from in may_resume_from and resumed_from <= killed_at
-    second_segment = [e["step"] for e in log[log.index(starts[1]):] if e["type"] == "train_step"]
+    second_segment = [e["step"] for e in log[log.index(starts[1]) :] if e["type"] == "train_step"]
     assert second_segment == list(range(resumed_from + 1, 13))
     assert log[-1]["type"] == "run_completed"
 
@@ -80,8 +84,10 @@ def test_sigkill_during_training_then_advance_completes_with_identical_metrics(
     expected = final_metrics(completed_run)
     got = final_metrics(root)
     assert sorted(got) == sorted(expected) == list(range(1, 13))
-    torch.testing.assert_close(torch.tensor([got[s] for s in range(1, 13)], dtype=torch.float64),
-                               torch.tensor([expected[s] for s in range(1, 13)], dtype=torch.float64))
+    torch.testing.assert_close(
+        torch.tensor([got[s] for s in range(1, 13)], dtype=torch.float64),
+        torch.tensor([expected[s] for s in range(1, 13)], dtype=torch.float64),
+    )
 
     # The rollout archive too: the killed run's is the uninterrupted run's, completion by completion (what a
     # killed segment sampled after its last checkpoint was never vouched for, and the resumed one sampled it again).

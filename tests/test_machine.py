@@ -57,27 +57,54 @@ def test_invalidation_returns_to_init():
 
 
 def test_replay_records_an_illegal_transition_with_its_seq():
-    events = stamped([
-        ev.Round1Passed(fingerprints=FP, checks=[]),
-        ev.TrainingStarted(resume_from_step=0, resume_from_dir=None, max_steps=5, engine="trl", strategy="grpo",
-                           model="m", device="cpu", dtype="float32"),
-    ])
+    events = stamped(
+        [
+            ev.Round1Passed(fingerprints=FP, checks=[]),
+            ev.TrainingStarted(
+                resume_from_step=0,
+                resume_from_dir=None,
+                max_steps=5,
+                engine="trl",
+                strategy="grpo",
+                model="m",
+                device="cpu",
+                dtype="float32",
+            ),
+        ]
+    )
     r = replay(events)
     assert r.projection.state == "R1_PASSED"
-    assert [(v.seq, v.message) for v in r.projection.violations] == [(1, "training_started is not allowed in state R1_PASSED")]
+    assert [(v.seq, v.message) for v in r.projection.violations] == [
+        (1, "training_started is not allowed in state R1_PASSED")
+    ]
 
 
 def test_replay_folds_training_into_the_projection():
-    step = lambda n: ev.TrainStep(step=n, loss=0.1 * n, kl=0.0, ratio=0.0, lr=1e-3, reward=0.5, mem_used_mb=1.0, sec_per_step=0.1, tokens=4)
-    events = stamped([
-        ev.Round1Passed(fingerprints=FP, checks=[]),
-        ev.Round2Passed(fingerprints=FP, checks=[]),
-        ev.TrainingStarted(resume_from_step=0, resume_from_dir=None, max_steps=4, engine="trl", strategy="grpo",
-                           model="m", device="cpu", dtype="float32"),
-        step(1), step(2),
-        ev.CheckpointSaved(step=2, dir="c/step_00002", files={}),
-        step(3),
-    ])
+    def step(n):
+        return ev.TrainStep(
+            step=n, loss=0.1 * n, kl=0.0, ratio=0.0, lr=1e-3, reward=0.5, mem_used_mb=1.0, sec_per_step=0.1, tokens=4
+        )
+
+    events = stamped(
+        [
+            ev.Round1Passed(fingerprints=FP, checks=[]),
+            ev.Round2Passed(fingerprints=FP, checks=[]),
+            ev.TrainingStarted(
+                resume_from_step=0,
+                resume_from_dir=None,
+                max_steps=4,
+                engine="trl",
+                strategy="grpo",
+                model="m",
+                device="cpu",
+                dtype="float32",
+            ),
+            step(1),
+            step(2),
+            ev.CheckpointSaved(step=2, dir="c/step_00002", files={}),
+            step(3),
+        ]
+    )
     p = replay(events).projection
     assert (p.state, p.step, p.max_steps, p.latest_checkpoint.step, p.complete) == ("TRAINING", 3, 4, 2, False)
     assert p.gates["round2"].fingerprints == FP and not p.violations

@@ -20,8 +20,18 @@ SAMPLES = 8
 LOCAL, PRODUCTION = (60, 7), (245, 51)
 
 
-def simulate(reader, params, items: int, evaluations: int, runs: int, *, shift: float = 0.0, shift_from: int = 10**9,
-             trend: float = 0.0, seed: int = 0) -> list[int | None]:
+def simulate(
+    reader,
+    params,
+    items: int,
+    evaluations: int,
+    runs: int,
+    *,
+    shift: float = 0.0,
+    shift_from: int = 10**9,
+    trend: float = 0.0,
+    seed: int = 0,
+) -> list[int | None]:
     """The evaluation at which `reader` first breached in each simulated run (None: never). From evaluation
     `shift_from` on, every item's rate moves by `shift` (a real regression); with `trend`, by that much more at each
     evaluation (a run that keeps learning)."""
@@ -36,9 +46,15 @@ def simulate(reader, params, items: int, evaluations: int, runs: int, *, shift: 
                 moved = rng.random(items) > 0.8
                 rate = np.where(moved, rng.beta(1.2, 2.8, size=items), rate)
             now = np.clip(rate + (shift if k >= shift_from else 0.0) + trend * k, 0.0, 1.0)
-            state.evals.append(EvalPoint(step=k, greedy=(rng.random(items) < now).astype(float).tolist(),
-                                         sampled=rng.binomial(SAMPLES, now).tolist(), samples=SAMPLES,
-                                         drift=None))
+            state.evals.append(
+                EvalPoint(
+                    step=k,
+                    greedy=(rng.random(items) < now).astype(float).tolist(),
+                    sampled=rng.binomial(SAMPLES, now).tolist(),
+                    samples=SAMPLES,
+                    drift=None,
+                )
+            )
             state.step = k
             reading = reader(params, state)
             if reading is not None and reading.breach:
@@ -63,10 +79,19 @@ def test_shadow_regression_without_the_halves_trips_on_most_level_runs():
     item twice, so both halves are the same items) trips on most production-sized level runs."""
 
     def same_items(params, state):
-        doubled = MonitorState(evals=[EvalPoint(step=e.step, greedy=[g for g in e.greedy for _ in (0, 1)],
-                                                sampled=[s for s in e.sampled for _ in (0, 1)], samples=e.samples,
-                                                drift=None) for e in state.evals],
-                               step=state.step)
+        doubled = MonitorState(
+            evals=[
+                EvalPoint(
+                    step=e.step,
+                    greedy=[g for g in e.greedy for _ in (0, 1)],
+                    sampled=[s for s in e.sampled for _ in (0, 1)],
+                    samples=e.samples,
+                    drift=None,
+                )
+                for e in state.evals
+            ],
+            step=state.step,
+        )
         return regression(params, doubled)
 
     assert rate(simulate(same_items, ShadowRegression(), *PRODUCTION, 100)) >= 0.3  # measured 0.44

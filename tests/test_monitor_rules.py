@@ -6,8 +6,8 @@ import math
 
 import msgspec
 import pytest
-
 from monitor_logs import Line, rules
+
 from rc1.events import schema as ev
 from rc1.events.replay import replay
 from rc1.monitors.fold import due
@@ -18,6 +18,7 @@ def rules_and_steps(line: Line) -> list[tuple[str, int, str]]:
 
 
 # -- step rules ----------------------------------------------------------------------------------------------------
+
 
 def test_entropy_floor_trips_when_the_windows_mean_falls_below_the_floor_and_not_on_one_low_step():
     line = Line(rules(entropy_floor={"min_entropy": 0.05, "window": 5, "max_rise": None}))
@@ -82,8 +83,9 @@ def evaluations(line: Line, rates: list[float], *, every: int = 5, samples: int 
             line.steps(every, **steps)
             line.checkpoint()
         correct = round(rate * ITEMS)
-        line.evaluate([1.0] * correct + [0.0] * (ITEMS - correct), [samples] * correct + [0] * (ITEMS - correct),
-                      samples=samples)
+        line.evaluate(
+            [1.0] * correct + [0.0] * (ITEMS - correct), [samples] * correct + [0] * (ITEMS - correct), samples=samples
+        )
         if line.halted:
             return
 
@@ -153,7 +155,9 @@ def test_reward_hacking_halts_when_reward_climbs_while_shadow_success_falls():
     line.evaluate([1.0] * 15 + [0.0] * 45, [8] * 15 + [0] * 45)
     assert rules_and_steps(line) == [("reward_hacking", 20, "halt")]
     trip = line.trips[0]
-    assert trip.measured["reward_rise"] == pytest.approx(0.30) and trip.measured["success_change_pp"] == pytest.approx(-25)
+    assert trip.measured["reward_rise"] == pytest.approx(0.30) and trip.measured["success_change_pp"] == pytest.approx(
+        -25
+    )
     assert trip.measured["from_step"] == 10
 
 
@@ -165,8 +169,9 @@ def test_reward_hacking_does_not_trip_when_reward_and_success_rise_together():
 
 
 def test_reward_hacking_halts_when_a_component_grows_its_share_while_correctness_does_not():
-    line = Line(rules(reward_hacking={"window": 2, "max_share_gain": 0.15}),
-                weights={"correctness": 0.5, "padding": 0.5})
+    line = Line(
+        rules(reward_hacking={"window": 2, "max_share_gain": 0.15}), weights={"correctness": 0.5, "padding": 0.5}
+    )
     line.evaluate([0.0] * 60, [0] * 60)
     line.steps(6, components={"correctness": 0.4, "padding": 0.1})
     line.checkpoint()
@@ -182,6 +187,7 @@ def test_reward_hacking_halts_when_a_component_grows_its_share_while_correctness
 
 
 # -- budget --------------------------------------------------------------------------------------------------------
+
 
 def test_budget_halts_before_the_next_step_would_pass_the_judge_call_limit():
     line = Line(rules(budget={"line": {"judge_calls": 100}, "window": 3}))
@@ -206,8 +212,12 @@ def test_budget_counts_wall_hours_from_the_events_timestamps_and_accelerators_pe
 def test_spend_is_kept_without_any_budget_and_a_new_session_does_not_count_the_gap():
     line = Line(rules())
     line.steps(2, judge_calls=3, seconds=60.0)
-    line.append(ev.RunStarted(config_path="c", config_sha256="s", code_version="v", packages={}, host="h", device="cpu",
-                              python="3"), seconds=7200.0)  # a new session, two hours later
+    line.append(
+        ev.RunStarted(
+            config_path="c", config_sha256="s", code_version="v", packages={}, host="h", device="cpu", python="3"
+        ),
+        seconds=7200.0,
+    )  # a new session, two hours later
     line.start(2)
     line.steps(1, judge_calls=3, seconds=60.0)
     spend = line.state.run_spend
@@ -216,9 +226,15 @@ def test_spend_is_kept_without_any_budget_and_a_new_session_does_not_count_the_g
 
 # -- what a check records ------------------------------------------------------------------------------------------
 
+
 def test_warns_come_first_and_at_most_one_trip_ends_training_at_a_check():
-    line = Line(rules(truncation={"max_share": 0.1, "window": 2}, no_signal={"max_share": 0.5, "window": 2},
-                      entropy_floor={"min_entropy": 0.1, "window": 2, "max_rise": None}))
+    line = Line(
+        rules(
+            truncation={"max_share": 0.1, "window": 2},
+            no_signal={"max_share": 0.5, "window": 2},
+            entropy_floor={"min_entropy": 0.1, "window": 2, "max_rise": None},
+        )
+    )
     line.steps(2, entropy=0.0, clipped=1.0, tied=1.0)
     assert rules_and_steps(line) == [("truncation", 2, "warn"), ("entropy_floor", 2, "halt")]
 
@@ -235,7 +251,7 @@ def test_a_resumed_line_trips_at_the_step_the_uninterrupted_line_did():
                 line.checkpoint()
             if step == kill_at:  # killed here: the next session resumes from the newest checkpoint
                 line.start(step - step % 4)
-                for again, value2 in enumerate(values[step - step % 4: step], start=step - step % 4 + 1):
+                for again, value2 in enumerate(values[step - step % 4 : step], start=step - step % 4 + 1):
                     line.steps(1, entropy=value2)
                     if again % 4 == 0:
                         line.checkpoint()
@@ -265,8 +281,21 @@ def test_going_past_a_halt_keeps_the_rule_quiet_until_it_clears_beyond_that_step
 def test_a_log_from_before_monitors_is_watched_by_no_rule():
     line = Line(rules(truncation={"max_share": 0.1, "window": 1}))
     old = [msgspec.structs.replace(e, monitors=None) if isinstance(e, ev.TrainingStarted) else e for e in line.events]
-    old += [ev.TrainStep(step=1, loss=0.1, kl=0.0, ratio=1.0, lr=1e-3, reward=0.5, mem_used_mb=1.0, sec_per_step=1.0,
-                         tokens=8, diagnostics={"clipped_ratio": 1.0}, seq=len(old))]
+    old += [
+        ev.TrainStep(
+            step=1,
+            loss=0.1,
+            kl=0.0,
+            ratio=1.0,
+            lr=1e-3,
+            reward=0.5,
+            mem_used_mb=1.0,
+            sec_per_step=1.0,
+            tokens=8,
+            diagnostics={"clipped_ratio": 1.0},
+            seq=len(old),
+        )
+    ]
     replayed = replay(old)
     assert due(replayed.projection.monitor, replayed.projection.watched) == []
 

@@ -12,14 +12,16 @@ import subprocess
 import sys
 
 import pytest
+from conftest import PATIENCE, events, make_workspace, rc1, rc1_here
 
-from conftest import events, make_workspace, rc1, rc1_here
 from rc1.events.lines import line_hash
 
 pytestmark = pytest.mark.e2e
 
 # Entropy is always far below 100 nats: the rule trips as soon as its window is full, at step 10 (checkpoints at 4, 8).
-ALWAYS_LOW_ENTROPY = {"monitors.entropy_floor": {"min_entropy": 100.0, "max_rise": None, "window": 10, "action": "halt"}}
+ALWAYS_LOW_ENTROPY = {
+    "monitors.entropy_floor": {"min_entropy": 100.0, "max_rise": None, "window": 10, "action": "halt"}
+}
 
 
 def trips(root) -> list[tuple[str, int, str]]:
@@ -51,7 +53,11 @@ def test_a_halting_rule_stops_the_run_at_its_step_and_says_how_to_go_on(halted_r
     assert [e["step"] for e in log if e["type"] == "checkpoint_saved"] == [4, 8]  # nothing published past the halt
     status = json.loads(rc1_here(root, "status", "--json").stdout)
     assert status["state"] == "HALTED" and status["allowed"] == ["gate_invalidated", "halt_acknowledged"]
-    assert {k: status["halt"][k] for k in ("rule", "step", "seed")} == {"rule": "entropy_floor", "step": 10, "seed": 1234}
+    assert {k: status["halt"][k] for k in ("rule", "step", "seed")} == {
+        "rule": "entropy_floor",
+        "step": 10,
+        "seed": 1234,
+    }
     assert status["halt"]["measured"]["entropy"] < 100 and status["halt"]["threshold"] == {"min_entropy": 100.0}
     watch = status["monitors"]["entropy_floor"]
     assert watch["tripped"] and watch["threshold"] == 100.0 and watch["action"] == "halt"
@@ -82,17 +88,30 @@ def test_a_rollback_amends_the_learning_rate_from_the_checkpoint_it_names(halted
 
     root = tmp_path / "copy"
     shutil.copytree(halted_run[0], root, symlinks=True)
-    rolled = rc1_here(root, "advance", "--from", "step_4", "--set", "train.learning_rate=1e-4",
-                      "--because", "collapse: a gentler rate")
+    rolled = rc1_here(
+        root,
+        "advance",
+        "--from",
+        "step_4",
+        "--set",
+        "train.learning_rate=1e-4",
+        "--because",
+        "collapse: a gentler rate",
+    )
     assert rolled.returncode == 3  # the rule is not silenced by an amendment: it halts again at step 10
     log = events(root)
     amended = next(e for e in log if e["type"] == "training_amended")
     assert amended["changes"] == {"train.learning_rate": {"old": 0.0015, "new": 0.0001}}
     ack = next(e for e in log if e["type"] == "halt_acknowledged")
-    assert (ack["choice"], ack["from_step"], ack["reason"], ack["silenced"]) == ("rollback", 4, "collapse: a gentler rate", False)
+    assert (ack["choice"], ack["from_step"], ack["reason"], ack["silenced"]) == (
+        "rollback",
+        4,
+        "collapse: a gentler rate",
+        False,
+    )
     resumed = [e for e in log if e["type"] == "training_started"][-1]
     assert resumed["resume_from_step"] == 4
-    after = {e["step"]: e for e in log[log.index(resumed):] if e["type"] == "train_step"}
+    after = {e["step"]: e for e in log[log.index(resumed) :] if e["type"] == "train_step"}
     # The amended peak on the schedule's own step: linear decay to 0 at step 12, so step 5 trains at 1e-4 × 8/12.
     assert after[5]["lr"] == pytest.approx(1e-4 * 8 / 12)
     assert trips(root) == [("entropy_floor", 10, "halt"), ("entropy_floor", 10, "halt")]
@@ -130,8 +149,10 @@ def test_going_on_past_a_halt_keeps_the_rule_quiet_and_completes_the_line(halted
 @pytest.fixture(scope="module")
 def stopped_run(tmp_path_factory):
     """A line a `stop` rule ended at its first evaluation past step 0 (no gain of 100 pp in one evaluation)."""
-    root = make_workspace(tmp_path_factory.mktemp("stopped"),
-                          **{"monitors.plateau": {"window": 1, "min_gain_pp": 100.0, "action": "stop"}})
+    root = make_workspace(
+        tmp_path_factory.mktemp("stopped"),
+        **{"monitors.plateau": {"window": 1, "min_gain_pp": 100.0, "action": "stop"}},
+    )
     done = rc1_here(root, "advance", "--all")
     assert done.returncode == 0, done.stderr
     return root
@@ -156,8 +177,14 @@ def test_a_run_killed_around_a_trip_trips_at_the_same_step(halted_run, tmp_path,
     evaluation, steps 1-4, the evaluation at 4, steps 5-8, the evaluation at 8, steps 9-10): resumed from step 8, the
     run halts at step 10 as the uninterrupted one did."""
     root = make_workspace(tmp_path, **ALWAYS_LOW_ENTROPY)
-    killed = subprocess.run([sys.executable, "-m", "rc1", "advance", "--all", "--config", "configs/short.yaml"], cwd=root,
-                            capture_output=True, text=True, env={**os.environ, "RC1_KILL_AT": kill_at}, timeout=900)
+    killed = subprocess.run(
+        [sys.executable, "-m", "rc1", "advance", "--all", "--config", "configs/short.yaml"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "RC1_KILL_AT": kill_at},
+        timeout=PATIENCE,
+    )
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     resumed = rc1_here(root, "advance", "--all")
     assert resumed.returncode == 3 and "HALTED by entropy_floor at step 10" in resumed.stderr
@@ -181,11 +208,16 @@ def _rewrite(root, keep) -> None:
     (root / "events/local.snapshot.json").unlink()
 
 
-@pytest.mark.parametrize("tamper, says", [
-    (lambda e: {**e, "measured": {**e["measured"], "gain_pp": 99.0}} if e["type"] == "monitor_tripped" else e,
-     "the rules do not give this trip here"),
-    (lambda e: None if e["type"] == "monitor_tripped" else e, "but the log does not record it"),
-])
+@pytest.mark.parametrize(
+    "tamper, says",
+    [
+        (
+            lambda e: {**e, "measured": {**e["measured"], "gain_pp": 99.0}} if e["type"] == "monitor_tripped" else e,
+            "the rules do not give this trip here",
+        ),
+        (lambda e: None if e["type"] == "monitor_tripped" else e, "but the log does not record it"),
+    ],
+)
 def test_audit_derives_every_trip_again_and_catches_an_edited_or_deleted_one(stopped_run, tmp_path, tamper, says):
     import shutil
 

@@ -17,8 +17,8 @@ import sys
 
 import pytest
 import torch
+from conftest import PATIENCE, events, make_workspace, rc1_here
 
-from conftest import events, make_workspace, rc1_here
 from rc1.events.log import read_log
 from rc1.registry.strategies import pairs
 from rc1.views.archive import archive_shards, read_shard
@@ -57,7 +57,9 @@ def pair_workspace(root, engine: str, strategy: str):
         # TRL's OnlineDPOTrainer generates per micro-batch: two generations and two reward calls make one step
         train.update({"train.num_generations": 2, "train.gradient_accumulation_steps": 2})
     method = "lora" if engine == "torch" else "full"  # the torch engine trains adapters
-    return make_workspace(root, **{"engine.name": engine, "engine.strategy": strategy, "finetune.method": method, **train})
+    return make_workspace(
+        root, **{"engine.name": engine, "engine.strategy": strategy, "finetune.method": method, **train}
+    )
 
 
 def step_metrics(root) -> dict[int, tuple]:
@@ -82,9 +84,15 @@ def test_pair_killed_at_a_named_point_resumes_exactly(engine, strategy, tmp_path
     assert sorted(expected) == list(range(1, STEPS + 1))
     assert all(values[COMPARED.index("ratio")] > 0 for values in expected.values())
 
-    proc = subprocess.run([sys.executable, "-m", "rc1", "advance", "--all", "--config", "configs/short.yaml"],
-                          cwd=killed, env={**os.environ, "RC1_KILL_AT": KILL_AT[engine, strategy]},
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "rc1", "advance", "--all", "--config", "configs/short.yaml"],
+        cwd=killed,
+        env={**os.environ, "RC1_KILL_AT": KILL_AT[engine, strategy]},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=PATIENCE,
+    )
     assert proc.returncode == -signal.SIGKILL, f"the kill point was never reached ({proc.returncode}): {proc.stderr}"
     killed_at = max(step_metrics(killed), default=0)
     assert killed_at < STEPS
@@ -97,12 +105,20 @@ def test_pair_killed_at_a_named_point_resumes_exactly(engine, strategy, tmp_path
     assert resumed_from <= killed_at
     got = step_metrics(killed)
     assert sorted(got) == sorted(expected)
-    torch.testing.assert_close(torch.tensor([got[s] for s in sorted(got)], dtype=torch.float64),
-                               torch.tensor([expected[s] for s in sorted(expected)], dtype=torch.float64), rtol=0, atol=0)
+    torch.testing.assert_close(
+        torch.tensor([got[s] for s in sorted(got)], dtype=torch.float64),
+        torch.tensor([expected[s] for s in sorted(expected)], dtype=torch.float64),
+        rtol=0,
+        atol=0,
+    )
     if (engine, strategy) == ("trl", "dpo"):
         # every micro-batch's replies reach the archive under their step, and rescore as the trainer scored them
-        rows = [row for shard in archive_shards(read_log(killed / "events/local.jsonl").events)
-                if shard.kind == "train" for row in read_shard(killed, shard)]
+        rows = [
+            row
+            for shard in archive_shards(read_log(killed / "events/local.jsonl").events)
+            if shard.kind == "train"
+            for row in read_shard(killed, shard)
+        ]
         assert sorted(row.step for row in rows) == [step for step in range(1, STEPS + 1) for _ in range(16 * 2)]
         rescored = rc1_here(killed, "audit", "--rescore")
         assert rescored.returncode == 0 and "audit passed" in rescored.stdout, rescored.stdout

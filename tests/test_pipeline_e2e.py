@@ -9,8 +9,7 @@ import subprocess
 import sys
 
 import pytest
-
-from conftest import events, make_workspace, rc1, rc1_here, types
+from conftest import PATIENCE, events, make_workspace, rc1, rc1_here, types
 
 pytestmark = pytest.mark.e2e
 
@@ -36,12 +35,30 @@ def test_a_fresh_workspace_runs_gated_to_a_checkpointed_complete_run(completed_r
             assert e["tokens"] > 0 and e["sec_per_step"] > 0 and e["mem_used_mb"] > 0 and e["lr"] > 0
 
     status = status_json(completed_run)
-    assert {"run", "state", "allowed", "step", "max_steps", "complete", "latest_checkpoint", "gates", "last_error", "events"} <= status.keys()
+    assert {
+        "run",
+        "state",
+        "allowed",
+        "step",
+        "max_steps",
+        "complete",
+        "latest_checkpoint",
+        "gates",
+        "last_error",
+        "events",
+    } <= status.keys()
     assert (status["state"], status["step"], status["max_steps"], status["complete"]) == ("CHECKPOINTED", 12, 12, True)
     assert status["latest_checkpoint"] == {"step": 12, "dir": "checkpoints/local/step_00012"}
     assert status["gates"]["round2"]["passed"] and status["gates"]["round2"]["inputs_match"]
-    assert set(status["gates"]["round2"]["fingerprints"]) == {"pool", "balanced_pool", "shadow", "gate", "config", "weights",
-                                                             "templates"}
+    assert set(status["gates"]["round2"]["fingerprints"]) == {
+        "pool",
+        "balanced_pool",
+        "shadow",
+        "gate",
+        "config",
+        "weights",
+        "templates",
+    }
     assert status["events"] == len(seen)
 
     ckpts = completed_run / "checkpoints" / "local"
@@ -52,14 +69,21 @@ def test_a_fresh_workspace_runs_gated_to_a_checkpointed_complete_run(completed_r
     assert seen.index("eval_completed") < seen.index("train_step")
     cells = {(b["task"], b["difficulty"]) for b in evals[-1]["buckets"]}
     assert {("hotpotqa", "hard"), ("strategyqa", "hard"), ("gsm8k", "easy"), ("all", "all")} <= cells
-    assert all(b["delta_pp"] is None for b in evals[0]["buckets"]) and all(b["delta_pp"] is not None for b in evals[-1]["buckets"])
+    assert all(b["delta_pp"] is None for b in evals[0]["buckets"]) and all(
+        b["delta_pp"] is not None for b in evals[-1]["buckets"]
+    )
     assert all(e["samples"] == 8 and e["hard_sampled_success"] is not None for e in evals)  # sampled beside greedy
     promoted = [e for e in log if e["type"] == "best_promoted"]
-    overall = [next(b["sampled_success"] for b in e["buckets"] if (b["task"], b["difficulty"]) == ("all", "all")) for e in evals]
+    overall = [
+        next(b["sampled_success"] for b in e["buckets"] if (b["task"], b["difficulty"]) == ("all", "all"))
+        for e in evals
+    ]
     values = [overall[0]] + [e["value"] for e in promoted]  # release.metric: sampled_success
     assert values == sorted(set(values))  # each promotion strictly beats every evaluation before it
     best = ckpts / "best"
-    assert (sorted(p.name for p in best.iterdir()) if best.exists() else []) == [f"step_{e['step']:05d}" for e in promoted]
+    assert (sorted(p.name for p in best.iterdir()) if best.exists() else []) == [
+        f"step_{e['step']:05d}" for e in promoted
+    ]
 
     # The verdict: the gate set, evaluated on the step-0 policy in round 2 and on the checkpoint the shadow set chose.
     [release] = [e for e in log if e["type"] == "release_evaluated"]
@@ -73,12 +97,25 @@ def test_a_fresh_workspace_runs_gated_to_a_checkpointed_complete_run(completed_r
     gain = 100 * (sum(selected["sampled"]) - sum(base["sampled"])) / (8 * 60)
     assert release["hard_gain_pp"] == pytest.approx(gain) and release["ci_low_pp"] <= gain <= release["ci_high_pp"]
     assert release["passed"] == (gain >= 5.0 and release["ci_low_pp"] > 0) == (not release["failed"])
-    assert {"passed": release["passed"], "hard_gain_pp": release["hard_gain_pp"], "threshold": 5.0, "step": chosen,
-            "ci_low_pp": release["ci_low_pp"], "ci_high_pp": release["ci_high_pp"], "n": 60, "samples": 8
-            }.items() <= status["release"].items()
+    assert {
+        "passed": release["passed"],
+        "hard_gain_pp": release["hard_gain_pp"],
+        "threshold": 5.0,
+        "step": chosen,
+        "ci_low_pp": release["ci_low_pp"],
+        "ci_high_pp": release["ci_high_pp"],
+        "n": 60,
+        "samples": 8,
+    }.items() <= status["release"].items()
     assert status["release"]["seeds"]["1234"]["hard_gain_pp"] == release["hard_gain_pp"]
-    for view in ("reports/metrics.jsonl", "reports/ckpt_manifest.jsonl", "reports/config_effective.yaml",
-                 "reports/preflight/round1.json", "reports/preflight/round2_pass.json", "logs/train.log"):
+    for view in (
+        "reports/metrics.jsonl",
+        "reports/ckpt_manifest.jsonl",
+        "reports/config_effective.yaml",
+        "reports/preflight/round1.json",
+        "reports/preflight/round2_pass.json",
+        "logs/train.log",
+    ):
         assert (completed_run / view).stat().st_size > 0, view
     assert len((completed_run / "reports/metrics.jsonl").read_text().splitlines()) == 12
 
@@ -88,11 +125,22 @@ def test_a_fresh_workspace_runs_gated_to_a_checkpointed_complete_run(completed_r
 
 
 def test_gated_inputs_are_not_rebuilt_once_a_gate_has_passed_on_them(finished_copy):
-    before = {p: (finished_copy / p).read_bytes() for p in ("data/local/pool.jsonl", "data/local/shadow.jsonl",
-                                                             "data/local/pool_balanced.jsonl", "events/local.jsonl")}
+    before = {
+        p: (finished_copy / p).read_bytes()
+        for p in (
+            "data/local/pool.jsonl",
+            "data/local/shadow.jsonl",
+            "data/local/pool_balanced.jsonl",
+            "events/local.jsonl",
+        )
+    }
     for command in (("pool", "build"), ("shadow", "materialize"), ("difficulty", "bucketize")):
         refused = rc1_here(finished_copy, *command)
-        assert refused.returncode == 3 and "it rewrites a gated input" in refused.stderr and "not allowed in state CHECKPOINTED" in refused.stderr
+        assert (
+            refused.returncode == 3
+            and "it rewrites a gated input" in refused.stderr
+            and "not allowed in state CHECKPOINTED" in refused.stderr
+        )
     assert {p: (finished_copy / p).read_bytes() for p in before} == before
 
 
@@ -100,8 +148,9 @@ def test_handoff_bundles_each_stage_from_the_log(completed_run):
     bundle = json.loads(rc1_here(completed_run, "handoff", "--json").stdout)
     assert bundle["stage"] == "training" and bundle["state"] == "CHECKPOINTED" and not bundle["blockers"]
     checkpoints = [e for e in events(completed_run) if e["type"] == "checkpoint_saved"]
-    assert [(a["path"], a["sha256"]) for a in bundle["artifacts"]] == \
-        [(e["dir"], e["files"]["model.safetensors"]) for e in checkpoints]
+    assert [(a["path"], a["sha256"]) for a in bundle["artifacts"]] == [
+        (e["dir"], e["files"]["model.safetensors"]) for e in checkpoints
+    ]
     assert bundle["from"].startswith("rc1 ") and bundle["next_actions"]
     round1 = json.loads(rc1_here(completed_run, "handoff", "--round", "1", "--json").stdout)
     assert all(round1["checks"].values()) and len(round1["checks"]) == 20 and not round1["risks"]
@@ -123,11 +172,14 @@ def test_advance_on_a_complete_run_says_so_and_appends_nothing(finished_copy):
     assert (finished_copy / "events/local.jsonl").read_bytes() == before
 
 
-@pytest.mark.parametrize("until, state, step", [
-    ("step_6", "TRAINING", 6),
-    ("round1_passed", "R1_PASSED", 0),
-    ("checkpoint_saved", "CHECKPOINTED", 4),
-])
+@pytest.mark.parametrize(
+    "until, state, step",
+    [
+        ("step_6", "TRAINING", 6),
+        ("round1_passed", "R1_PASSED", 0),
+        ("checkpoint_saved", "CHECKPOINTED", 4),
+    ],
+)
 def test_replay_until_shows_the_run_as_it_stood(completed_run, until, state, step):
     result = rc1(completed_run, "replay", "--until", until, "--json")
     assert result.returncode == 0, result.stderr
@@ -203,16 +255,26 @@ def test_a_round_whose_check_fails_records_it_and_exits_3(tmp_path):
     # The handoff of the round names the failure as a blocker and what to do next.
     bundle = json.loads(rc1_here(root, "handoff", "--json").stdout)
     assert bundle["stage"] == "round 1" and bundle["checks"]["weights"] is False
-    assert [(b["kind"], b["message"].split(":")[0]) for b in bundle["blockers"]] == [("check_failed", "weights"), ("gate_failed", "round 1 failed")]
+    assert [(b["kind"], b["message"].split(":")[0]) for b in bundle["blockers"]] == [
+        ("check_failed", "weights"),
+        ("gate_failed", "round 1 failed"),
+    ]
     assert "fix what the failed checks name" in bundle["next_actions"][0]
-    assert [a["path"] for a in bundle["artifacts"]] == ["data/local/shadow.jsonl", "data/local/gate.jsonl",
-                                                        "data/local/pool.jsonl", "data/local/pool_balanced.jsonl"]
+    assert [a["path"] for a in bundle["artifacts"]] == [
+        "data/local/shadow.jsonl",
+        "data/local/gate.jsonl",
+        "data/local/pool.jsonl",
+        "data/local/pool_balanced.jsonl",
+    ]
 
 
-@pytest.mark.parametrize("override, message", [
-    ("train.max_steps=zero", "train.max_steps: Expected `int`, got `str`"),
-    ("train.nonsense=1", "train.nonsense: unknown key"),
-])
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ("train.max_steps=zero", "train.max_steps: Expected `int`, got `str`"),
+        ("train.nonsense=1", "train.nonsense: unknown key"),
+    ],
+)
 def test_bad_config_exits_2_naming_the_key_and_appends_nothing(finished_copy, override, message):
     before = (finished_copy / "events/local.jsonl").read_bytes()
     result = rc1(finished_copy, "advance", "--set", override)
@@ -244,8 +306,11 @@ def _write_gsm8k(path, first: int, count: int) -> None:
     for i in range(first, first + count):
         steps = 1 + i % 6
         work = "\n".join(f"Stage {k} costs {i} + {k} = <<{i}+{k}={i + k}>>{i + k} coins." for k in range(steps))
-        question = (f"Merchant number {i} from the river town buys {steps} crates of figs at {i + 3} coins each, "
-                    f"sells {i % 7 + 2} of them at the market and keeps the rest for winter. How many coins did merchant {i} spend?")
+        question = (
+            f"Merchant number {i} from the river town buys {steps} crates of figs at {i + 3} coins each, "
+            f"sells {i % 7 + 2} of them at the market and keeps the rest for winter. How many coins did merchant {i} "
+            "spend?"
+        )
         lines.append(json.dumps({"question": question, "answer": f"{work}\n#### {steps * (i + 3)}"}))
     path.write_text("\n".join(lines) + "\n")
 
@@ -258,12 +323,19 @@ def test_a_pool_drawn_from_the_shadow_sets_own_file_fails_the_leak_check(tmp_pat
     result = rc1_here(root, "preflight", "--round", "1", *same)
     assert result.returncode == 3 and "leak" in result.stderr
     leak = [e for e in events(root) if e.get("name") == "leak"][-1]
-    shadow_gsm8k = sum(1 for line in (root / "data/local/shadow.jsonl").read_text().splitlines() if '"task":"gsm8k"' in line)
+    shadow_gsm8k = sum(
+        1 for line in (root / "data/local/shadow.jsonl").read_text().splitlines() if '"task":"gsm8k"' in line
+    )
     assert leak["type"] == "check_failed" and shadow_gsm8k > 0
     assert leak["measured"]["gsm8k.leaked"] == shadow_gsm8k and leak["measured"]["hotpotqa.leaked"] == 0
     assert types(root)[-1] == "gate_failed" and status_json(root)["state"] == "INIT"
 
-    held_out = ["--set", "data.sources.gsm8k.path=gsm8k_a.jsonl", "--set", "data.sources.gsm8k.shadow_path=gsm8k_b.jsonl"]
+    held_out = [
+        "--set",
+        "data.sources.gsm8k.path=gsm8k_a.jsonl",
+        "--set",
+        "data.sources.gsm8k.shadow_path=gsm8k_b.jsonl",
+    ]
     rc1_here(root, "preflight", "--round", "1", *held_out)
     leak = [e for e in events(root) if e.get("name") == "leak"][-1]
     assert leak["type"] == "check_passed" and leak["measured"]["leaked"] == 0
@@ -278,7 +350,13 @@ def test_each_data_step_runs_alone_and_writes_its_artifacts_and_events_without_o
         result = rc1_here(root, *step)
         assert result.returncode == 0, (step, result.stderr)
     data = root / "data/local"
-    for name in ("shadow.jsonl", "shadow_manifest.json", "pool.jsonl", "difficulty_metrics.jsonl", "pool_balanced.jsonl"):
+    for name in (
+        "shadow.jsonl",
+        "shadow_manifest.json",
+        "pool.jsonl",
+        "difficulty_metrics.jsonl",
+        "pool_balanced.jsonl",
+    ):
         assert (data / name).stat().st_size > 0, name
 
     validated = rc1_here(root, "pool", "validate")
@@ -286,8 +364,17 @@ def test_each_data_step_runs_alone_and_writes_its_artifacts_and_events_without_o
     judged = rc1_here(root, "difficulty", "validate")
     assert judged.returncode == 0 and (root / "reports/rc1/difficulty_report.json").stat().st_size > 0
     names = [e["name"] for e in events(root) if e["type"] == "check_passed"]
-    assert names == ["seed_pool", "distinct2", "ngram_kl", "framing_coverage", "duplicates", "length_bounds", "leak",
-                     "task_mix", "difficulty"]
+    assert names == [
+        "seed_pool",
+        "distinct2",
+        "ngram_kl",
+        "framing_coverage",
+        "duplicates",
+        "length_bounds",
+        "leak",
+        "task_mix",
+        "difficulty",
+    ]
     assert status_json(root)["state"] == "INIT"  # checks run alone open no gate
 
     pool_file = data / "pool.jsonl"
@@ -326,7 +413,12 @@ def test_a_shadow_run_of_a_checkpoint_writes_its_report_and_event(finished_copy)
     result = rc1_here(finished_copy, "shadow", "run", "--tag", "after", "--checkpoint", "step_12", "--samples", "2")
     assert result.returncode == 0, result.stderr
     last = events(finished_copy)[-1]
-    assert (last["type"], last["tag"], last["checkpoint"], last["samples"]) == ("shadow_run_completed", "after", "step_12", 2)
+    assert (last["type"], last["tag"], last["checkpoint"], last["samples"]) == (
+        "shadow_run_completed",
+        "after",
+        "step_12",
+        2,
+    )
     assert (finished_copy / "reports/shadow_run_after.json").exists() and "spearman" in result.stdout
     bad = rc1_here(finished_copy, "shadow", "run", "--checkpoint", "step_7")
     assert bad.returncode == 2 and "no checkpoint_saved event for step 7" in bad.stderr
@@ -334,10 +426,17 @@ def test_a_shadow_run_of_a_checkpoint_writes_its_report_and_event(finished_copy)
 
 def test_each_seed_of_run_seeds_trains_its_own_line_and_the_release_verdict_spans_them(tmp_path):
     """Two seeds, each with priority sampling (one pipeline run for both: a line of training costs a warm start)."""
-    root = make_workspace(tmp_path, **{"train.max_steps": 2, "train.save_steps": 2, "train.eval_steps": 2,
-                                       "run.seeds": [1234, 99]})
-    sampling = ["--set", "priority_sampling.low_perf_cap=0.5", "--set", "priority_sampling.seed_ratio_schedule=[[0, 1.0], [2, 0.5]]",
-                "--set", "priority_sampling.by_difficulty={easy: 0.2, medium: 0.4, hard: 0.4}"]
+    root = make_workspace(
+        tmp_path, **{"train.max_steps": 2, "train.save_steps": 2, "train.eval_steps": 2, "run.seeds": [1234, 99]}
+    )
+    sampling = [
+        "--set",
+        "priority_sampling.low_perf_cap=0.5",
+        "--set",
+        "priority_sampling.seed_ratio_schedule=[[0, 1.0], [2, 0.5]]",
+        "--set",
+        "priority_sampling.by_difficulty={easy: 0.2, medium: 0.4, hard: 0.4}",
+    ]
     result = rc1_here(root, "advance", "--all", *sampling)
     assert result.returncode == 0, result.stderr
     log = events(root)
@@ -351,7 +450,10 @@ def test_each_seed_of_run_seeds_trains_its_own_line_and_the_release_verdict_span
         assert sampler["kind"] == "priority" and sampler["next_step"] == 3 and sampler["seed"] == seed
 
     started = [e for e in log if e["type"] == "training_started"]
-    assert [(e["seed"], e["seeds"], e["resume_from_step"]) for e in started] == [(1234, [1234, 99], 0), (99, [1234, 99], 0)]
+    assert [(e["seed"], e["seeds"], e["resume_from_step"]) for e in started] == [
+        (1234, [1234, 99], 0),
+        (99, [1234, 99], 0),
+    ]
     completed = [e for e in log if e["type"] == "run_completed"]
     assert [(e["seed"], e["step"]) for e in completed] == [(1234, 2), (99, 2)]
     for seed in (1234, 99):  # each line keeps its own checkpoints, step 0 evaluation and release
@@ -365,7 +467,7 @@ def test_each_seed_of_run_seeds_trains_its_own_line_and_the_release_verdict_span
     gains = [e["hard_gain_pp"] for e in releases]
     assert across["gains_pp"] == {"1234": gains[0], "99": gains[1]}
     assert across["mean_pp"] == pytest.approx(sum(gains) / 2)
-    assert across["spread_pp"] == pytest.approx(abs(gains[0] - gains[1]) / 2 ** 0.5)
+    assert across["spread_pp"] == pytest.approx(abs(gains[0] - gains[1]) / 2**0.5)
     assert across["passed"] == (across["mean_pp"] - across["spread_pp"] >= 5.0 and all(e["passed"] for e in releases))
     status = json.loads(rc1_here(root, "status", "--json", *sampling).stdout)
     assert status["complete"] and [line["seed"] for line in status["finished"]] == [1234, 99]
@@ -385,7 +487,11 @@ def test_status_reads_the_snapshot_and_says_what_the_whole_log_says_without_the_
     fast = rc1_here(finished_copy, "status", "--json").stdout
     snapshot.unlink()
     assert rc1_here(finished_copy, "status", "--json").stdout == fast  # the whole log, replayed: the same
-    probe = ("import sys; from rc1.cli import main; main(['status', '--json', '--config', 'configs/short.yaml']); "
-             "print(sorted(m for m in ('torch', 'transformers', 'trl', 'peft') if m in sys.modules), file=sys.stderr)")
-    result = subprocess.run([sys.executable, "-c", probe], cwd=finished_copy, capture_output=True, text=True, timeout=120)
+    probe = (
+        "import sys; from rc1.cli import main; main(['status', '--json', '--config', 'configs/short.yaml']); "
+        "print(sorted(m for m in ('torch', 'transformers', 'trl', 'peft') if m in sys.modules), file=sys.stderr)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], cwd=finished_copy, capture_output=True, text=True, timeout=PATIENCE
+    )
     assert result.returncode == 0 and result.stderr.strip().endswith("[]")  # a read-only command imports none of them

@@ -1,8 +1,8 @@
 """Issue 3's data gate: template pack, episodes, 3-gram KL, framing coverage, difficulty, pre-run check."""
 
+import shutil
 from collections import Counter
 from pathlib import Path
-import shutil
 
 import msgspec
 import pytest
@@ -25,8 +25,16 @@ from rc1.stages.datasets import GENERATOR_DIFFICULTY_MIX
 PACK_DIR = Path(__file__).resolve().parent.parent / "configs" / "templates" / "pack_v2"
 MIX = {"hotpotqa": 0.45, "strategyqa": 0.30, "gsm8k": 0.25}
 TARGET = {"easy": 0.25, "medium": 0.45, "hard": 0.30}
-LIMITS = DifficultyLimits(min_hard=0.30, max_easy=0.30, max_len_tokens=4096, max_turns=3, max_tool_hops=2,
-                          hard_clue_max=0.20, easy_clue_min=0.40, min_fraction=0.5)
+LIMITS = DifficultyLimits(
+    min_hard=0.30,
+    max_easy=0.30,
+    max_len_tokens=4096,
+    max_turns=3,
+    max_tool_hops=2,
+    hard_clue_max=0.20,
+    easy_clue_min=0.40,
+    min_fraction=0.5,
+)
 
 
 @pytest.fixture(scope="module")
@@ -37,10 +45,13 @@ def pack():
 @pytest.fixture(scope="module")
 def episodes(pack):
     pool = build_pool(1200, MIX, 1234, GENERATOR_DIFFICULTY_MIX)
-    return dress(pool, pack, seed=1234, stream="pool", max_turns=3, max_tool_hops=2, clarify_rate=0.10, tools=["wiki", "calc"])
+    return dress(
+        pool, pack, seed=1234, stream="pool", max_turns=3, max_tool_hops=2, clarify_rate=0.10, tools=["wiki", "calc"]
+    )
 
 
 # --- template pack ---------------------------------------------------------------------------------
+
 
 def test_the_shipped_pack_has_six_templates_per_task_four_roles_three_styles(pack):
     assert len(pack.roles) >= 4 and len(pack.styles) >= 3
@@ -63,6 +74,7 @@ def test_a_pack_too_small_or_with_a_bad_template_is_refused_naming_file_and_key(
 
 # --- episodes --------------------------------------------------------------------------------------
 
+
 def test_episodes_use_every_role_style_and_template_and_an_exact_clarify_share(episodes, pack):
     assert {i.role for i in episodes} == set(pack.roles) and {i.style for i in episodes} == set(pack.styles)
     assert len({i.template for i in episodes}) == sum(len(t) for t in pack.tasks.values())
@@ -73,6 +85,7 @@ def test_episodes_use_every_role_style_and_template_and_an_exact_clarify_share(e
 def test_harder_episodes_have_more_turns_and_tool_steps_up_to_the_caps(episodes):
     def mean(items, f):
         return sum(map(f, items)) / len(items)
+
     plain = [i for i in episodes if not i.needs_clarification]
     by = {d: [i for i in plain if i.difficulty == d] for d in ("easy", "medium", "hard")}
     users = lambda i: sum(t.role == "user" for t in i.turns)  # noqa: E731
@@ -117,6 +130,7 @@ def test_a_clarification_is_the_right_reply_to_an_underspecified_item_only(episo
 
 # --- 3-gram KL and coverage ------------------------------------------------------------------------
 
+
 def test_ngram_kl_passes_on_dressed_episodes_and_is_zero_for_one_framing(episodes):
     result = ngram_kl(episodes, 0.15)
     scopes = ("gsm8k", "hotpotqa", "strategyqa", "overall")
@@ -132,13 +146,30 @@ def test_ngram_kl_passes_on_dressed_episodes_and_is_zero_for_one_framing(episode
 
 def test_ngram_kl_is_near_zero_when_framings_are_labels_on_the_same_text(episodes, pack):
     # Every item rendered with one role and style, then labelled with random framings: no real difference.
-    same = dress(build_pool(1200, MIX, 99), msgspec.structs.replace(pack, roles={"r": "R."}, styles={"s": "S."},
-                 tasks={t: {"only": next(iter(v.values()))} for t, v in pack.tasks.items()}),
-                 seed=1, stream="pool", max_turns=1, max_tool_hops=0, clarify_rate=0.0, tools=[])
-    relabelled = [msgspec.structs.replace(i, role=f"r{k % 4}", style=f"s{k % 3}")
-                  for k, i in enumerate(i for i in same if i.task == "hotpotqa")]
+    same = dress(
+        build_pool(1200, MIX, 99),
+        msgspec.structs.replace(
+            pack,
+            roles={"r": "R."},
+            styles={"s": "S."},
+            tasks={t: {"only": next(iter(v.values()))} for t, v in pack.tasks.items()},
+        ),
+        seed=1,
+        stream="pool",
+        max_turns=1,
+        max_tool_hops=0,
+        clarify_rate=0.0,
+        tools=[],
+    )
+    relabelled = [
+        msgspec.structs.replace(i, role=f"r{k % 4}", style=f"s{k % 3}")
+        for k, i in enumerate(i for i in same if i.task == "hotpotqa")
+    ]
     real = [i for i in episodes if i.task == "hotpotqa"]
-    fake = [msgspec.structs.replace(i, template=f"t{k % 6}", role=f"r{k % 5}", style=f"s{k % 4}") for k, i in enumerate(real)]
+    fake = [
+        msgspec.structs.replace(i, template=f"t{k % 6}", role=f"r{k % 5}", style=f"s{k % 4}")
+        for k, i in enumerate(real)
+    ]
     # Labels that do not follow the text score at chance level, which the correction takes to ~0.
     assert kl3(relabelled) < 0.03 and kl3(fake) < 0.03 and kl3(real) > 0.3
     assert not ngram_kl(fake, 0.15).passed
@@ -153,6 +184,7 @@ def test_framing_coverage_fails_when_a_task_uses_too_few_roles(episodes):
 
 # --- difficulty ------------------------------------------------------------------------------------
 
+
 def test_clue_overlap_is_one_for_a_restated_evidence_sentence_and_zero_for_a_paraphrase():
     context = "Norvel Works was founded by Ada Brenley in 1850.\nAda Brenley was born in Tesmor."
     assert clue_overlap("Norvel Works was founded by Ada Brenley in 1850. Where was its founder born?", context) == 1.0
@@ -163,7 +195,7 @@ def test_rebalancing_meets_the_target_per_task_and_keeps_the_mix(episodes):
     metrics = [measure(i) for i in episodes]
     balanced = rebalance(episodes, metrics, TARGET, MIX, 1234)
     assert len(balanced.items) >= 0.5 * len(episodes)
-    for task, buckets in balanced.balanced_buckets.items():
+    for buckets in balanced.balanced_buckets.values():
         n = sum(buckets.values())
         assert buckets == bucket_counts(n, TARGET) and buckets["hard"] >= 0.30 * n and buckets["easy"] <= 0.30 * n
     tasks = Counter(i.task for i in balanced.items)
@@ -192,19 +224,39 @@ def test_caps_and_clue_medians_fail_with_the_measured_value(episodes):
 
 
 def test_the_shadow_set_dressed_stays_stratified_and_scorable(pack):
-    shadow = dress(build_shadow(245, MIX, 4242), pack, seed=4242, stream="shadow", max_turns=3, max_tool_hops=2, clarify_rate=0.1,
-                   tools=["wiki", "calc"])
+    shadow = dress(
+        build_shadow(245, MIX, 4242),
+        pack,
+        seed=4242,
+        stream="shadow",
+        max_turns=3,
+        max_tool_hops=2,
+        clarify_rate=0.1,
+        tools=["wiki", "calc"],
+    )
     cells = Counter((i.task, i.difficulty) for i in shadow)
     assert len(shadow) == 245 and len(cells) == 9 and min(cells.values()) >= 20
     for thinking in (False, True):
-        assert scorer_selfcheck(shadow, RuleScorer(thinking=thinking, max_completion_tokens=2048, overlong_cache=512)).passed
+        assert scorer_selfcheck(
+            shadow, RuleScorer(thinking=thinking, max_completion_tokens=2048, overlong_cache=512)
+        ).passed
 
 
 # --- seed pool -------------------------------------------------------------------------------------
 
+
 def _data(**changes):
-    return DataConfig(**{"pool_size": 1200, "shadow_size": 60, "max_turns": 3, "max_tool_hops": 2,
-                         "clarify_rate": 0.10, "tools": ["wiki", "calc"], **changes})
+    return DataConfig(
+        **{
+            "pool_size": 1200,
+            "shadow_size": 60,
+            "max_turns": 3,
+            "max_tool_hops": 2,
+            "clarify_rate": 0.10,
+            "tools": ["wiki", "calc"],
+            **changes,
+        }
+    )
 
 
 def test_the_seed_pool_check_passes_on_the_dressed_pool_and_names_its_sha256(episodes, pack):
@@ -215,21 +267,32 @@ def test_the_seed_pool_check_passes_on_the_dressed_pool_and_names_its_sha256(epi
     assert "pool sha256 abababababab" in result.detail and pack.sha256[:12] in result.detail
 
 
-@pytest.mark.parametrize("changes, message", [
-    ({"pool_size": 30000}, "1200 items, data.pool_size is 30000"),
-    ({"max_turns": 1}, "user turns > data.max_turns 1"),
-    ({"max_tool_hops": 1}, "tool hops > data.max_tool_hops 1"),
-    ({"clarify_rate": 0.2}, "clarification share 0.1000 vs data.clarify_rate 0.2"),
-    ({"tools": ["calc"]}, "tools ['wiki'] used but not in data.tools"),
-])
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"pool_size": 30000}, "1200 items, data.pool_size is 30000"),
+        ({"max_turns": 1}, "user turns > data.max_turns 1"),
+        ({"max_tool_hops": 1}, "tool hops > data.max_tool_hops 1"),
+        ({"clarify_rate": 0.2}, "clarification share 0.1000 vs data.clarify_rate 0.2"),
+        ({"tools": ["calc"]}, "tools ['wiki'] used but not in data.tools"),
+    ],
+)
 def test_the_seed_pool_check_fails_when_the_pool_is_not_the_one_configured(episodes, pack, changes, message):
     result = seed_pool_check(episodes, _data(**changes), pack, "ab" * 32)
     assert not result.passed and message in result.detail
 
 
 def test_episodes_honour_a_lower_tool_hop_cap_and_the_seed_pool_check_agrees(pack):
-    capped = dress(build_pool(1200, MIX, 1234, GENERATOR_DIFFICULTY_MIX), pack, seed=1234, stream="pool", max_turns=3,
-                   max_tool_hops=1, clarify_rate=0.10, tools=["wiki", "calc"])
+    capped = dress(
+        build_pool(1200, MIX, 1234, GENERATOR_DIFFICULTY_MIX),
+        pack,
+        seed=1234,
+        stream="pool",
+        max_turns=3,
+        max_tool_hops=1,
+        clarify_rate=0.10,
+        tools=["wiki", "calc"],
+    )
     assert max(item.tool_hops for item in capped) == 1
     assert seed_pool_check(capped, _data(max_tool_hops=1), pack, "ab" * 32).passed
 
@@ -259,6 +322,8 @@ def test_the_data_stage_builds_from_a_config_and_paths_alone(tmp_path):
     ws.difficulty_report_path.parent.mkdir(parents=True, exist_ok=True)
     result = datasets.difficulty_check(loaded.config, ws, pool, metrics, balanced)
     assert len(pool) == 120 and len(shadow) == 24 and not {i.id for i in pool} & {i.id for i in shadow}
-    assert len(held.gate) == loaded.config.release.gate_size and not {i.id for i in held.gate} & {i.id for i in pool + shadow}
+    assert len(held.gate) == loaded.config.release.gate_size and not {i.id for i in held.gate} & {
+        i.id for i in pool + shadow
+    }
     assert result.name and ws.difficulty_report_path.exists()
     assert not ws.log_path.exists() and not ws.lock_path.exists()

@@ -19,8 +19,16 @@ MIX = {"hotpotqa": 0.45, "strategyqa": 0.30, "gsm8k": 0.25}
 
 @pytest.fixture(scope="module")
 def episodes():
-    return dress(build_pool(60, MIX, 1234), load_pack(PACK_DIR), seed=1, stream="pool", max_turns=3, max_tool_hops=2,
-                 clarify_rate=0.1, tools=["wiki", "calc"])
+    return dress(
+        build_pool(60, MIX, 1234),
+        load_pack(PACK_DIR),
+        seed=1,
+        stream="pool",
+        max_turns=3,
+        max_tool_hops=2,
+        clarify_rate=0.1,
+        tools=["wiki", "calc"],
+    )
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +73,7 @@ def _tokens(tokenizer, text):
 def test_a_long_conversation_drops_its_earliest_exchanges_whole_and_stays_a_conversation(tokenizer, long_episode):
     full = render_prompt(tokenizer, long_episode)
     system, *rest = messages(long_episode)
-    later = rest[[m["role"] for m in rest].index("user", 1):]  # from the second user turn on (the tool steps go)
+    later = rest[[m["role"] for m in rest].index("user", 1) :]  # from the second user turn on (the tool steps go)
     wanted = tokenizer.apply_chat_template([system, *later], add_generation_prompt=True, tokenize=False)
     fitted, cut = fit_prompt(tokenizer, long_episode, _tokens(tokenizer, wanted))
     assert cut and fitted == wanted and "<tool_response>" in full and "<tool_response>" not in fitted
@@ -74,8 +82,11 @@ def test_a_long_conversation_drops_its_earliest_exchanges_whole_and_stays_a_conv
 
 def test_when_the_last_turn_alone_is_too_long_its_start_is_cut(tokenizer, long_episode):
     system, last = long_episode.turns[0], long_episode.turns[-1]
-    alone = tokenizer.apply_chat_template([{"role": "system", "content": system.content},
-                                           {"role": "user", "content": last.content}], add_generation_prompt=True, tokenize=False)
+    alone = tokenizer.apply_chat_template(
+        [{"role": "system", "content": system.content}, {"role": "user", "content": last.content}],
+        add_generation_prompt=True,
+        tokenize=False,
+    )
     limit = _tokens(tokenizer, alone) - 10
     fitted, cut = fit_prompt(tokenizer, long_episode, limit)
     assert cut and _tokens(tokenizer, fitted) <= limit

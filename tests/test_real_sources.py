@@ -3,8 +3,7 @@ on the local profile; and a source too small for its share failing round 1 with 
 
 import json
 
-from conftest import events, make_workspace, rc1_here
-from test_loaders import SHARED, needs_shared
+from conftest import SHARED, events, make_workspace, needs_shared, rc1_here
 
 LOCAL_SIZES = {"data.pool_size": 600, "data.shadow_size": 60}  # configs/local.yaml's own sizes
 
@@ -20,8 +19,14 @@ def _check(root, name: str) -> dict:
 @needs_shared
 def test_round1_passes_on_a_pool_from_the_official_gsm8k_and_strategyqa_files(tmp_path):
     root = make_workspace(tmp_path, **LOCAL_SIZES)
-    gsm8k_train, gsm8k_test, strategyqa = SHARED / "gsm8k/train.jsonl", SHARED / "gsm8k/test.jsonl", SHARED / "strategyqa/dev.json"
-    sources = _sourced(root, **{"gsm8k.path": gsm8k_train, "gsm8k.shadow_path": gsm8k_test, "strategyqa.path": strategyqa})
+    gsm8k_train, gsm8k_test, strategyqa = (
+        SHARED / "gsm8k/train.jsonl",
+        SHARED / "gsm8k/test.jsonl",
+        SHARED / "strategyqa/dev.json",
+    )
+    sources = _sourced(
+        root, **{"gsm8k.path": gsm8k_train, "gsm8k.shadow_path": gsm8k_test, "strategyqa.path": strategyqa}
+    )
     result = rc1_here(root, "preflight", "--round", "1", *sources)
     assert result.returncode == 0, result.stderr
 
@@ -32,15 +37,23 @@ def test_round1_passes_on_a_pool_from_the_official_gsm8k_and_strategyqa_files(tm
         assert item["turns"] and item["role"] and item["template"]  # dressed as an episode like a generated item
     sources_check = _check(root, "data_sources")
     assert sources_check["type"] == "check_passed"
-    assert sources_check["measured"] == {"pool.gsm8k.from_source": 150.0, "pool.gsm8k.slots": 150.0,
-                                         "pool.strategyqa.from_source": 180.0, "pool.strategyqa.slots": 180.0,
-                                         "shadow.gsm8k.from_source": 15.0, "shadow.gsm8k.slots": 15.0}
+    assert sources_check["measured"] == {
+        "pool.gsm8k.from_source": 150.0,
+        "pool.gsm8k.slots": 150.0,
+        "pool.strategyqa.from_source": 180.0,
+        "pool.strategyqa.slots": 180.0,
+        "shadow.gsm8k.from_source": 15.0,
+        "shadow.gsm8k.slots": 15.0,
+    }
 
     difficulty = _check(root, "difficulty")
     assert difficulty["type"] == "check_passed"
     assert difficulty["measured"]["balanced_fraction"] >= 0.50
     for task in ("gsm8k", "strategyqa"):  # the sourced tasks meet the same bars as the generated one
-        assert difficulty["measured"][f"{task}.hard_share"] >= 0.30 and difficulty["measured"][f"{task}.easy_share"] <= 0.30
+        assert (
+            difficulty["measured"][f"{task}.hard_share"] >= 0.30
+            and difficulty["measured"][f"{task}.easy_share"] <= 0.30
+        )
     assert difficulty["measured"]["strategyqa.hard_clue_overlap_p50"] <= 0.20
     assert difficulty["measured"]["strategyqa.easy_clue_overlap_p50"] >= 0.40
     assert _check(root, "leak")["type"] == "check_passed"  # train and test files share no question

@@ -40,8 +40,13 @@ def test_config_accepts_exactly_the_registry_names():
 @pytest.mark.parametrize("strategy", sorted(STRATEGIES))
 def test_config_accepts_exactly_the_registry_pairs(engine, strategy):
     spec = STRATEGIES[strategy]
-    overrides = [f"engine.name={engine}", f"engine.strategy={strategy}", "finetune.method=lora", "train.beta=0.04",
-                 "train.target_kl=0.03" if spec.target_kl else "train.target_kl=null"]
+    overrides = [
+        f"engine.name={engine}",
+        f"engine.strategy={strategy}",
+        "finetune.method=lora",
+        "train.beta=0.04",
+        "train.target_kl=0.03" if spec.target_kl else "train.target_kl=null",
+    ]
     overrides += ["train.num_generations=2"] if spec.trl and spec.trl.replies_per_prompt else []
     if (engine, strategy) in pairs():
         assert load_config(LOCAL, overrides).config.engine.strategy == strategy
@@ -69,7 +74,7 @@ def test_every_reference_the_registry_names_resolves():
 
 
 def _markdown_table(text: str, header_start: str) -> list[list[str]]:
-    lines = text[text.index(header_start):].splitlines()
+    lines = text[text.index(header_start) :].splitlines()
     rows = []
     for line in lines:
         if not line.startswith("|"):
@@ -98,11 +103,14 @@ def test_the_readme_provider_table_names_every_provider_once():
 
 
 def test_config_validation_imports_neither_torch_nor_trl():
-    code = ("import sys; from rc1.config import load_config; "
-            f"load_config({str(LOCAL)!r}, ['engine.name=torch', 'engine.strategy=ppo', 'finetune.method=lora', "
-            "'train.beta=0.04', 'train.target_kl=0.03', 'scorer.provider=openai', 'reward.weights=weights_judge.json']); "
-            "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'trl', 'transformers', 'openai', 'peft')); "
-            "print(heavy); sys.exit(bool(heavy))")
+    code = (
+        "import sys; from rc1.config import load_config; "
+        f"load_config({str(LOCAL)!r}, ['engine.name=torch', 'engine.strategy=ppo', 'finetune.method=lora', "
+        "'train.beta=0.04', 'train.target_kl=0.03', 'scorer.provider=openai', 'reward.weights=weights_judge.json']); "
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'trl', 'transformers', 'openai', "
+        "'peft')); "
+        "print(heavy); sys.exit(bool(heavy))"
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
     assert result.returncode == 0, result.stdout + result.stderr
 

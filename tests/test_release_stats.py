@@ -18,8 +18,16 @@ import msgspec
 import numpy as np
 import pytest
 
-from rc1.scoring.release_stats import (PairedGain, ReleasePower, Verdict, paired_gain, promotes, release_power,
-                                       release_verdict, select_checkpoint)
+from rc1.scoring.release_stats import (
+    PairedGain,
+    ReleasePower,
+    Verdict,
+    paired_gain,
+    promotes,
+    release_power,
+    release_verdict,
+    select_checkpoint,
+)
 
 K = 8  # sampled replies per item
 BETA = (1.2, 2.8)  # per-item success at step 0: mean 0.3, a + b = 4
@@ -84,7 +92,9 @@ def _simulate(profile: Profile, runs: int, gain_pp: float = 0.0, seed: int = 0) 
         # The gate is drawn only where it is read; select_checkpoint never sees it, so drawing after the choice
         # is the same as evaluating the gate at every checkpoint.
         outcomes = _drawn_when_asked(rng, gates[r], gain)
-        step, kind, measured, verdict = _release(list(enumerate(success[r].tolist())), e, outcomes, profile.threshold_pp, r)
+        step, kind, measured, verdict = _release(
+            list(enumerate(success[r].tolist())), e, outcomes, profile.threshold_pp, r
+        )
         old_gain = 100 * (success[r, step] - success[r, 0])
         passed.append(verdict.passed)
         old_passed.append(kind == "best" and round(old_gain, 9) >= profile.threshold_pp)
@@ -93,6 +103,7 @@ def _simulate(profile: Profile, runs: int, gain_pp: float = 0.0, seed: int = 0) 
 
 
 # --- the whole run -------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("profile", [LOCAL, PRODUCTION], ids=["local", "production"])
 def test_under_the_null_the_verdict_passes_at_most_5_percent_of_runs(profile):
@@ -140,6 +151,7 @@ def test_changing_the_gate_items_never_changes_the_selected_checkpoint():
 
 # --- choosing the checkpoint ---------------------------------------------------------------------
 
+
 def test_a_checkpoint_is_promoted_only_when_it_strictly_beats_every_evaluation_before_it():
     assert promotes(0.31, [0.30, 0.25])
     assert not promotes(0.30, [0.30, 0.25])  # a tie keeps the older checkpoint
@@ -160,6 +172,7 @@ def test_the_selected_checkpoint_is_the_last_promoted_else_the_final_one():
 
 
 # --- the paired gain -----------------------------------------------------------------------------
+
 
 def test_a_hand_checkable_gain_of_12_5_pp_and_its_interval():
     gain = paired_gain([0, 0.25, 0.5, 0.5], [0.25, 0.25, 0.5, 0.75], seed=0)  # differences .25, 0, 0, .25
@@ -204,21 +217,34 @@ def test_the_gain_is_refused_without_paired_items():
 
 # --- the verdict ---------------------------------------------------------------------------------
 
+
 def _gain(gain_pp, low_pp, high_pp):
-    return PairedGain(n=400, baseline=0.3, selected=0.3 + gain_pp / 100, gain_pp=gain_pp, ci_low_pp=low_pp,
-                      ci_high_pp=high_pp, confidence=0.95, resamples=9999, seed=0)
+    return PairedGain(
+        n=400,
+        baseline=0.3,
+        selected=0.3 + gain_pp / 100,
+        gain_pp=gain_pp,
+        ci_low_pp=low_pp,
+        ci_high_pp=high_pp,
+        confidence=0.95,
+        resamples=9999,
+        seed=0,
+    )
 
 
 BELOW = "the gain +3.1 pp is below the threshold 5 pp"
 NOT_ABOVE_0 = "the 95 % interval [-1.2, +7.4] pp does not lie above 0"
 
 
-@pytest.mark.parametrize("gain_pp, low_pp, failed", [
-    (6.0, 0.5, []),
-    (3.1, 0.5, [BELOW]),
-    (6.0, -1.2, [NOT_ABOVE_0]),
-    (3.1, -1.2, [BELOW, NOT_ABOVE_0]),
-])
+@pytest.mark.parametrize(
+    "gain_pp, low_pp, failed",
+    [
+        (6.0, 0.5, []),
+        (3.1, 0.5, [BELOW]),
+        (6.0, -1.2, [NOT_ABOVE_0]),
+        (3.1, -1.2, [BELOW, NOT_ABOVE_0]),
+    ],
+)
 def test_each_failed_sentence_appears_when_and_only_when_its_part_fails(gain_pp, low_pp, failed):
     verdict = release_verdict(_gain(gain_pp, low_pp, 7.4), threshold_pp=5)
     assert verdict.failed == failed
@@ -230,10 +256,13 @@ def test_the_verdict_at_its_edges():
     assert release_verdict(_gain(100 * (0.3 - 0.25), 0.01, 9.0), 5).passed  # 4.999999999999998 after rounding
     # An interval touching 0 does not lie above it; a rounding onto the bound shows more digits.
     assert release_verdict(_gain(4.96, 0.0, 9.0), 5).failed == [
-        "the gain +4.96 pp is below the threshold 5 pp", "the 95 % interval [+0.0, +9.0] pp does not lie above 0"]
+        "the gain +4.96 pp is below the threshold 5 pp",
+        "the 95 % interval [+0.0, +9.0] pp does not lie above 0",
+    ]
 
 
 # --- sizing the gate -----------------------------------------------------------------------------
+
 
 def test_n_needed_for_a_beta_base_of_mean_0_3_with_k_8_and_a_5pp_threshold_is_about_400():
     rng = np.random.default_rng(2)
@@ -271,7 +300,9 @@ def test_at_the_mde_it_reports_the_interval_clears_0_with_about_the_asked_power(
         hits = 0
         for r in range(runs):
             base = rng.beta(*BETA, n)
-            gain = paired_gain(_sampled(rng, base), _sampled(rng, selected_rates(base)), seed=r, resamples=SIM_RESAMPLES)
+            gain = paired_gain(
+                _sampled(rng, base), _sampled(rng, selected_rates(base)), seed=r, resamples=SIM_RESAMPLES
+            )
             hits += gain.ci_low_pp > 0
         return hits / runs
 

@@ -5,8 +5,8 @@ import json
 
 import pytest
 import zstandard
-
 from conftest import events, rc1_here
+
 from rc1.scoring.archive import SHARD_NAME
 
 pytestmark = pytest.mark.e2e

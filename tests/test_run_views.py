@@ -9,8 +9,8 @@ import shutil
 import signal
 
 import pytest
-
 from conftest import events, make_workspace, rc1, rc1_here
+
 from rc1.events.log import read_log
 from rc1.views.library_log import is_library_line
 from rc1.views.mirrors import Mirrors
@@ -18,8 +18,13 @@ from rc1.workspace import Workspace
 
 pytestmark = pytest.mark.e2e
 
-VIEWS = ("metrics.jsonl", "ckpt_manifest.jsonl", "preflight/round1.json", "preflight/round2_pass.json",
-         "config_effective.yaml")
+VIEWS = (
+    "metrics.jsonl",
+    "ckpt_manifest.jsonl",
+    "preflight/round1.json",
+    "preflight/round2_pass.json",
+    "config_effective.yaml",
+)
 
 
 def _rebuilt(ws: Workspace, scratch) -> Workspace:
@@ -48,10 +53,14 @@ def test_two_runs_side_by_side_one_resumed_by_its_name_alone_keep_their_own_view
     # with (configs/local.yaml trains 120 steps).
     resumed = rc1_here(root, "advance", "--all", "--run", "local", config=None)
     assert resumed.returncode == 0, resumed.stderr
-    assert "uses the config it kept at round 1" in resumed.stderr and "gate_invalidated" not in {e["type"] for e in events(root)}
+    assert "uses the config it kept at round 1" in resumed.stderr and "gate_invalidated" not in {
+        e["type"] for e in events(root)
+    }
     assert rc1_here(root, "audit", "--run", "local", config=None).returncode == 0
-    finals = {name: {e["step"]: (e["loss"], e["reward"]) for e in events(root, name) if e["type"] == "train_step"}
-              for name in ("local", "other")}
+    finals = {
+        name: {e["step"]: (e["loss"], e["reward"]) for e in events(root, name) if e["type"] == "train_step"}
+        for name in ("local", "other")
+    }
     assert finals["local"] == finals["other"] and max(finals["local"]) == 8  # the same steps as the uninterrupted run
 
     runs = {"local": Workspace(root=root, run="local"), "other": Workspace(root=root, run="other")}
@@ -72,4 +81,7 @@ def test_two_runs_side_by_side_one_resumed_by_its_name_alone_keep_their_own_view
     assert asked_otherwise.returncode == 3 and "train.max_steps: 8 (kept) -> 12" in asked_otherwise.stderr
     report = rc1_here(root, "report", "--run", "other", config=None)
     assert report.returncode == 0, report.stderr
-    assert "view: reports/other/metrics.jsonl" in report.stdout and "plot: reports/other/plots/training.png" in report.stdout
+    assert (
+        "view: reports/other/metrics.jsonl" in report.stdout
+        and "plot: reports/other/plots/training.png" in report.stdout
+    )

@@ -7,6 +7,7 @@ import ast
 from pathlib import Path
 
 from conftest import REPO, rc1_here
+
 from rc1.monitors.rules import MONITORS
 from rc1.stages.runbook import CHECKS, RULES, markdown
 
@@ -16,8 +17,13 @@ def check_names() -> set[str]:
     names = set()
     for path in (REPO / "rc1").rglob("*.py"):
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        constants = {t.id: node.value.value for node in ast.walk(tree) if isinstance(node, ast.Assign)
-                     and isinstance(node.value, ast.Constant) for t in node.targets if isinstance(t, ast.Name)}
+        constants = {
+            t.id: node.value.value
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+            for t in node.targets
+            if isinstance(t, ast.Name)
+        }
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "CheckResult":
                 for keyword in node.keywords:
@@ -43,7 +49,7 @@ def test_every_monitor_rule_has_a_runbook_entry_that_names_what_to_try():
 def test_the_readmes_runbook_is_the_runbooks_markdown():
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     start, end = "<!-- runbook: rc1 runbook --markdown -->\n", "<!-- /runbook -->"
-    block = readme[readme.index(start) + len(start): readme.index(end)]
+    block = readme[readme.index(start) + len(start) : readme.index(end)]
     assert block == markdown(), "regenerate the README's runbook: rc1 runbook --markdown"
 
 

@@ -11,8 +11,11 @@ from rc1.train.sampler import FAIL_BELOW, LAG, PassSampler, PrioritySampler
 
 
 def pool(n_per_bucket: int = 10) -> list[TaskItem]:
-    return [TaskItem(id=f"{d}-{i}", task="gsm8k", question=f"q {d} {i}?", answer="1", difficulty=d, prompt=f"q {d} {i}?")
-            for d in DIFFICULTIES for i in range(n_per_bucket)]
+    return [
+        TaskItem(id=f"{d}-{i}", task="gsm8k", question=f"q {d} {i}?", answer="1", difficulty=d, prompt=f"q {d} {i}?")
+        for d in DIFFICULTIES
+        for i in range(n_per_bucket)
+    ]
 
 
 class Fresh:
@@ -21,8 +24,10 @@ class Fresh:
 
     def __call__(self, step, count, difficulties):
         self.asked.append((step, count, list(difficulties)))
-        return [TaskItem(id=f"fresh-{step}-{k}", task="gsm8k", question="f?", answer="2", difficulty=d, prompt="f?")
-                for k, d in enumerate(difficulties)]
+        return [
+            TaskItem(id=f"fresh-{step}-{k}", task="gsm8k", question="f?", answer="2", difficulty=d, prompt="f?")
+            for k, d in enumerate(difficulties)
+        ]
 
 
 def sampler(items=None, per_step=4, seed=7, fresh=None, **policy) -> PrioritySampler:
@@ -89,8 +94,12 @@ def test_a_saved_state_resumes_the_same_draws():
     def rewards_of(step, item):  # an item fails on odd steps, passes on even ones
         return 0.0 if (step + len(item.id)) % 2 else 1.0
 
-    policy = dict(per_step=6, low_perf_cap=0.5, by_difficulty={"easy": 0.2, "medium": 0.3, "hard": 0.5},
-                  seed_ratio_schedule=[(0, 1.0), (4, 0.5)])
+    policy = dict(
+        per_step=6,
+        low_perf_cap=0.5,
+        by_difficulty={"easy": 0.2, "medium": 0.3, "hard": 0.5},
+        seed_ratio_schedule=[(0, 1.0), (4, 0.5)],
+    )
     whole = run(sampler(**policy), range(1, 11), rewards_of)
     first = sampler(**policy)
     head = run(first, range(1, 6), rewards_of)

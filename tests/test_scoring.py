@@ -26,16 +26,26 @@ WEIGHTS = {"correctness": 0.5, "f1": 0.15, "format": 0.2, "length": 0.15}
 THINKING = RuleScorer(thinking=True, max_completion_tokens=2048, overlong_cache=512)
 PLAIN = RuleScorer(thinking=False, max_completion_tokens=2048, overlong_cache=512)
 # The end of Qwen3-Thinking's template: the generation prompt opens the thinking.
-THINKING_TEMPLATE = ("{%- for m in messages %}{{ '<|im_start|>' + m.role + '\\n' + m.content + '<|im_end|>\\n' }}{%- endfor %}"
-                     "{%- if add_generation_prompt %}{{ '<|im_start|>assistant\\n<think>\\n' }}{%- endif %}")
+THINKING_TEMPLATE = (
+    "{%- for m in messages %}{{ '<|im_start|>' + m.role + '\\n' + m.content + '<|im_end|>\\n' }}{%- endfor %}"
+    "{%- if add_generation_prompt %}{{ '<|im_start|>assistant\\n<think>\\n' }}{%- endif %}"
+)
 
 
 def _item(task: str, answer: str, difficulty: str = "medium", needs_clarification: bool = False) -> TaskItem:
-    return TaskItem(id=f"{task}-000000", task=task, question="q?", answer=answer, difficulty=difficulty,
-                    prompt=render_prompt("q?"), needs_clarification=needs_clarification)
+    return TaskItem(
+        id=f"{task}-000000",
+        task=task,
+        question="q?",
+        answer=answer,
+        difficulty=difficulty,
+        prompt=render_prompt("q?"),
+        needs_clarification=needs_clarification,
+    )
 
 
 # --- what the user sees ---------------------------------------------------------------------------
+
 
 def test_the_chat_template_says_whether_completions_start_inside_the_thinking():
     assert template_opens_thinking(THINKING_TEMPLATE)
@@ -54,6 +64,7 @@ def test_the_visible_reply_is_what_follows_the_last_closing_tag():
 
 # --- final answers --------------------------------------------------------------------------------
 
+
 def test_the_final_answer_is_the_last_marker_of_any_kind():
     assert final_answer("Answer: 3\nthinking again...\nAnswer: 4").text == "4"
     assert final_answer("Answer: 3\nSo \\boxed{5}.").text == "5"
@@ -66,11 +77,24 @@ def test_the_final_answer_is_the_last_marker_of_any_kind():
     assert final_answer("Answer:   \n\\boxed{}") is None
 
 
-@pytest.mark.parametrize("visible, correct", [
-    ("Answer: 1234", 1), ("Answer: 1,234", 1), ("Answer: $1,234", 1), ("Answer: 1234.0", 1),
-    ("Answer: 1234.00 marbles", 1), ("The total is \\boxed{1234}.", 1), ("#### 1234", 1), ("\\boxed{1,234}", 1),
-    ("Answer: 1233", 0), ("Answer: 12340", 0), ("Answer: -1234", 0), ("Answer: about a thousand", 0), ("1234", 0),
-])
+@pytest.mark.parametrize(
+    "visible, correct",
+    [
+        ("Answer: 1234", 1),
+        ("Answer: 1,234", 1),
+        ("Answer: $1,234", 1),
+        ("Answer: 1234.0", 1),
+        ("Answer: 1234.00 marbles", 1),
+        ("The total is \\boxed{1234}.", 1),
+        ("#### 1234", 1),
+        ("\\boxed{1,234}", 1),
+        ("Answer: 1233", 0),
+        ("Answer: 12340", 0),
+        ("Answer: -1234", 0),
+        ("Answer: about a thousand", 0),
+        ("1234", 0),
+    ],
+)
 def test_gsm8k_correctness_is_math_equivalence_of_the_final_answer(visible, correct):
     assert PLAIN.score(_item("gsm8k", "1234"), visible, 20)["correctness"] == correct
 
@@ -89,6 +113,7 @@ def test_every_official_gsm8k_gold_solution_scores_correct_in_each_answer_format
 
 def _official_f1(prediction: str, ground_truth: str) -> float:
     """hotpot_evaluate_v1.py's f1_score, written out from its definition."""
+
     def normalize(s):
         s = "".join(ch for ch in s.lower() if ch not in set(string.punctuation))
         s = " ".join(w for w in s.split() if w not in ("a", "an", "the"))
@@ -107,11 +132,21 @@ def _official_f1(prediction: str, ground_truth: str) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
-@pytest.mark.parametrize("prediction, gold", [
-    ("the Ostrel river", "Ostrel"), ("Ostrel", "Ostrel River"), ("Dorvel Anskip", "dorvel  anskip"),
-    ("yes", "no"), ("yes it is", "yes"), ("yes", "yes"), ("noanswer", "Ostrel"), ("Varn and Ostrel", "Ostrel, Varn"),
-    ("Tesmor", "Korvenford"), ("An Ostrel.", "the ostrel"),
-])
+@pytest.mark.parametrize(
+    "prediction, gold",
+    [
+        ("the Ostrel river", "Ostrel"),
+        ("Ostrel", "Ostrel River"),
+        ("Dorvel Anskip", "dorvel  anskip"),
+        ("yes", "no"),
+        ("yes it is", "yes"),
+        ("yes", "yes"),
+        ("noanswer", "Ostrel"),
+        ("Varn and Ostrel", "Ostrel, Varn"),
+        ("Tesmor", "Korvenford"),
+        ("An Ostrel.", "the ostrel"),
+    ],
+)
 def test_hotpotqa_f1_and_exact_match_follow_the_official_evaluation(prediction, gold):
     scored = PLAIN.score(_item("hotpotqa", gold), f"Answer: {prediction}", 10)
     assert scored["f1"] == pytest.approx(_official_f1(prediction, gold))
@@ -119,11 +154,19 @@ def test_hotpotqa_f1_and_exact_match_follow_the_official_evaluation(prediction, 
     assert scored["correctness"] == float(normalize_answer(prediction) == normalize_answer(gold))
 
 
-@pytest.mark.parametrize("visible, gold, correct", [
-    ("Answer: yes", "yes", 1), ("Answer: Yes.", "yes", 1), ("Answer: true", "yes", 1), ("Answer: False", "no", 1),
-    ("Answer: no", "yes", 0), ("Answer: yes, because the lake freezes", "yes", 1), ("Answer: maybe", "no", 0),
-    ("\\boxed{\\text{no}}", "False", 1),
-])
+@pytest.mark.parametrize(
+    "visible, gold, correct",
+    [
+        ("Answer: yes", "yes", 1),
+        ("Answer: Yes.", "yes", 1),
+        ("Answer: true", "yes", 1),
+        ("Answer: False", "no", 1),
+        ("Answer: no", "yes", 0),
+        ("Answer: yes, because the lake freezes", "yes", 1),
+        ("Answer: maybe", "no", 0),
+        ("\\boxed{\\text{no}}", "False", 1),
+    ],
+)
 def test_strategyqa_correctness_is_a_yes_no_match(visible, gold, correct):
     scored = PLAIN.score(_item("strategyqa", gold), visible, 10)
     assert scored["correctness"] == correct and scored["f1"] == correct
@@ -138,9 +181,15 @@ def test_every_gold_answer_of_the_shadow_set_scores_correct_and_a_wrong_one_does
 
 # --- thinking-model shapes ------------------------------------------------------------------------
 
+
 def test_a_closed_thinking_with_a_final_answer_scores_on_every_component():
     completion = "16 - 3 = 13, and 13 + 5 = 18.\n</think>\n\nThe farmer has 18 cows.\nAnswer: 18"
-    assert THINKING.score(_item("gsm8k", "18"), completion, 400) == {"correctness": 1, "f1": 1, "format": 1, "length": 1}
+    assert THINKING.score(_item("gsm8k", "18"), completion, 400) == {
+        "correctness": 1,
+        "f1": 1,
+        "format": 1,
+        "length": 1,
+    }
 
 
 def test_a_cut_off_completion_has_no_reply_asks_nothing_and_is_overlong():
@@ -180,6 +229,7 @@ def test_an_underspecified_item_is_answered_by_one_visible_question():
 
 # --- reward ---------------------------------------------------------------------------------------
 
+
 def test_clarification_count_counts_questions_asked_back_in_the_visible_reply():
     assert clarification_count("Answer: 7") == 0
     assert clarification_count("Do you mean apples? Or pears?\nAnswer: 7") == 2
@@ -212,16 +262,22 @@ def test_total_reward_is_weighted_components_minus_penalty_times_the_factor():
     kw = dict(use_penalty=True, alpha=0.07, cap=3)
     assert total_reward(scored.components, WEIGHTS, item, 2, **kw, beta=0.0) == pytest.approx(weighted - 0.14)
     assert total_reward(scored.components, WEIGHTS, item, 2, **kw, beta=0.5) == pytest.approx((weighted - 0.14) * 1.5)
-    assert total_reward(scored.components, WEIGHTS, item, 2, **dict(kw, use_penalty=False), beta=0.0) == pytest.approx(weighted)
+    assert total_reward(scored.components, WEIGHTS, item, 2, **dict(kw, use_penalty=False), beta=0.0) == pytest.approx(
+        weighted
+    )
     asked = _item("gsm8k", "7", difficulty="hard", needs_clarification=True)
-    assert total_reward(scored.components, WEIGHTS, asked, 2, **kw, beta=0.0) == pytest.approx(weighted)  # asking is right here
+    assert total_reward(scored.components, WEIGHTS, asked, 2, **kw, beta=0.0) == pytest.approx(
+        weighted
+    )  # asking is right here
 
 
 def test_weights_must_cover_exactly_the_scorer_components():
     item = _item("gsm8k", "7")
     components = PLAIN.score(item, "Answer: 7", 3)
     with pytest.raises(ValueError, match="must match"):
-        total_reward(components, {"correctness": 0.6, "format": 0.4}, item, 0, use_penalty=False, alpha=0.0, cap=0, beta=0.0)
+        total_reward(
+            components, {"correctness": 0.6, "format": 0.4}, item, 0, use_penalty=False, alpha=0.0, cap=0, beta=0.0
+        )
     with pytest.raises(ValueError, match="must match"):
         total_reward(components, {**WEIGHTS, "judge": 0.0}, item, 0, use_penalty=False, alpha=0.0, cap=0, beta=0.0)
 
@@ -235,19 +291,25 @@ def test_the_reward_the_trainer_gets_uses_the_token_counts_it_is_given():
 
 # --- the round-1 check over the aggregation -------------------------------------------------------
 
+
 @pytest.mark.parametrize("rule", [PLAIN, THINKING], ids=["thinking off", "thinking on"])
 def test_the_overclar_check_probes_the_aggregation_and_passes_with_the_issue_values(rule):
-    result = overclar_check(RewardConfig(use_overclar_penalty=True, overclar_alpha=0.07, overclar_cap=3), ScoringPipeline(rule))
+    result = overclar_check(
+        RewardConfig(use_overclar_penalty=True, overclar_alpha=0.07, overclar_cap=3), ScoringPipeline(rule)
+    )
     assert result.passed, result.detail
     assert [result.measured[f"penalty_c{c}"] for c in (0, 1, 2, 5)] == pytest.approx([0.0, 0.07, 0.14, 0.21])
     assert result.measured["penalty_needed_clarification"] == 0.0
 
 
-@pytest.mark.parametrize("changes, message", [
-    ({"use_overclar_penalty": False}, "reward.use_overclar_penalty is false"),
-    ({"overclar_alpha": 0.0}, "switch the penalty off"),
-    ({"overclar_cap": 0}, "switch the penalty off"),
-])
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"use_overclar_penalty": False}, "reward.use_overclar_penalty is false"),
+        ({"overclar_alpha": 0.0}, "switch the penalty off"),
+        ({"overclar_cap": 0}, "switch the penalty off"),
+    ],
+)
 def test_the_overclar_check_fails_when_the_penalty_is_off(changes, message):
     result = overclar_check(RewardConfig(**changes), ScoringPipeline(PLAIN))
     assert not result.passed and message in result.detail

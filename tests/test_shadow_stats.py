@@ -77,7 +77,9 @@ def test_the_statistics_match_their_definitions():
     assert stats["corr_to_success_new"] == pytest.approx(_pearson(new, success))
     c_old, c_new = _pearson(old, success), _pearson(new, success)
     assert stats["corr_improve_pct"] == pytest.approx(100 * (c_new - c_old) / abs(c_old))
-    means = {i: (np.mean([s.old for s in g]), np.mean([s.new for s in g])) for i, g in by_item.items() if i not in unstable}
+    means = {
+        i: (np.mean([s.old for s in g]), np.mean([s.new for s in g])) for i, g in by_item.items() if i not in unstable
+    }
     for k in (10, 20):
         top_old = set(sorted(means, key=lambda i: (-means[i][0], i))[:k])
         top_new = set(sorted(means, key=lambda i: (-means[i][1], i))[:k])
@@ -85,7 +87,8 @@ def test_the_statistics_match_their_definitions():
     assert (stats["items"], stats["unstable_items"]) == (30, len(unstable))
     hard = [s for s in stable if s.difficulty == "hard"]
     assert result.by_difficulty["hard"]["spearman"] == pytest.approx(
-        _pearson(_ranks([s.old for s in hard]), _ranks([s.new for s in hard])))
+        _pearson(_ranks([s.old for s in hard]), _ranks([s.new for s in hard]))
+    )
 
 
 def test_an_undefined_statistic_is_none_not_a_number():

@@ -18,8 +18,13 @@ from rc1.workspace import Workspace
 
 pytestmark = pytest.mark.e2e
 
-VIEWS = ("logs/train.log", "reports/metrics.jsonl", "reports/ckpt_manifest.jsonl", "reports/preflight/round1.json",
-         "reports/preflight/round2_pass.json")
+VIEWS = (
+    "logs/train.log",
+    "reports/metrics.jsonl",
+    "reports/ckpt_manifest.jsonl",
+    "reports/preflight/round1.json",
+    "reports/preflight/round2_pass.json",
+)
 
 
 def _open(root, monkeypatch) -> Session:
@@ -38,8 +43,9 @@ def _rebuilt_views(root, tmp_path) -> dict[str, bytes]:
     return {name: (scratch / name).read_bytes() for name in VIEWS}
 
 
-def test_a_session_on_a_finished_run_reads_only_past_the_snapshot_and_appends_to_its_views(finished_copy, tmp_path,
-                                                                                         monkeypatch):
+def test_a_session_on_a_finished_run_reads_only_past_the_snapshot_and_appends_to_its_views(
+    finished_copy, tmp_path, monkeypatch
+):
     anchor = read_snapshot(Workspace(root=finished_copy, run="local")).anchor
     with _open(finished_copy, monkeypatch) as session:
         assert session.log.contents.base == anchor and session.log.contents.events == []  # nothing decoded
@@ -66,7 +72,7 @@ def test_warnings_and_library_records_go_to_train_log_and_survive_a_rebuild(fini
     import warnings
 
     with _open(finished_copy, monkeypatch) as session:
-        warnings.warn("the tokenizer has no pad token", UserWarning)
+        warnings.warn("the tokenizer has no pad token", UserWarning, stacklevel=1)
         logging.getLogger("transformers.trainer").warning("resuming from %s", "step_8")
         logging.getLogger("trl").info("below WARNING: not written")
         session.append(ev.ArtifactWritten(path="x", sha256="0" * 64, bytes=1))
@@ -76,7 +82,9 @@ def test_warnings_and_library_records_go_to_train_log_and_survive_a_rebuild(fini
     assert "logger='py.warnings'" in library[0] and "the tokenizer has no pad token" in library[0]
     assert "logger='transformers.trainer'" in library[1] and "resuming from step_8" in library[1]
     assert "seq=" not in library[0] and lines.index(library[1]) < len(lines) - 1  # before the artifact's line
-    assert not logging.getLogger().handlers or all(type(h).__name__ != "LibraryOutput" for h in logging.getLogger().handlers)
+    assert not logging.getLogger().handlers or all(
+        type(h).__name__ != "LibraryOutput" for h in logging.getLogger().handlers
+    )
 
     Mirrors(Workspace(root=finished_copy, run="local")).rebuild(read_log(finished_copy / "events/local.jsonl").events)
     assert (finished_copy / "logs/train.log").read_text().splitlines() == lines  # kept, in time order
@@ -90,11 +98,17 @@ def test_after_a_kill_the_views_go_on_from_the_last_checkpoints_snapshot(finishe
     from rc1.events.log import read_log_after
 
     session = _open(finished_copy, monkeypatch)
-    session.append(ev.TrainStep(step=13, loss=0.1, kl=0.0, ratio=0.0, lr=1e-5, reward=0.5, mem_used_mb=1.0,
-                                sec_per_step=0.1, tokens=8))
+    session.append(
+        ev.TrainStep(
+            step=13, loss=0.1, kl=0.0, ratio=0.0, lr=1e-5, reward=0.5, mem_used_mb=1.0, sec_per_step=0.1, tokens=8
+        )
+    )
     session.append(ev.CheckpointSaved(step=13, dir="checkpoints/local/step_00013", files={}))  # snapshot here
-    session.append(ev.TrainStep(step=14, loss=0.1, kl=0.0, ratio=0.0, lr=1e-5, reward=0.5, mem_used_mb=1.0,
-                                sec_per_step=0.1, tokens=8))
+    session.append(
+        ev.TrainStep(
+            step=14, loss=0.1, kl=0.0, ratio=0.0, lr=1e-5, reward=0.5, mem_used_mb=1.0, sec_per_step=0.1, tokens=8
+        )
+    )
     logging.getLogger("trl").warning("written after the last snapshot")
     session._library.uninstall()
     session.log.close()  # killed: no closing snapshot
@@ -105,4 +119,7 @@ def test_after_a_kill_the_views_go_on_from_the_last_checkpoints_snapshot(finishe
     assert [e.step for e in tail.events] == [14]
     assert Mirrors(ws).resume(snapshot.views, tail.events)  # resumed, not rebuilt
     views = {name: (finished_copy / name).read_bytes() for name in VIEWS}
-    assert views == _rebuilt_views(finished_copy, tmp_path) and b"written after the last snapshot" in views["logs/train.log"]
+    assert (
+        views == _rebuilt_views(finished_copy, tmp_path)
+        and b"written after the last snapshot" in views["logs/train.log"]
+    )

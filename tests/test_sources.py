@@ -4,13 +4,13 @@ import json
 from collections import Counter
 
 import pytest
+from conftest import SHARED, needs_shared
 
 from rc1.data.loaders import load_strategyqa
 from rc1.data.pool import build_pool
 from rc1.data.source_ref import SourceRef
 from rc1.data.sources import SourceShortfall, replace_from_sources
 from rc1.errors import BadInput
-from test_loaders import SHARED, needs_shared
 
 
 @needs_shared
@@ -20,7 +20,9 @@ def test_pool_slots_take_records_of_their_label_then_the_nearest_and_keep_their_
     path = SHARED / "strategyqa" / "dev.json"
     labels = {record.id: record.difficulty for record in load_strategyqa(path)}  # 41 hard, 123 medium, 65 easy
     swapped = replace_from_sources(items[:200], {"strategyqa": SourceRef(path=path)}, 7, by_difficulty=False)
-    assert Counter(i.difficulty for i in swapped) == Counter(i.difficulty for i in items[:200])  # dressed as the slot asks
+    assert Counter(i.difficulty for i in swapped) == Counter(
+        i.difficulty for i in items[:200]
+    )  # dressed as the slot asks
     assert len({i.id for i in swapped}) == 200 and all(i.source == str(path) for i in swapped)
     hard_slots = Counter(labels[i.id] for i in swapped if i.difficulty == "hard")
     assert sum(hard_slots.values()) > 41  # more hard slots than hard records: the nearest label fills in
@@ -29,13 +31,22 @@ def test_pool_slots_take_records_of_their_label_then_the_nearest_and_keep_their_
 
     with pytest.raises(BadInput, match=r"dev\.json: has 229 distinct strategyqa records; 400 are needed \(171 missing"):
         replace_from_sources(items, {"strategyqa": SourceRef(path=path)}, 7, by_difficulty=False)
-    with pytest.raises(BadInput, match=r"dev\.json: has 41 distinct strategyqa/hard records; \d+ are needed \(\d+ missing\)"):
+    with pytest.raises(
+        BadInput, match=r"dev\.json: has 41 distinct strategyqa/hard records; \d+ are needed \(\d+ missing\)"
+    ):
         replace_from_sources(items[:200], {"strategyqa": SourceRef(path=path)}, 7, by_difficulty=True)
 
 
 def test_a_question_repeated_in_a_source_fills_one_slot_only(tmp_path):
-    lines = [json.dumps({"question": f"Ann has {i} pens and buys {i} more. How many pens does she have?",
-                         "answer": f"{i} + {i} = <<{i}+{i}={2 * i}>>{2 * i}\n#### {2 * i}"}) for i in range(10)]
+    lines = [
+        json.dumps(
+            {
+                "question": f"Ann has {i} pens and buys {i} more. How many pens does she have?",
+                "answer": f"{i} + {i} = <<{i}+{i}={2 * i}>>{2 * i}\n#### {2 * i}",
+            }
+        )
+        for i in range(10)
+    ]
     path = tmp_path / "gsm8k.jsonl"
     path.write_text("\n".join(lines + lines[:4]) + "\n")  # 14 lines, 10 distinct questions
     items = build_pool(12, {"gsm8k": 1.0}, 3)

@@ -11,18 +11,38 @@ import sys
 import time
 
 import pytest
+from conftest import PATIENCE
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+from wandb_log import wandb_history
 
 from rc1.events import schema as ev
 from rc1.views.trackers import BACKENDS
 from rc1.workspace import Workspace
-from test_trackers import wandb_history
 
-TRIP = ev.MonitorTripped(seq=1, rule="entropy_floor", step=6, seed=1234, measured={"entropy": 0.01},
-                         threshold={"min_entropy": 0.02}, window=10, action="halt",
-                         detail="mean entropy 0.0100 over the last 10 steps is below 0.02")
-STARTED = ev.TrainingStarted(seq=0, resume_from_step=0, resume_from_dir=None, max_steps=12, engine="trl",
-                             strategy="grpo", model="m", device="cpu", dtype="float32", seed=1234, seeds=[1234])
+TRIP = ev.MonitorTripped(
+    seq=1,
+    rule="entropy_floor",
+    step=6,
+    seed=1234,
+    measured={"entropy": 0.01},
+    threshold={"min_entropy": 0.02},
+    window=10,
+    action="halt",
+    detail="mean entropy 0.0100 over the last 10 steps is below 0.02",
+)
+STARTED = ev.TrainingStarted(
+    seq=0,
+    resume_from_step=0,
+    resume_from_dir=None,
+    max_steps=12,
+    engine="trl",
+    strategy="grpo",
+    model="m",
+    device="cpu",
+    dtype="float32",
+    seed=1234,
+    seeds=[1234],
+)
 TITLE = "entropy_floor halt at step 6"
 
 
@@ -61,7 +81,7 @@ def test_a_trip_is_an_alert_in_every_tracker(alerted):
     assert tags["rc1.alert"].startswith(f"ERROR {TITLE}: mean entropy 0.0100")
 
     folder = next((root / "tracking/alerts/wandb/wandb").glob(f"offline-run-*-{ids['wandb']}"))
-    deadline = time.monotonic() + 300
+    deadline = time.monotonic() + PATIENCE
     alerts = []
     while time.monotonic() < deadline and not alerts:  # W&B's own process writes its file after finish() returns
         log = folder / f"run-{ids['wandb']}.wandb"
@@ -69,8 +89,16 @@ def test_a_trip_is_an_alert_in_every_tracker(alerted):
         time.sleep(0.5)
     assert alerts and alerts[0]["title"] == TITLE and alerts[0]["level"] == "ERROR"
 
-    trackio = subprocess.run([sys.executable, "-c", (
-        "import json; from trackio.api import Api; print(json.dumps(Api().alerts('rc1-alerts', run='alerts')))")],
-        env={**os.environ}, capture_output=True, text=True, check=True)
+    trackio = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            ("import json; from trackio.api import Api; print(json.dumps(Api().alerts('rc1-alerts', run='alerts')))"),
+        ],
+        env={**os.environ},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     (alert,) = json.loads(trackio.stdout.splitlines()[-1])
     assert alert["title"] == TITLE and alert["level"] == "error" and alert["step"] == 6

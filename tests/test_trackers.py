@@ -5,15 +5,15 @@ import json
 import logging
 import os
 import signal
-import struct
 import subprocess
 import sys
 import time
 
 import pytest
+from conftest import PATIENCE, events, make_workspace, rc1, rc1_here
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+from wandb_log import wandb_history
 
-from conftest import events, make_workspace, rc1, rc1_here
 from rc1.views.trackers import Trackers
 
 
@@ -22,8 +22,12 @@ def test_every_tracker_gets_each_step_once_across_a_kill_and_a_resume(tmp_path):
     root = make_workspace(tmp_path, **{"tracking.report_to": ["tensorboard", "mlflow", "wandb", "trackio"]})
     # The trackers' own settings: MLflow a file store in the workspace (its maintenance-mode backend, allowed for the
     # test), W&B offline (its files under tracking/<run>/wandb/), Trackio the tests' store (conftest: TRACKIO_DIR).
-    mlflow_env = {"MLFLOW_TRACKING_URI": f"file:{tmp_path / 'mlruns'}", "MLFLOW_ALLOW_FILE_STORE": "true",
-                  "WANDB_MODE": "offline", "WANDB_SILENT": "true"}
+    mlflow_env = {
+        "MLFLOW_TRACKING_URI": f"file:{tmp_path / 'mlruns'}",
+        "MLFLOW_ALLOW_FILE_STORE": "true",
+        "WANDB_MODE": "offline",
+        "WANDB_SILENT": "true",
+    }
     killed = rc1(root, "advance", "--all", env={**os.environ, **mlflow_env, "RC1_KILL_AT": "append:train_step@6"})
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     resumed = rc1_here(root, "advance", "--all", env=mlflow_env)
@@ -56,7 +60,9 @@ def test_every_tracker_gets_each_step_once_across_a_kill_and_a_resume(tmp_path):
     run_id = attached[1][1]
     history = client.get_metric_history(run_id, "seed_1234/train/reward")
     assert sorted(m.step for m in history) == list(range(1, 13))
-    assert [m.value for m in sorted(history, key=lambda m: m.step)] == pytest.approx([final[s] for s in range(1, 13)], abs=1e-6)
+    assert [m.value for m in sorted(history, key=lambda m: m.step)] == pytest.approx(
+        [final[s] for s in range(1, 13)], abs=1e-6
+    )
     artifacts = {a.path for a in client.list_artifacts(run_id, "plots")}
     assert "plots/training.png" in artifacts and "plots sent to mlflow" in report.stdout
 
@@ -64,11 +70,17 @@ def test_every_tracker_gets_each_step_once_across_a_kill_and_a_resume(tmp_path):
     wandb_id = attached[2][1]
     sessions = sorted((root / "tracking/local/wandb/wandb").glob(f"offline-run-*-{wandb_id}"))
     assert len(sessions) == 3, report.stdout  # the killed session, the resumed one, rc1 report
-    deadline = time.monotonic() + 300
+    deadline = time.monotonic() + PATIENCE
     while time.monotonic() < deadline:  # W&B's own process writes its files after finish() returns: wait for it
-        sent = [row for folder in sessions if (folder / f"run-{wandb_id}.wandb").exists()
-                for row in wandb_history(folder / f"run-{wandb_id}.wandb")]
-        steps = {int(row["seed_1234/step"]): row["seed_1234/train/reward"] for row in sent if "seed_1234/train/reward" in row}
+        sent = [
+            row
+            for folder in sessions
+            if (folder / f"run-{wandb_id}.wandb").exists()
+            for row in wandb_history(folder / f"run-{wandb_id}.wandb")
+        ]
+        steps = {
+            int(row["seed_1234/step"]): row["seed_1234/train/reward"] for row in sent if "seed_1234/train/reward" in row
+        }
         if sorted(steps) == list(range(1, 13)) and any("plots/training/path" in row for row in sent):
             break
         time.sleep(0.5)
@@ -76,47 +88,30 @@ def test_every_tracker_gets_each_step_once_across_a_kill_and_a_resume(tmp_path):
     # the last value sent for each step is the resumed line's.
     assert sorted(steps) == list(range(1, 13))
     assert [steps[s] for s in range(1, 13)] == pytest.approx([final[s] for s in range(1, 13)], abs=1e-6)
-    assert any("events/release_evaluated/path" in row for row in sent) and any("plots/training/path" in row for row in sent)
+    assert any("events/release_evaluated/path" in row for row in sent) and any(
+        "plots/training/path" in row for row in sent
+    )
 
     # Trackio, read back with its own storage API: one run, each step once.
-    trackio = subprocess.run([sys.executable, "-c", (
-        "import json, trackio.sqlite_storage as s; "
-        "print(json.dumps([s.SQLiteStorage.get_runs('rc1'), s.SQLiteStorage.get_logs('rc1', 'local')]))")],
-        env={**os.environ}, capture_output=True, text=True, check=True)
+    trackio = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            (
+                "import json, trackio.sqlite_storage as s; "
+                "print(json.dumps([s.SQLiteStorage.get_runs('rc1'), s.SQLiteStorage.get_logs('rc1', 'local')]))"
+            ),
+        ],
+        env={**os.environ},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     runs, rows = json.loads(trackio.stdout.splitlines()[-1])
     assert runs == ["local"] and attached[3][1] == "local"
     steps = [(row["step"], row["seed_1234/train/reward"]) for row in rows if "seed_1234/train/reward" in row]
     assert [s for s, _ in steps] == list(range(1, 13))
     assert [r for _, r in steps] == pytest.approx([final[s] for s in range(1, 13)], abs=1e-6)
-
-
-def wandb_history(path, kind_wanted: str = "history"):
-    """The history rows (or with kind_wanted "alert", the alerts) of a W&B transaction log (.wandb): LevelDB's log
-    format (32 KiB blocks of CRC'd records) after a 7-byte W&B header, each record a protobuf Record; W&B's own reader
-    left the public package."""
-    from wandb.proto import wandb_internal_pb2
-
-    data, block, pos, pending, rows = path.read_bytes(), 32768, 7, b"", []
-    assert data[:4] == b":W&B"
-    while pos + 7 <= len(data):
-        if block - pos % block < 7:  # a block's tail too short for a header is padding
-            pos += block - pos % block
-            continue
-        _crc, length, kind = struct.unpack("<IHB", data[pos:pos + 7])
-        if kind == 0 and length == 0:
-            pos += block - pos % block
-            continue
-        pending += data[pos + 7:pos + 7 + length]
-        pos += 7 + length
-        if kind in (1, 4):  # FULL, or the LAST piece of a record split over blocks
-            record = wandb_internal_pb2.Record.FromString(pending)
-            pending = b""
-            if record.WhichOneof("record_type") == kind_wanted == "history":
-                rows.append({item.key or "/".join(item.nested_key): json.loads(item.value_json)
-                             for item in record.history.item})
-            elif record.WhichOneof("record_type") == kind_wanted == "alert":
-                rows.append({"title": record.alert.title, "text": record.alert.text, "level": record.alert.level})
-    return rows
 
 
 class Broken:
@@ -136,6 +131,7 @@ def test_a_tracker_whose_package_is_missing_is_a_config_error_naming_the_extra(m
     import importlib.util
 
     from conftest import REPO
+
     from rc1.config import load_config
     from rc1.errors import BadInput
 
@@ -152,7 +148,8 @@ def test_a_tracker_that_fails_warns_once_and_is_left_off(caplog):
         trackers(object())  # never raises
         trackers(object())
     assert [r.getMessage() for r in caplog.records] == [
-        "tracker broken failed (ConnectionError: quota exceeded); it is left off for the rest of this command"]
+        "tracker broken failed (ConnectionError: quota exceeded); it is left off for the rest of this command"
+    ]
 
 
 def test_rc1_report_passes_over_a_tracker_that_cannot_start_and_sends_the_rest(tmp_path):
@@ -168,23 +165,50 @@ def test_rc1_report_passes_over_a_tracker_that_cannot_start_and_sends_the_rest(t
     plt.savefig(plot)
     env = {**os.environ, "WANDB_MODE": "offline", "WANDB_SILENT": "true"}
     env.pop("WANDB_SERVICE", None)
-    workspace = ("import sys; from pathlib import Path; from rc1.workspace import Workspace; "
-                 "ws = Workspace(root=Path(sys.argv[1]), run='busy'); ")
+    workspace = (
+        "import sys; from pathlib import Path; from rc1.workspace import Workspace; "
+        "ws = Workspace(root=Path(sys.argv[1]), run='busy'); "
+    )
     # A process holding W&B run busy0001 open, whose service (its address in WANDB_SERVICE) the sender then joins.
-    holder = subprocess.Popen([sys.executable, "-c", workspace + (
-        "import os; from rc1.views.trackers import WandB; run = WandB(ws, 'busy0001'); "
-        "print(os.environ['WANDB_SERVICE'], flush=True); sys.stdin.readline(); run.finish()"), str(tmp_path)],
-        env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            workspace
+            + (
+                "import os; from rc1.views.trackers import WandB; run = WandB(ws, 'busy0001'); "
+                "print(os.environ['WANDB_SERVICE'], flush=True); sys.stdin.readline(); run.finish()"
+            ),
+            str(tmp_path),
+        ],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         service = holder.stdout.readline().strip()
         assert service, "the holder's W&B service did not start"
-        sender = subprocess.run([sys.executable, "-c", workspace + (
-            "from rc1.views.trackers import send_plots; "
-            "print(send_plots(ws, {'tensorboard': 'tracking/busy/tensorboard', 'wandb': 'busy0001'}, "
-            "['tensorboard', 'wandb'], [Path(sys.argv[2])], 3))"), str(tmp_path), str(plot)],
-            env={**env, "WANDB_SERVICE": service}, capture_output=True, text=True, timeout=600)
+        sender = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                workspace
+                + (
+                    "from rc1.views.trackers import send_plots; "
+                    "print(send_plots(ws, {'tensorboard': 'tracking/busy/tensorboard', 'wandb': 'busy0001'}, "
+                    "['tensorboard', 'wandb'], [Path(sys.argv[2])], 3))"
+                ),
+                str(tmp_path),
+                str(plot),
+            ],
+            env={**env, "WANDB_SERVICE": service},
+            capture_output=True,
+            text=True,
+            timeout=PATIENCE,
+        )
     finally:
-        holder.communicate("\n", timeout=600)
+        holder.communicate("\n", timeout=PATIENCE)
     assert sender.returncode == 0, sender.stderr
     assert sender.stdout.splitlines()[-1] == "['tensorboard']"
     assert "tracker wandb could not be started" in sender.stderr and "in use" in sender.stderr

@@ -22,10 +22,10 @@ from rc1.train.device import select_device, select_dtype
 from rc1.train.divergence import NonFiniteStep
 from rc1.train.engine_trl import TrlEngine, _HookBridge
 from rc1.train.engines import build_engine
-from rc1.train.schedule import schedule
-from rc1.train.strategies.adaptive_kl import AdaptiveKL
 from rc1.train.metrics import StepMetrics
 from rc1.train.model_loading import load_policy
+from rc1.train.schedule import schedule
+from rc1.train.strategies.adaptive_kl import AdaptiveKL
 from rc1.train.tiny_model import build_tiny_qwen3
 
 # rc1's layout (rc1/train/layout.py) plus the trl engine's own trainer_state.json
@@ -58,7 +58,9 @@ def make_items() -> list[TaskItem]:
     return items
 
 
-def digit_reward(items: list[TaskItem], completions: list[str], completion_tokens: list[int] | None = None) -> list[float]:
+def digit_reward(
+    items: list[TaskItem], completions: list[str], completion_tokens: list[int] | None = None
+) -> list[float]:
     """Deterministic and varied: the gold answer scores 1, otherwise the share of digit characters."""
     return [
         1.0 if item.answer in completion.split() else len(re.findall(r"\d", completion)) / (1 + len(completion))
@@ -234,8 +236,15 @@ def test_non_finite_loss_or_weights_stop_the_step_report(tmp_path):
     bridge.hooks = Recorder(tmp_path, [])
     bridge.hooks.on_step = reported.append
     state, control = TrainerState(global_step=3, max_steps=10), TrainerControl()
-    logs = {"loss": 0.5, "learning_rate": 1e-3, "kl": 0.01, "clip_ratio/region_mean": 0.0, "reward": 0.2,
-            "reward_std": 0.1, "completions/mean_length": 12.5}
+    logs = {
+        "loss": 0.5,
+        "learning_rate": 1e-3,
+        "kl": 0.01,
+        "clip_ratio/region_mean": 0.0,
+        "reward": 0.2,
+        "reward_std": 0.1,
+        "completions/mean_length": 12.5,
+    }
     bridge.on_log(None, state, control, logs=dict(logs))
     assert [(m.step, m.tokens) for m in reported] == [(3, 100)]
     bridge.on_log(None, state, control, logs={"train_loss": 0.5, "train_runtime": 1.0})  # end-of-run summary
@@ -316,7 +325,9 @@ def test_publish_verify_latest_and_best(tmp_path):
     problems = checkpoints.verify(final, files)
     assert len(problems) == 2
     assert "adapter.bin: sha256 mismatch" in problems[0] and "state.json: missing" in problems[1]
-    assert checkpoints.verify(tmp_path / "nowhere", files) == [f"{tmp_path / 'nowhere'}: checkpoint directory is missing"]
+    assert checkpoints.verify(tmp_path / "nowhere", files) == [
+        f"{tmp_path / 'nowhere'}: checkpoint directory is missing"
+    ]
 
     checkpoints.update_latest(ckpts, final)
     assert os.readlink(ckpts / "latest") == "step_00002"
@@ -335,12 +346,15 @@ def test_publish_verify_latest_and_best(tmp_path):
 
 # --- the torch engine: every strategy, resumed exactly ----------------------------------------------------
 
+
 def torch_config(strategy: str, max_steps: int, save_steps: int, engine: str = "torch", **train) -> Config:
     rl = {"update_epochs": 2 if engine == "torch" else 1, "target_kl": 0.03} if strategy in with_target_kl() else {}
     if (engine, strategy) == ("trl", "dpo"):
         rl = {"num_generations": 2}  # OnlineDPOTrainer samples two replies per prompt
     config = make_config(max_steps, save_steps, **{**rl, **train})
-    return msgspec.structs.replace(config, engine=msgspec.structs.replace(config.engine, name=engine, strategy=strategy))
+    return msgspec.structs.replace(
+        config, engine=msgspec.structs.replace(config.engine, name=engine, strategy=strategy)
+    )
 
 
 def make_torch_engine(config: Config, model_dir: Path, root: Path):
@@ -380,8 +394,9 @@ def assert_resumed_exactly(first: Recorder, second: Recorder, whole: Recorder) -
     assert [step_record(m) for m in first.steps + second.steps] == [step_record(m) for m in whole.steps]
     timed = {"trainer_state.json"}
     last = max(whole.published)
-    assert {k: v for k, v in second.published[last][1].items() if k not in timed} == \
-        {k: v for k, v in whole.published[last][1].items() if k not in timed}
+    assert {k: v for k, v in second.published[last][1].items() if k not in timed} == {
+        k: v for k, v in whole.published[last][1].items() if k not in timed
+    }
 
 
 @pytest.mark.parametrize("engine_name, strategy", pairs())
@@ -407,8 +422,9 @@ def test_every_pair_resumes_exactly(engine_name, strategy, model_dir, tmp_path):
 def test_ppo_stops_its_update_passes_at_target_kl(model_dir, tmp_path):
     def epochs(target_kl):
         hooks = Recorder(tmp_path / f"ck-{target_kl}", [])
-        make_torch_engine(torch_config("ppo", 2, 2, update_epochs=4, target_kl=target_kl), model_dir,
-                          tmp_path / f"e-{target_kl}").train(hooks, resume_from=None)
+        make_torch_engine(
+            torch_config("ppo", 2, 2, update_epochs=4, target_kl=target_kl), model_dir, tmp_path / f"e-{target_kl}"
+        ).train(hooks, resume_from=None)
         return [m.epochs for m in hooks.steps]
 
     assert epochs(None) == [4, 4]
@@ -435,7 +451,9 @@ def test_grpo_adapts_beta_to_target_kl_in_both_engines(model_dir, tmp_path):
 def test_micro_batches_bound_memory_and_leave_the_step_unchanged(strategy, model_dir, tmp_path):
     def run(per_device, accumulation):
         hooks = Recorder(tmp_path / f"ck-{per_device}", [])
-        config = torch_config(strategy, 2, 2, per_device_batch_size=per_device, gradient_accumulation_steps=accumulation)
+        config = torch_config(
+            strategy, 2, 2, per_device_batch_size=per_device, gradient_accumulation_steps=accumulation
+        )
         # without dropout: its masks are drawn per forward pass, so they differ with the split by design
         lora = msgspec.structs.replace(config.model.lora, dropout=0.0)
         config = msgspec.structs.replace(config, model=msgspec.structs.replace(config.model, lora=lora))
@@ -446,6 +464,7 @@ def test_micro_batches_bound_memory_and_leave_the_step_unchanged(strategy, model
 
 
 # --- finetune.method full: the whole model trained by the trl engine, no adapter ---------------------------
+
 
 def full_config(max_steps: int, save_steps: int) -> Config:
     config = torch_config("grpo", max_steps, save_steps, engine="trl")
@@ -522,12 +541,18 @@ def test_policy_at_refuses_full_weights_of_another_model(model_dir, tmp_path):
     (tmp_path / layout.MODEL_CONFIG).write_text("{}")
     base, _tokenizer = load_policy(make_config(1, 1).model, "full", "cpu", torch.float32, model_dir)
     save_file({"model.embed_tokens.weight": torch.zeros(3, 3)}, tmp_path / layout.FULL_WEIGHTS)
-    with pytest.raises(BadInput, match=r"model\.safetensors: not the weights of this model \(other shapes: "
-                                       r"model\.embed_tokens\.weight\); evaluate it with the model\.name"):
+    with pytest.raises(
+        BadInput,
+        match=r"model\.safetensors: not the weights of this model \(other shapes: "
+        r"model\.embed_tokens\.weight\); evaluate it with the model\.name",
+    ):
         policy_at(base, tmp_path, "full")
     save_file({"model.norm.weight": torch.zeros(64), "other.weight": torch.zeros(1)}, tmp_path / layout.FULL_WEIGHTS)
-    with pytest.raises(BadInput, match=r"not the weights of this model \(missing lm_head\.weight, .* and 19 more; "
-                                       r"unexpected other\.weight\)"):
+    with pytest.raises(
+        BadInput,
+        match=r"not the weights of this model \(missing lm_head\.weight, .* and 19 more; "
+        r"unexpected other\.weight\)",
+    ):
         policy_at(base, tmp_path, "full")
 
 
@@ -540,22 +565,36 @@ def test_full_fine_tuning_in_fp16_is_refused(model_dir, tmp_path):
 
 # --- priority sampling: the sampler's state resumes the same batches ---------------------------------------
 
+
 @pytest.mark.parametrize("engine_name", ["trl", "torch"])
-def test_priority_sampling_resumes_the_same_batches_from_the_sampler_state_in_the_checkpoint(engine_name, model_dir, tmp_path):
+def test_priority_sampling_resumes_the_same_batches_from_the_sampler_state_in_the_checkpoint(
+    engine_name, model_dir, tmp_path
+):
     import json
 
     from rc1.config import PrioritySamplingConfig
     from rc1.train.sampler import PrioritySampler
 
     config = torch_config("grpo", max_steps=6, save_steps=3, engine=engine_name)
-    policy = PrioritySamplingConfig(by_difficulty={"easy": 0.2, "medium": 0.3, "hard": 0.5}, low_perf_cap=0.5,
-                                    seed_ratio_schedule=[(0, 1.0), (4, 0.5)])
+    policy = PrioritySamplingConfig(
+        by_difficulty={"easy": 0.2, "medium": 0.3, "hard": 0.5},
+        low_perf_cap=0.5,
+        seed_ratio_schedule=[(0, 1.0), (4, 0.5)],
+    )
     items = [msgspec.structs.replace(item, difficulty=DIFFICULTY_CYCLE[i % 3]) for i, item in enumerate(make_items())]
 
     def fresh(step, count, difficulties):
-        return [TaskItem(id=f"fresh-{step}-{k}", task="gsm8k", question=f"What is {step} + {k}?", answer=str(step + k),
-                         difficulty=d, prompt=f"Question: Ann has {step} pens and finds {k} more. How many pens? Answer:")
-                for k, d in enumerate(difficulties)]
+        return [
+            TaskItem(
+                id=f"fresh-{step}-{k}",
+                task="gsm8k",
+                question=f"What is {step} + {k}?",
+                answer=str(step + k),
+                difficulty=d,
+                prompt=f"Question: Ann has {step} pens and finds {k} more. How many pens? Answer:",
+            )
+            for k, d in enumerate(difficulties)
+        ]
 
     def run(root, hooks, resume_from=None):
         made = []
@@ -617,11 +656,14 @@ def test_rollouts_are_sampled_by_vllm_only_for_trl_grpo_and_rloo_on_cuda_with_vl
     assert generation_backend("trl", "grpo", "cuda", "transformers") == "hf"
 
 
-@pytest.mark.parametrize("engine, strategy, device, why", [
-    ("trl", "dpo", "cuda", "only the trl engine's grpo, rloo trainers"),
-    ("torch", "grpo", "cuda", "only the trl engine's grpo, rloo trainers"),
-    ("trl", "grpo", "cpu", "needs CUDA GPUs (this run trains on cpu)"),
-])
+@pytest.mark.parametrize(
+    "engine, strategy, device, why",
+    [
+        ("trl", "dpo", "cuda", "only the trl engine's grpo, rloo trainers"),
+        ("torch", "grpo", "cuda", "only the trl engine's grpo, rloo trainers"),
+        ("trl", "grpo", "cpu", "needs CUDA GPUs (this run trains on cpu)"),
+    ],
+)
 @pytest.mark.parametrize("choice", ["vllm", "vllm_server"])
 def test_vllm_asked_for_where_it_cannot_sample_is_refused_by_name(engine, strategy, device, why, choice):
     from rc1.train.generation import generation_backend
@@ -636,8 +678,10 @@ def test_the_server_mode_is_trls_own_vllm_server_at_the_configured_url(tmp_path)
     from rc1.train.engine_trl import trl_args
 
     config = torch_config("grpo", 2, 2, engine="trl")
-    config = msgspec.structs.replace(config, train=msgspec.structs.replace(
-        config.train, rollouts="vllm_server", vllm_server_url="http://10.0.0.7:8000"))
+    config = msgspec.structs.replace(
+        config,
+        train=msgspec.structs.replace(config.train, rollouts="vllm_server", vllm_server_url="http://10.0.0.7:8000"),
+    )
     with pytest.raises(BadInput, match="train.rollouts: vllm_server needs CUDA GPUs"):
         trl_args(config, tmp_path, "cpu", torch.float32)
     args = trl_args(config, tmp_path, "cpu", torch.float32, backend="vllm_server")
@@ -646,8 +690,11 @@ def test_the_server_mode_is_trls_own_vllm_server_at_the_configured_url(tmp_path)
 
 def test_full_fine_tuning_with_sft_moves_every_weight_and_measures_its_drift_from_a_frozen_start(model_dir, tmp_path):
     config = full_config(2, 2)
-    config = msgspec.structs.replace(config, engine=msgspec.structs.replace(config.engine, strategy="sft"),
-                                     train=msgspec.structs.replace(config.train, target_kl=None))
+    config = msgspec.structs.replace(
+        config,
+        engine=msgspec.structs.replace(config.engine, strategy="sft"),
+        train=msgspec.structs.replace(config.train, target_kl=None),
+    )
     engine = make_engine(config, model_dir, tmp_path)
     before = {name: p.detach().clone() for name, p in engine.model.named_parameters()}
     hooks = Recorder(tmp_path / "checkpoints", [engine])

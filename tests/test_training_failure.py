@@ -6,27 +6,31 @@ import json
 import tarfile
 
 import pytest
-
 from conftest import events, make_workspace, rc1, rc1_here
 
 pytestmark = pytest.mark.e2e
 
 # A reward function that scores like brevity, and raises during training when BOOM is set (read at call time: the
 # source is fingerprinted, the environment is not). Round 1's probe calls it without BOOM.
-BOOM = '''import os
+BOOM = """import os
 
 
 def boom(prompts, completions, completion_tokens, **columns):
     if os.environ.get("BOOM"):
         raise RuntimeError("boom: the reward service is down")
     return [1.0 if tokens <= 24 else 24 / tokens for tokens in completion_tokens]
-'''
+"""
 WEIGHTS = {"correctness": 0.4, "f1": 0.15, "format": 0.2, "length": 0.15, "boom": 0.1}
 
 
 def test_a_failing_run_fails_loudly_and_leaves_a_report(tmp_path):
-    root = make_workspace(tmp_path, **{"reward.weights": "weights_boom.json",
-                                       "reward.functions": [{"name": "boom", "path": "boom:boom", "weight": 0.1}]})
+    root = make_workspace(
+        tmp_path,
+        **{
+            "reward.weights": "weights_boom.json",
+            "reward.functions": [{"name": "boom", "path": "boom:boom", "weight": 0.1}],
+        },
+    )
     (root / "configs/boom.py").write_text(BOOM)
     (root / "configs/weights_boom.json").write_text(json.dumps(WEIGHTS))
     assert rc1_here(root, "advance", "--until", "R2_PASSED").returncode == 0

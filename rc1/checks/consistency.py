@@ -59,15 +59,23 @@ def _mix_deviation(c: Config) -> float:
 _COMMON: list[Rule] = [
     ("simulate", lambda c: float(c.train.simulate), lambda v: v == 0.0, "train.simulate must be false"),
     ("live_mode", lambda c: float(c.train.live_mode), lambda v: v == 1.0, "train.live_mode must be true"),
-    ("use_overclar_penalty", lambda c: float(c.reward.use_overclar_penalty), lambda v: v == 1.0,
-     "reward.use_overclar_penalty must be true"),
+    (
+        "use_overclar_penalty",
+        lambda c: float(c.reward.use_overclar_penalty),
+        lambda v: v == 1.0,
+        "reward.use_overclar_penalty must be true",
+    ),
 ]
 # Only where a KL target acts (rc1/registry/strategies/: config refuses one elsewhere): PPO's passes always stop at
 # it; GRPO and RLOO adapt β to it, so with β 0 (no KL term, as the local profile's full fine-tuning trains) there
 # is nothing for a target to adapt.
 _RL: list[Rule] = [
-    ("target_kl", lambda c: c.train.target_kl or 0.0, lambda v: 0.02 <= v <= 0.05,
-     "train.target_kl must be set, in [0.02, 0.05]"),
+    (
+        "target_kl",
+        lambda c: c.train.target_kl or 0.0,
+        lambda v: 0.02 <= v <= 0.05,
+        "train.target_kl must be set, in [0.02, 0.05]",
+    ),
 ]
 
 
@@ -78,34 +86,84 @@ def _has_kl_target(c: Config) -> bool:
 def _floor_rule(key: str, side: str, bound: float) -> Rule:
     # The message is formatted with the measured value (see training_config_check).
     if side == "min":
-        return (f"preflight.{key}", lambda c: float(getattr(c.preflight, key)), lambda v: v >= bound,
-                f"preflight.{key} is {{value:g}}; the production profile may not go below {bound:g}")
-    return (f"preflight.{key}", lambda c: float(getattr(c.preflight, key)), lambda v: v <= bound,
-            f"preflight.{key} is {{value:g}}; the production profile may not go above {bound:g}")
+        return (
+            f"preflight.{key}",
+            lambda c: float(getattr(c.preflight, key)),
+            lambda v: v >= bound,
+            f"preflight.{key} is {{value:g}}; the production profile may not go below {bound:g}",
+        )
+    return (
+        f"preflight.{key}",
+        lambda c: float(getattr(c.preflight, key)),
+        lambda v: v <= bound,
+        f"preflight.{key} is {{value:g}}; the production profile may not go above {bound:g}",
+    )
 
 
-PRODUCTION_RULES: list[Rule] = _COMMON + [
-    ("mix_deviation", _mix_deviation, lambda v: v <= 1e-6, "data.mix must be hotpotqa:0.45, strategyqa:0.30, gsm8k:0.25"),
-    ("max_steps", lambda c: float(c.train.max_steps), lambda v: v >= 50000, "train.max_steps must be ≥ 50000"),
-    ("seeds", lambda c: float(len(set(c.run.seeds))), lambda v: v >= 3, "run.seeds must list at least 3 distinct seeds"),
-    ("qlora", lambda c: float(c.finetune.method == "qlora"), lambda v: v == 1.0, "finetune.method must be qlora"),
-    ("overclar_alpha", lambda c: c.reward.overclar_alpha, lambda v: abs(v - PRODUCTION_OVERCLAR_ALPHA) < 1e-12,
-     f"reward.overclar_alpha must be {PRODUCTION_OVERCLAR_ALPHA}"),
-    ("overclar_cap", lambda c: float(c.reward.overclar_cap), lambda v: v == PRODUCTION_OVERCLAR_CAP,
-     f"reward.overclar_cap must be {PRODUCTION_OVERCLAR_CAP}"),
-    ("pool_size", lambda c: float(c.data.pool_size), lambda v: v >= PRODUCTION_POOL_SIZE,
-     f"data.pool_size must be ≥ {PRODUCTION_POOL_SIZE}"),
-    ("shadow_size", lambda c: float(c.data.shadow_size), lambda v: v >= PRODUCTION_SHADOW_SIZE,
-     f"data.shadow_size must be ≥ {PRODUCTION_SHADOW_SIZE}"),
-    ("min_hard_gain_pp", lambda c: c.release.min_hard_gain_pp, lambda v: v >= PRODUCTION_MIN_HARD_GAIN_PP,
-     f"release.min_hard_gain_pp must be ≥ {PRODUCTION_MIN_HARD_GAIN_PP} (the RC1 release gate)"),
-    ("gold_answers", lambda c: float(c.reward.answers == "gold"), lambda v: v == 1.0,
-     "reward.answers must be gold (shuffled answers are a control arm, not a release)"),
-] + [_floor_rule(key, side, bound) for key, (side, bound) in PRODUCTION_FLOORS.items()]
+PRODUCTION_RULES: list[Rule] = (
+    _COMMON
+    + [
+        (
+            "mix_deviation",
+            _mix_deviation,
+            lambda v: v <= 1e-6,
+            "data.mix must be hotpotqa:0.45, strategyqa:0.30, gsm8k:0.25",
+        ),
+        ("max_steps", lambda c: float(c.train.max_steps), lambda v: v >= 50000, "train.max_steps must be ≥ 50000"),
+        (
+            "seeds",
+            lambda c: float(len(set(c.run.seeds))),
+            lambda v: v >= 3,
+            "run.seeds must list at least 3 distinct seeds",
+        ),
+        ("qlora", lambda c: float(c.finetune.method == "qlora"), lambda v: v == 1.0, "finetune.method must be qlora"),
+        (
+            "overclar_alpha",
+            lambda c: c.reward.overclar_alpha,
+            lambda v: abs(v - PRODUCTION_OVERCLAR_ALPHA) < 1e-12,
+            f"reward.overclar_alpha must be {PRODUCTION_OVERCLAR_ALPHA}",
+        ),
+        (
+            "overclar_cap",
+            lambda c: float(c.reward.overclar_cap),
+            lambda v: v == PRODUCTION_OVERCLAR_CAP,
+            f"reward.overclar_cap must be {PRODUCTION_OVERCLAR_CAP}",
+        ),
+        (
+            "pool_size",
+            lambda c: float(c.data.pool_size),
+            lambda v: v >= PRODUCTION_POOL_SIZE,
+            f"data.pool_size must be ≥ {PRODUCTION_POOL_SIZE}",
+        ),
+        (
+            "shadow_size",
+            lambda c: float(c.data.shadow_size),
+            lambda v: v >= PRODUCTION_SHADOW_SIZE,
+            f"data.shadow_size must be ≥ {PRODUCTION_SHADOW_SIZE}",
+        ),
+        (
+            "min_hard_gain_pp",
+            lambda c: c.release.min_hard_gain_pp,
+            lambda v: v >= PRODUCTION_MIN_HARD_GAIN_PP,
+            f"release.min_hard_gain_pp must be ≥ {PRODUCTION_MIN_HARD_GAIN_PP} (the RC1 release gate)",
+        ),
+        (
+            "gold_answers",
+            lambda c: float(c.reward.answers == "gold"),
+            lambda v: v == 1.0,
+            "reward.answers must be gold (shuffled answers are a control arm, not a release)",
+        ),
+    ]
+    + [_floor_rule(key, side, bound) for key, (side, bound) in PRODUCTION_FLOORS.items()]
+)
 
 LOCAL_RULES: list[Rule] = _COMMON + [
-    ("max_steps", lambda c: float(c.train.max_steps), lambda v: v <= LOCAL_MAX_STEPS,
-     f"a local run has at most {LOCAL_MAX_STEPS} steps; declare `profile: production` for a long run"),
+    (
+        "max_steps",
+        lambda c: float(c.train.max_steps),
+        lambda v: v <= LOCAL_MAX_STEPS,
+        f"a local run has at most {LOCAL_MAX_STEPS} steps; declare `profile: production` for a long run",
+    ),
     ("seeds", lambda c: float(len(set(c.run.seeds))), lambda v: v >= 1, "run.seeds must list at least one seed"),
 ]
 
@@ -132,12 +190,13 @@ def training_config_check(config: Config) -> CheckResult:
 RUNBOOK: dict[str, Runbook] = {
     "training_config": Runbook(
         means="the config breaks a rule of its profile; the detail names each key (train.simulate, run.seeds, "
-              "train.target_kl, a preflight threshold looser than its production floor, ...)",
-        tries=("set each key the detail names to what it asks; rc1 config explain KEY shows its value and its source",
-               "a long run declared local (train.max_steps > 5000): declare profile: production, or lower "
-               "train.max_steps",
-               "a preflight threshold past its production floor: put it back (PRODUCTION_FLOORS); production may make "
-               "a check stricter, never looser",
-               "train.target_kl in [0.02, 0.05] wherever it acts (ppo; grpo or rloo at train.beta > 0)"),
+        "train.target_kl, a preflight threshold looser than its production floor, ...)",
+        tries=(
+            "set each key the detail names to what it asks; rc1 config explain KEY shows its value and its source",
+            "a long run declared local (train.max_steps > 5000): declare profile: production, or lower train.max_steps",
+            "a preflight threshold past its production floor: put it back (PRODUCTION_FLOORS); production may make "
+            "a check stricter, never looser",
+            "train.target_kl in [0.02, 0.05] wherever it acts (ppo; grpo or rloo at train.beta > 0)",
+        ),
     ),
 }

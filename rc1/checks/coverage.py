@@ -16,26 +16,43 @@ def framing_coverage(items: list[TaskItem], min_roles: int, min_styles: int) -> 
         roles = {i.role for i in chosen if i.role}
         styles = {i.style for i in chosen if i.style}
         templates = {i.template for i in chosen if i.template}
-        measured.update({f"{scope}.roles": float(len(roles)), f"{scope}.styles": float(len(styles)),
-                         f"{scope}.templates": float(len(templates))})
+        measured.update(
+            {
+                f"{scope}.roles": float(len(roles)),
+                f"{scope}.styles": float(len(styles)),
+                f"{scope}.templates": float(len(templates)),
+            }
+        )
         if len(roles) < min_roles:
             short.append(f"{scope} uses {len(roles)} roles (need {min_roles})")
         if len(styles) < min_styles:
             short.append(f"{scope} uses {len(styles)} styles (need {min_styles})")
-    detail = ("no items to measure" if not items else "; ".join(short) if short else
-              f"every task uses at least {min_roles} roles and {min_styles} styles")
-    return CheckResult(name="framing_coverage", passed=bool(items) and not short, measured=measured,
-                       thresholds={"min_roles": float(min_roles), "min_styles": float(min_styles)}, detail=detail)
+    detail = (
+        "no items to measure"
+        if not items
+        else "; ".join(short)
+        if short
+        else f"every task uses at least {min_roles} roles and {min_styles} styles"
+    )
+    return CheckResult(
+        name="framing_coverage",
+        passed=bool(items) and not short,
+        measured=measured,
+        thresholds={"min_roles": float(min_roles), "min_styles": float(min_styles)},
+        detail=detail,
+    )
 
 
 RUNBOOK: dict[str, Runbook] = {
     "framing_coverage": Runbook(
         means="a task's episodes use fewer distinct roles or styles than preflight.min_roles / preflight.min_styles: "
-              "the template pack has too few, or the task has too few items for the draw to reach them all",
-        tries=("add roles (roles.yaml) or styles (styles.yaml) to the template pack data.templates names",
-               "give the task more items: raise data.pool_size, or its data.mix share (local profile only: production "
-               "holds the mix fixed)",
-               "production may not go below 4 roles and 3 styles (PRODUCTION_FLOORS); lower preflight.min_roles / "
-               "preflight.min_styles only on the local profile"),
+        "the template pack has too few, or the task has too few items for the draw to reach them all",
+        tries=(
+            "add roles (roles.yaml) or styles (styles.yaml) to the template pack data.templates names",
+            "give the task more items: raise data.pool_size, or its data.mix share (local profile only: production "
+            "holds the mix fixed)",
+            "production may not go below 4 roles and 3 styles (PRODUCTION_FLOORS); lower preflight.min_roles / "
+            "preflight.min_styles only on the local profile",
+        ),
     ),
 }

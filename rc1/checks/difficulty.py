@@ -34,10 +34,15 @@ class DifficultyLimits(msgspec.Struct, frozen=True, kw_only=True):
     min_fraction: float
 
 
-def validate(balanced: Balanced, seed_size: int, metrics_by_id: dict[str, ItemMetrics], limits: DifficultyLimits) -> CheckResult:
+def validate(
+    balanced: Balanced, seed_size: int, metrics_by_id: dict[str, ItemMetrics], limits: DifficultyLimits
+) -> CheckResult:
     items = balanced.items
-    measured: dict[str, float] = {"seed_items": float(seed_size), "balanced_items": float(len(items)),
-                                  "balanced_fraction": len(items) / seed_size if seed_size else 0.0}
+    measured: dict[str, float] = {
+        "seed_items": float(seed_size),
+        "balanced_items": float(len(items)),
+        "balanced_fraction": len(items) / seed_size if seed_size else 0.0,
+    }
     problems: list[str] = []
     for task in sorted({i.task for i in items}):
         mine = [i for i in items if i.task == task]
@@ -49,12 +54,19 @@ def validate(balanced: Balanced, seed_size: int, metrics_by_id: dict[str, ItemMe
         if easy > limits.max_easy + 1e-9:
             problems.append(f"{task}: easy {easy:.1%} > {limits.max_easy:.0%} (over by {easy - limits.max_easy:.1%})")
         ms = [metrics_by_id[i.id] for i in mine]
-        for name, cap in (("len_tokens", limits.max_len_tokens), ("turns", limits.max_turns), ("tool_hops", limits.max_tool_hops)):
+        for name, cap in (
+            ("len_tokens", limits.max_len_tokens),
+            ("turns", limits.max_turns),
+            ("tool_hops", limits.max_tool_hops),
+        ):
             top = max(getattr(m, name) for m in ms)
             measured[f"{task}.max_{name}"] = float(top)
             if top > cap:
                 problems.append(f"{task}: {name} reaches {top}, above the cap {cap}")
-        for label, bound, ok in (("hard", limits.hard_clue_max, lambda v, b: v <= b), ("easy", limits.easy_clue_min, lambda v, b: v >= b)):
+        for label, bound, ok in (
+            ("hard", limits.hard_clue_max, lambda v, b: v <= b),
+            ("easy", limits.easy_clue_min, lambda v, b: v >= b),
+        ):
             clues = [metrics_by_id[i.id].clue_overlap for i in mine if i.difficulty == label]
             clues = [c for c in clues if c is not None]
             if not clues:
@@ -63,23 +75,41 @@ def validate(balanced: Balanced, seed_size: int, metrics_by_id: dict[str, ItemMe
             measured[f"{task}.{label}_clue_overlap_p50"] = median
             if not ok(median, bound):
                 relation = "≤" if label == "hard" else "≥"
-                problems.append(f"{task}: median clue_overlap of {label} items is {median:.3f}, needs {relation} {bound:.2f} (off by {abs(median - bound):.3f})")
+                problems.append(
+                    f"{task}: median clue_overlap of {label} items is {median:.3f}, needs {relation} {bound:.2f} (off "
+                    f"by {abs(median - bound):.3f})"
+                )
     fraction = measured["balanced_fraction"]
     if fraction < limits.min_fraction:
         short = "; ".join(_shortfall_text(s, metrics_by_id) for s in balanced.shortfalls)
-        problems.append(f"the balanced pool keeps {fraction:.1%} of the seed pool (need {limits.min_fraction:.0%}); {short}")
-    detail = "; ".join(problems) if problems else (
-        f"{len(items)} of {seed_size} items balanced; every task hard ≥ {limits.min_hard:.0%}, easy ≤ {limits.max_easy:.0%}, within caps"
+        problems.append(
+            f"the balanced pool keeps {fraction:.1%} of the seed pool (need {limits.min_fraction:.0%}); {short}"
+        )
+    detail = (
+        "; ".join(problems)
+        if problems
+        else (
+            f"{len(items)} of {seed_size} items balanced; every task hard ≥ {limits.min_hard:.0%}, easy ≤ "
+            f"{limits.max_easy:.0%}, within caps"
+        )
     )
-    return CheckResult(name="difficulty", passed=bool(items) and not problems, measured=measured,
-                       thresholds={k: float(v) for k, v in msgspec.to_builtins(limits).items()}, detail=detail)
+    return CheckResult(
+        name="difficulty",
+        passed=bool(items) and not problems,
+        measured=measured,
+        thresholds={k: float(v) for k, v in msgspec.to_builtins(limits).items()},
+        detail=detail,
+    )
 
 
 def _shortfall_text(s, metrics_by_id: dict[str, ItemMetrics]) -> str:
     mine = [m for m in metrics_by_id.values() if m.task == s.task]
     rates = {d: sum(votes(m).get(d) == s.bucket for m in mine) / len(mine) for d in DIMENSIONS} if mine else {}
     weakest = ", ".join(f"{d} votes {s.bucket} for {r:.0%}" for d, r in sorted(rates.items(), key=lambda kv: kv[1])[:3])
-    return f"{s.task}/{s.bucket} has {s.available} items, {s.needed} needed (short by {s.needed - s.available}; weakest: {weakest})"
+    return (
+        f"{s.task}/{s.bucket} has {s.available} items, {s.needed} needed (short by {s.needed - s.available}; "
+        f"weakest: {weakest})"
+    )
 
 
 def report(seed: list[TaskItem], metrics: list[ItemMetrics], balanced: Balanced, result: CheckResult) -> dict:
@@ -88,20 +118,42 @@ def report(seed: list[TaskItem], metrics: list[ItemMetrics], balanced: Balanced,
     for task in sorted({m.task for m in metrics}):
         ms = [m for m in metrics if m.task == task]
         dims = {}
-        for name in ("len_tokens", "turns", "tool_hops", "entities", "ops_numeric", "connector_density",
-                     "coref_pronouns", "clue_overlap", "ambiguity_flags"):
+        for name in (
+            "len_tokens",
+            "turns",
+            "tool_hops",
+            "entities",
+            "ops_numeric",
+            "connector_density",
+            "coref_pronouns",
+            "clue_overlap",
+            "ambiguity_flags",
+        ):
             values = sorted(float(v) for v in (getattr(m, name) for m in ms) if v is not None)
             if values:
-                dims[name] = {"p10": _pct(values, 0.1), "p50": _pct(values, 0.5), "p90": _pct(values, 0.9),
-                              "histogram": _histogram(values)}
+                dims[name] = {
+                    "p10": _pct(values, 0.1),
+                    "p50": _pct(values, 0.5),
+                    "p90": _pct(values, 0.9),
+                    "histogram": _histogram(values),
+                }
         dims["needs_clarification"] = {"share": sum(m.needs_clarification for m in ms) / len(ms)}
-        by_task[task] = {"dimensions": dims, "seed_buckets": balanced.seed_buckets.get(task, {}),
-                         "balanced_buckets": balanced.balanced_buckets.get(task, {})}
+        by_task[task] = {
+            "dimensions": dims,
+            "seed_buckets": balanced.seed_buckets.get(task, {}),
+            "balanced_buckets": balanced.balanced_buckets.get(task, {}),
+        }
     return {
-        "seed_items": len(seed), "balanced_items": len(balanced.items), "tasks": by_task,
+        "seed_items": len(seed),
+        "balanced_items": len(balanced.items),
+        "tasks": by_task,
         "shortfalls": msgspec.to_builtins(balanced.shortfalls),
-        "validation": {"passed": result.passed, "measured": result.measured, "thresholds": result.thresholds,
-                       "detail": result.detail},
+        "validation": {
+            "passed": result.passed,
+            "measured": result.measured,
+            "thresholds": result.thresholds,
+            "detail": result.detail,
+        },
         "buckets": list(DIFFICULTIES),
     }
 
@@ -122,16 +174,18 @@ def _histogram(values: list[float]) -> dict:
 RUNBOOK: dict[str, Runbook] = {
     "difficulty": Runbook(
         means="the balanced pool breaks a per-task rule: too few hard or too many easy items, an item over a cap, "
-              "clue overlap on the wrong side, or too little of the seed pool kept because a bucket measured short",
-        tries=("too few hard / too many easy: raise data.difficulty_target.hard (lowering .easy, the shares sum to 1): "
-               "the balanced pool follows it; relax preflight.min_hard_share / preflight.max_easy_share only on "
-               "local (production floors 0.30)",
-               "too little kept (a bucket short, its weakest dimensions named): make more items measure hard with "
-               "more turns, tool hops or clarifications (data.max_turns, data.max_tool_hops, data.clarify_rate) or "
-               "multi-step numeric templates",
-               "clue overlap off: paraphrase hard questions away from their context (median ≤ "
-               "preflight.hard_clue_overlap_max); easy ones restate their evidence (≥ preflight.easy_clue_overlap_min)",
-               "over the length cap: raise preflight.max_len_tokens (production: at most 4096) or trim contexts; "
-               "then check with rc1 difficulty validate"),
+        "clue overlap on the wrong side, or too little of the seed pool kept because a bucket measured short",
+        tries=(
+            "too few hard / too many easy: raise data.difficulty_target.hard (lowering .easy, the shares sum to 1): "
+            "the balanced pool follows it; relax preflight.min_hard_share / preflight.max_easy_share only on "
+            "local (production floors 0.30)",
+            "too little kept (a bucket short, its weakest dimensions named): make more items measure hard with "
+            "more turns, tool hops or clarifications (data.max_turns, data.max_tool_hops, data.clarify_rate) or "
+            "multi-step numeric templates",
+            "clue overlap off: paraphrase hard questions away from their context (median ≤ "
+            "preflight.hard_clue_overlap_max); easy ones restate their evidence (≥ preflight.easy_clue_overlap_min)",
+            "over the length cap: raise preflight.max_len_tokens (production: at most 4096) or trim contexts; "
+            "then check with rc1 difficulty validate",
+        ),
     ),
 }

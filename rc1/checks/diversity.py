@@ -8,8 +8,8 @@ from collections import Counter
 import numpy as np
 
 from rc1.checks.result import CheckResult
-from rc1.data.text import count_distinct, ngram_keys, tokens
 from rc1.data.task import TaskItem
+from rc1.data.text import count_distinct, ngram_keys, tokens
 from rc1.runbook import Runbook
 
 
@@ -65,7 +65,11 @@ def task_mix(items: list[TaskItem], mix: dict[str, float], tolerance: float) -> 
     else:
         detail = f"every task within {tolerance * 100:g} pp of its target share over {n} items"
     return CheckResult(
-        name="task_mix", passed=passed, measured=measured, thresholds={"tolerance_pp": tolerance * 100}, detail=detail,
+        name="task_mix",
+        passed=passed,
+        measured=measured,
+        thresholds={"tolerance_pp": tolerance * 100},
+        detail=detail,
     )
 
 
@@ -85,15 +89,23 @@ def length_bounds(items: list[TaskItem], min_tokens: int, max_tokens: int) -> Ch
     if not lengths:
         detail = "no items to measure"
     else:
-        detail = (f"{outside} of {len(lengths)} prompts outside [{min_tokens}, {max_tokens}] tokens; "
-                  f"min {measured['min']:.0f}, median {measured['p50']:.0f}, max {measured['max']:.0f}")
-        offending = [f"{task} {int(measured[f'{task}.out_of_bounds'])}" for task in sorted(by_task)
-                     if measured[f"{task}.out_of_bounds"]]
+        detail = (
+            f"{outside} of {len(lengths)} prompts outside [{min_tokens}, {max_tokens}] tokens; "
+            f"min {measured['min']:.0f}, median {measured['p50']:.0f}, max {measured['max']:.0f}"
+        )
+        offending = [
+            f"{task} {int(measured[f'{task}.out_of_bounds'])}"
+            for task in sorted(by_task)
+            if measured[f"{task}.out_of_bounds"]
+        ]
         if offending:
             detail += " (outside, by task: " + ", ".join(offending) + ")"
     return CheckResult(
-        name="length_bounds", passed=passed, measured=measured,
-        thresholds={"min_tokens": float(min_tokens), "max_tokens": float(max_tokens)}, detail=detail,
+        name="length_bounds",
+        passed=passed,
+        measured=measured,
+        thresholds={"min_tokens": float(min_tokens), "max_tokens": float(max_tokens)},
+        detail=detail,
     )
 
 
@@ -109,30 +121,36 @@ def _length_summary(lengths: list[int], min_tokens: int, max_tokens: int, prefix
 RUNBOOK: dict[str, Runbook] = {
     "distinct2": Runbook(
         means="a task's text (context + question) repeats itself: its items come from too few templates or records, "
-              "so the same word pairs recur (corpus-level distinct-2 falls as a pool of one pattern grows)",
-        tries=("draw the task from more varied text: an official file or hub dataset in data.sources.<task>, or more "
-               "varied records in data.tasks.<name>",
-               "for a task of yours, check that data.tasks.<name>.question / context name the right columns "
-               "(a constant or templated column scores low)",
-               "local profile only: a smaller data.pool_size or a lower preflight.min_distinct2; production may not "
-               "go below 0.60 (PRODUCTION_FLOORS) nor below 30000 items"),
+        "so the same word pairs recur (corpus-level distinct-2 falls as a pool of one pattern grows)",
+        tries=(
+            "draw the task from more varied text: an official file or hub dataset in data.sources.<task>, or more "
+            "varied records in data.tasks.<name>",
+            "for a task of yours, check that data.tasks.<name>.question / context name the right columns "
+            "(a constant or templated column scores low)",
+            "local profile only: a smaller data.pool_size or a lower preflight.min_distinct2; production may not "
+            "go below 0.60 (PRODUCTION_FLOORS) nor below 30000 items",
+        ),
     ),
     "length_bounds": Runbook(
         means="some prompts (the whole episode, in rc1.data.text.tokens, not the model's tokens) are shorter than "
-              "preflight.min_len_tokens or longer than preflight.max_len_tokens",
-        tries=("too long: trim the records' contexts (data.sources / data.tasks), or lower data.max_turns / "
-               "data.max_tool_hops, whose turns and tool steps lengthen hard episodes",
-               "too short: give a task of yours its context column (data.tasks.<name>.context), or use records with "
-               "more text",
-               "local profile only: move preflight.min_len_tokens / preflight.max_len_tokens; production may not go "
-               "below 64 or above 4096 (PRODUCTION_FLOORS)"),
+        "preflight.min_len_tokens or longer than preflight.max_len_tokens",
+        tries=(
+            "too long: trim the records' contexts (data.sources / data.tasks), or lower data.max_turns / "
+            "data.max_tool_hops, whose turns and tool steps lengthen hard episodes",
+            "too short: give a task of yours its context column (data.tasks.<name>.context), or use records with "
+            "more text",
+            "local profile only: move preflight.min_len_tokens / preflight.max_len_tokens; production may not go "
+            "below 64 or above 4096 (PRODUCTION_FLOORS)",
+        ),
     ),
     "task_mix": Runbook(
         means="a task's share of the seed pool is off data.mix by more than preflight.mix_tolerance: the pool on disk "
-              "was built with another mix, or data.pool_size is so small that one item moves a share past it",
-        tries=("rebuild the pool with the current data.mix in INIT: rc1 pool build (or rc1 advance)",
-               "a tiny pool: raise data.pool_size until one item (100 / pool_size pp) is well under the tolerance",
-               "production may not raise preflight.mix_tolerance above 0.03 (PRODUCTION_FLOORS); loosen it only on "
-               "the local profile"),
+        "was built with another mix, or data.pool_size is so small that one item moves a share past it",
+        tries=(
+            "rebuild the pool with the current data.mix in INIT: rc1 pool build (or rc1 advance)",
+            "a tiny pool: raise data.pool_size until one item (100 / pool_size pp) is well under the tolerance",
+            "production may not raise preflight.mix_tolerance above 0.03 (PRODUCTION_FLOORS); loosen it only on "
+            "the local profile",
+        ),
     ),
 }

@@ -24,8 +24,8 @@ from collections import Counter
 import numpy as np
 
 from rc1.checks.result import CheckResult
-from rc1.data.text import ngram_keys, normalize
 from rc1.data.task import TaskItem
+from rc1.data.text import ngram_keys, normalize
 from rc1.runbook import Runbook
 
 SHINGLE_WORDS = 5
@@ -37,8 +37,10 @@ BUCKET_PEEK = 256
 ESTIMATE_SLACK = 0.2  # 3 standard errors of a 32-value MinHash estimate near 0.85
 
 # Python's Mersenne Twister is stable across versions and platforms; these constants never change.
-_PARAMS = np.array([[random.Random(f"minhash|{row}|{k}").getrandbits(64) for k in range(BANDS * ROWS)]
-                    for row in range(3)], dtype=np.uint64)
+_PARAMS = np.array(
+    [[random.Random(f"minhash|{row}|{k}").getrandbits(64) for k in range(BANDS * ROWS)] for row in range(3)],
+    dtype=np.uint64,
+)
 _MUL = _PARAMS[0] | np.uint64(1)  # multiply-shift needs odd multipliers
 _ADD = _PARAMS[1]
 _BAND_MIX = _PARAMS[2, :ROWS] | np.uint64(1)
@@ -96,7 +98,7 @@ def _near_duplicates(texts: list[str], threshold: float) -> list[tuple[int, int]
 
     def shingles(i: int) -> set[int]:
         if i not in shingle_sets:
-            shingle_sets[i] = set(keys[starts[i]:ends[i]].tolist())
+            shingle_sets[i] = set(keys[starts[i] : ends[i]].tolist())
         return shingle_sets[i]
 
     buckets: list[dict[int, list[int]]] = [{} for _ in range(BANDS)]
@@ -145,7 +147,7 @@ def _band_keys(signatures: np.ndarray) -> list[list[int]]:
     """One 64-bit key per text and band; a key collision only adds a candidate, which is then checked."""
     keys = []
     for band in range(BANDS):
-        rows = signatures[:, band * ROWS:(band + 1) * ROWS]
+        rows = signatures[:, band * ROWS : (band + 1) * ROWS]
         keys.append((rows * _BAND_MIX).sum(axis=1, dtype=np.uint64).tolist())
     return keys
 
@@ -153,11 +155,13 @@ def _band_keys(signatures: np.ndarray) -> list[list[int]]:
 RUNBOOK: dict[str, Runbook] = {
     "duplicates": Runbook(
         means="a generator or a records file repeats the same (or a near-identical) context and question more often "
-              "than preflight.max_duplicate_rate allows, overall or in one task",
-        tries=("read the examples in the detail (later~earlier ids) to see which task, template or source repeats",
-               "use more varied records for that task (data.sources.<task>, data.tasks.<name>), or ask for fewer "
-               "items: data.pool_size or its data.mix share (production: ≥ 30000 items, the mix fixed)",
-               "production may not raise preflight.max_duplicate_rate above 0.02 nor "
-               "preflight.near_duplicate_similarity above 0.85 (PRODUCTION_FLOORS)"),
+        "than preflight.max_duplicate_rate allows, overall or in one task",
+        tries=(
+            "read the examples in the detail (later~earlier ids) to see which task, template or source repeats",
+            "use more varied records for that task (data.sources.<task>, data.tasks.<name>), or ask for fewer "
+            "items: data.pool_size or its data.mix share (production: ≥ 30000 items, the mix fixed)",
+            "production may not raise preflight.max_duplicate_rate above 0.02 nor "
+            "preflight.near_duplicate_similarity above 0.85 (PRODUCTION_FLOORS)",
+        ),
     ),
 }

@@ -15,8 +15,16 @@ from rc1.data.task import TaskItem
 from rc1.runbook import Runbook
 
 
-def gate_set_check(gate: list[TaskItem], shadow: list[TaskItem], pool: list[TaskItem], *, size: int, tasks: list[str],
-                   ngram: int, similarity: float) -> CheckResult:
+def gate_set_check(
+    gate: list[TaskItem],
+    shadow: list[TaskItem],
+    pool: list[TaskItem],
+    *,
+    size: int,
+    tasks: list[str],
+    ngram: int,
+    similarity: float,
+) -> CheckResult:
     shadow_ids, pool_ids = {item.id for item in shadow}, {item.id for item in pool}
     in_shadow = {g for g, _, _ in find_leaks(gate, shadow, ngram, similarity)}
     in_shadow |= {item.id for item in gate if item.id in shadow_ids}
@@ -38,13 +46,25 @@ def gate_set_check(gate: list[TaskItem], shadow: list[TaskItem], pool: list[Task
     return CheckResult(
         name="gate_set",
         passed=not problems,
-        measured={"items": float(len(gate)), "not_hard": float(not_hard), "off_task": float(off_task),
-                  "in_shadow": float(len(in_shadow)), "pool_leaked": float(len(pool_leaked)),
-                  **{f"{task}.items": float(count) for task, count in sorted(per_task.items())}},
-        thresholds={"items": float(size), "in_shadow": 0.0, "pool_leaked": 0.0, "ngram": float(ngram),
-                    "similarity": similarity},
-        detail="; ".join(problems) if problems else
-        f"{len(gate)} hard items of {', '.join(tasks)} ({', '.join(f'{t} {n}' for t, n in sorted(per_task.items()))}); "
+        measured={
+            "items": float(len(gate)),
+            "not_hard": float(not_hard),
+            "off_task": float(off_task),
+            "in_shadow": float(len(in_shadow)),
+            "pool_leaked": float(len(pool_leaked)),
+            **{f"{task}.items": float(count) for task, count in sorted(per_task.items())},
+        },
+        thresholds={
+            "items": float(size),
+            "in_shadow": 0.0,
+            "pool_leaked": 0.0,
+            "ngram": float(ngram),
+            "similarity": similarity,
+        },
+        detail="; ".join(problems)
+        if problems
+        else f"{len(gate)} hard items of {', '.join(tasks)} "
+        f"({', '.join(f'{t} {n}' for t, n in sorted(per_task.items()))}); "
         f"none in the {len(shadow)}-item shadow set, no pool item leaks from them",
     )
 
@@ -52,13 +72,15 @@ def gate_set_check(gate: list[TaskItem], shadow: list[TaskItem], pool: list[Task
 RUNBOOK: dict[str, Runbook] = {
     "gate_set": Runbook(
         means="the gate set is not apart from the shadow set and the pool (gate items nearly repeat shadow items, or "
-              "pool items gate items), usually overlapping or near-copied records, or it is not release.gate_size "
-              "hard items of release.tasks",
-        tries=("keep a task's held-out records apart from its pool records: data.sources.<task>.shadow_path / "
-               "shadow_split disjoint from path / split, and no near-copies in a file of data.tasks.<name>",
-               "a wrong size, or items not hard or not of release.tasks: the gate file was built with another config; "
-               "rebuild it in INIT with rc1 shadow materialize (or rc1 advance)",
-               "production may not raise preflight.leak_ngram / preflight.leak_similarity above 5 / 0.85 "
-               "(PRODUCTION_FLOORS), which this check shares with leak"),
+        "pool items gate items), usually overlapping or near-copied records, or it is not release.gate_size "
+        "hard items of release.tasks",
+        tries=(
+            "keep a task's held-out records apart from its pool records: data.sources.<task>.shadow_path / "
+            "shadow_split disjoint from path / split, and no near-copies in a file of data.tasks.<name>",
+            "a wrong size, or items not hard or not of release.tasks: the gate file was built with another config; "
+            "rebuild it in INIT with rc1 shadow materialize (or rc1 advance)",
+            "production may not raise preflight.leak_ngram / preflight.leak_similarity above 5 / 0.85 "
+            "(PRODUCTION_FLOORS), which this check shares with leak",
+        ),
     ),
 }

@@ -21,8 +21,8 @@ from collections import defaultdict
 import numpy as np
 
 from rc1.checks.result import CheckResult
-from rc1.data.text import ngram_keys, normalize
 from rc1.data.task import TaskItem
+from rc1.data.text import ngram_keys, normalize
 from rc1.runbook import Runbook
 
 
@@ -37,20 +37,25 @@ def leak_check(pool: list[TaskItem], shadow: list[TaskItem], ngram: int, similar
     return CheckResult(
         name="leak",
         passed=not leaks,
-        measured={"leaked": float(len(leaks)), "checked": float(len(pool)),
-                  **{f"{task}.leaked": float(count) for task, count in leaked_by_task.items()}},
+        measured={
+            "leaked": float(len(leaks)),
+            "checked": float(len(pool)),
+            **{f"{task}.leaked": float(count) for task, count in leaked_by_task.items()},
+        },
         thresholds={"max_leaked": 0.0, "ngram": float(ngram), "similarity": similarity},
         detail=detail + (f": {shown}" if shown else ""),
     )
 
 
-def find_leaks(pool: list[TaskItem], shadow: list[TaskItem], ngram: int, similarity: float) -> list[tuple[str, str, str]]:
+def find_leaks(
+    pool: list[TaskItem], shadow: list[TaskItem], ngram: int, similarity: float
+) -> list[tuple[str, str, str]]:
     """(pool item id, shadow item id, why) for every pool item that leaks, in pool order."""
     texts = [normalize(f"{item.question} {item.context}").split() for item in pool + shadow]
     keys, owner = ngram_keys(texts, ngram)
     starts = np.searchsorted(owner, np.arange(len(texts) + 1))
-    grams = [set(keys[starts[i]:starts[i + 1]].tolist()) for i in range(len(texts))]
-    pool_grams, shadow_grams = grams[:len(pool)], grams[len(pool):]
+    grams = [set(keys[starts[i] : starts[i + 1]].tolist()) for i in range(len(texts))]
+    pool_grams, shadow_grams = grams[: len(pool)], grams[len(pool) :]
 
     index: dict[int, list[int]] = defaultdict(list)  # n-gram -> shadow items holding it
     for s, held in enumerate(shadow_grams):
@@ -59,7 +64,7 @@ def find_leaks(pool: list[TaskItem], shadow: list[TaskItem], ngram: int, similar
     rarity = {gram: len(holders) for gram, holders in index.items()}
     prefix_index: dict[int, list[int]] = defaultdict(list)  # n-gram -> shadow items whose prefix holds it
     for s, held in enumerate(shadow_grams):
-        for gram in sorted(held, key=lambda g: (rarity[g], g))[:_prefix(len(held), similarity)]:
+        for gram in sorted(held, key=lambda g: (rarity[g], g))[: _prefix(len(held), similarity)]:
             prefix_index[gram].append(s)
     shadow_questions = {normalize(item.question): s for s, item in enumerate(shadow)}
 
@@ -108,12 +113,14 @@ def _most_contained(held, shadow_grams, index, prefix_index, rarity, similarity)
 RUNBOOK: dict[str, Runbook] = {
     "leak": Runbook(
         means="pool items equal or nearly contain shadow items: a task's pool and held-out records overlap (the same "
-              "file or split for both, or near-copies in one file), or a generator repeats questions across streams",
-        tries=("give held-out records of their own: data.sources.<task>.shadow_path / shadow_split disjoint from "
-               "path / split (e.g. train against test); the detail names the pool~shadow ids",
-               "a task of yours splits its records by normalized question (data.tasks.<name>.held_out_share), so a "
-               "near-copy can land on both sides: remove near-duplicate records from its file",
-               "do not loosen preflight.leak_ngram / preflight.leak_similarity to pass: production may not raise them "
-               "above 5 / 0.85 (PRODUCTION_FLOORS), and a leak makes the shadow numbers meaningless"),
+        "file or split for both, or near-copies in one file), or a generator repeats questions across streams",
+        tries=(
+            "give held-out records of their own: data.sources.<task>.shadow_path / shadow_split disjoint from "
+            "path / split (e.g. train against test); the detail names the pool~shadow ids",
+            "a task of yours splits its records by normalized question (data.tasks.<name>.held_out_share), so a "
+            "near-copy can land on both sides: remove near-duplicate records from its file",
+            "do not loosen preflight.leak_ngram / preflight.leak_similarity to pass: production may not raise them "
+            "above 5 / 0.85 (PRODUCTION_FLOORS), and a leak makes the shadow numbers meaningless",
+        ),
     ),
 }

@@ -41,8 +41,8 @@ import random
 import numpy as np
 
 from rc1.checks.result import CheckResult
-from rc1.data.text import ngram_keys, tokens
 from rc1.data.task import TaskItem
+from rc1.data.text import ngram_keys, tokens
 from rc1.runbook import Runbook
 
 ALPHA = 0.5
@@ -78,13 +78,19 @@ def ngram_kl(items: list[TaskItem], threshold: float) -> CheckResult:
     scopes = tasks + ["overall"] if items else []
     low = {scope: measured[scope] for scope in scopes if measured[scope] < threshold}
     detail = (
-        "no items to measure" if not items else
-        f"3-gram KL below {threshold:g}: " + ", ".join(f"{k} {v:.3f}" for k, v in low.items()) if low else
-        f"3-gram KL across framings overall {measured['overall']:.3f}, every task at least {threshold:g}"
+        "no items to measure"
+        if not items
+        else f"3-gram KL below {threshold:g}: " + ", ".join(f"{k} {v:.3f}" for k, v in low.items())
+        if low
+        else f"3-gram KL across framings overall {measured['overall']:.3f}, every task at least {threshold:g}"
     )
-    return CheckResult(name="ngram_kl", passed=bool(items) and not low, measured=measured,
-                       thresholds={"min": threshold, "alpha": ALPHA, "min_share": MIN_SHARE,
-                                   "shuffles": float(SHUFFLES)}, detail=detail)
+    return CheckResult(
+        name="ngram_kl",
+        passed=bool(items) and not low,
+        measured=measured,
+        thresholds={"min": threshold, "alpha": ALPHA, "min_share": MIN_SHARE, "shuffles": float(SHUFFLES)},
+        detail=detail,
+    )
 
 
 def _keyed(items: list[TaskItem]) -> tuple[np.ndarray, np.ndarray]:
@@ -144,12 +150,14 @@ def _kl_of_labelling(labels: list[str], item_of_x: np.ndarray, x: np.ndarray, v:
 RUNBOOK: dict[str, Runbook] = {
     "ngram_kl": Runbook(
         means="the episode framings (user-turn template, role, style) barely change a task's recurring word 3-grams: "
-              "the pack's framings word the prompt alike, or the task meets too few of them",
-        tries=("vary the template pack data.templates names: more user-turn templates per task (tasks.yaml), roles "
-               "(roles.yaml) and styles (styles.yaml) whose wording differs",
-               "check that data.templates names the intended pack (templates/pack_v2) and that the pool was rebuilt "
-               "after the pack changed (rc1 pool build in INIT, or rc1 advance)",
-               "production may not lower preflight.min_ngram_kl below 0.15 (PRODUCTION_FLOORS); lower it only on the "
-               "local profile"),
+        "the pack's framings word the prompt alike, or the task meets too few of them",
+        tries=(
+            "vary the template pack data.templates names: more user-turn templates per task (tasks.yaml), roles "
+            "(roles.yaml) and styles (styles.yaml) whose wording differs",
+            "check that data.templates names the intended pack (templates/pack_v2) and that the pool was rebuilt "
+            "after the pack changed (rc1 pool build in INIT, or rc1 advance)",
+            "production may not lower preflight.min_ngram_kl below 0.15 (PRODUCTION_FLOORS); lower it only on the "
+            "local profile",
+        ),
     ),
 }

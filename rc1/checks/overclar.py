@@ -47,11 +47,15 @@ def overclar_check(reward: RewardConfig, pipeline: ScoringPipeline, build: Build
         item = msgspec.structs.replace(_ITEM, needs_clarification=needs_clarification)
         completion = prefix + visible
         scored = rule_only.score([item], [completion], [len(completion.split())])[0]
-        penalty = weighted_sum(scored.components, weights) - reward_fn([item], [completion], [len(completion.split())])[0]
+        penalty = (
+            weighted_sum(scored.components, weights) - reward_fn([item], [completion], [len(completion.split())])[0]
+        )
         return round(penalty, 12) + 0.0, scored.clarifications  # + 0.0: no -0.0 in the report
 
-    measured: dict[str, float] = {"use_overclar_penalty": float(reward.use_overclar_penalty),
-                                  "thinking": float(pipeline.rule.thinking)}
+    measured: dict[str, float] = {
+        "use_overclar_penalty": float(reward.use_overclar_penalty),
+        "thinking": float(pipeline.rule.thinking),
+    }
     problems = []
     if not reward.use_overclar_penalty:
         problems.append("reward.use_overclar_penalty is false")
@@ -73,8 +77,9 @@ def overclar_check(reward: RewardConfig, pipeline: ScoringPipeline, build: Build
         passed=not problems,
         measured=measured,
         thresholds={"alpha": alpha, "cap": float(cap)},
-        detail="; ".join(problems) if problems else
-        f"penalty = {alpha:g}·min(c, {cap}): 0, {measured['penalty_c1']:g}, {measured['penalty_c2']:g}, "
+        detail="; ".join(problems)
+        if problems
+        else f"penalty = {alpha:g}·min(c, {cap}): 0, {measured['penalty_c1']:g}, {measured['penalty_c2']:g}, "
         f"{measured['penalty_c5']:g} for c = 0, 1, 2, 5; 0 for a needed clarification",
     )
 
@@ -82,11 +87,13 @@ def overclar_check(reward: RewardConfig, pipeline: ScoringPipeline, build: Build
 RUNBOOK: dict[str, Runbook] = {
     "overclar_penalty": Runbook(
         means="the over-clarification penalty is off or miswired: reward.use_overclar_penalty false, "
-              "reward.overclar_alpha 0, reward.overclar_cap below 1, or the trainer's reward does not subtract "
-              "α·min(c, cap)",
-        tries=("switch it on: reward.use_overclar_penalty=true, reward.overclar_alpha > 0, reward.overclar_cap ≥ 1 "
-               "(production: exactly 0.07 and 3)",
-               "with the switches right, a count or penalty off is a scoring bug: reproduce one probe with rc1 score "
-               "--task gsm8k --gold 12 --completion-file F (add --needs-clarification for the needed one)"),
+        "reward.overclar_alpha 0, reward.overclar_cap below 1, or the trainer's reward does not subtract "
+        "α·min(c, cap)",
+        tries=(
+            "switch it on: reward.use_overclar_penalty=true, reward.overclar_alpha > 0, reward.overclar_cap ≥ 1 "
+            "(production: exactly 0.07 and 3)",
+            "with the switches right, a count or penalty off is a scoring bug: reproduce one probe with rc1 score "
+            "--task gsm8k --gold 12 --completion-file F (add --needs-clarification for the needed one)",
+        ),
     ),
 }

@@ -22,7 +22,7 @@ def free_disk(path: Path, min_free_gb: float, archive_gb: float = 0.0) -> CheckR
         measured={"free_gb": free_gb, "archive_gb": archive_gb},
         thresholds={"min_free_gb": min_free_gb, "need_gb": need},
         detail=f"{free_gb:.1f} GB free at {probe} (need {min_free_gb:g} GB + {archive_gb:.2f} GB for the rollout "
-               "archive at most)",
+        "archive at most)",
     )
 
 
@@ -31,13 +31,20 @@ def accelerator_memory(min_free_gb: float) -> CheckResult:
     import torch
 
     if not torch.cuda.is_available():
-        return CheckResult(name="accelerator_memory", passed=True, measured={"present": 0.0},
-                           thresholds={"min_free_gb": min_free_gb}, detail="no CUDA accelerator: training runs on the CPU")
+        return CheckResult(
+            name="accelerator_memory",
+            passed=True,
+            measured={"present": 0.0},
+            thresholds={"min_free_gb": min_free_gb},
+            detail="no CUDA accelerator: training runs on the CPU",
+        )
     free, total = torch.cuda.mem_get_info()
     free_gb, total_gb = free / 1e9, total / 1e9
     return CheckResult(
-        name="accelerator_memory", passed=free_gb >= min_free_gb,
-        measured={"present": 1.0, "free_gb": free_gb, "total_gb": total_gb}, thresholds={"min_free_gb": min_free_gb},
+        name="accelerator_memory",
+        passed=free_gb >= min_free_gb,
+        measured={"present": 1.0, "free_gb": free_gb, "total_gb": total_gb},
+        thresholds={"min_free_gb": min_free_gb},
         detail=f"{torch.cuda.get_device_name()}: {free_gb:.1f} of {total_gb:.1f} GB free (need {min_free_gb:g} GB)",
     )
 
@@ -45,18 +52,22 @@ def accelerator_memory(min_free_gb: float) -> CheckResult:
 RUNBOOK: dict[str, Runbook] = {
     "free_disk": Runbook(
         means="the filesystem of the working directory (the workspace) has less free space than "
-              "preflight.min_free_disk_gb plus the rollout archive's largest size",
-        tries=("free space there, or run rc1 from a working directory on a larger disk",
-               "shrink the archive: rollouts.keep_text=every_n_steps (rollouts.every_n_steps) or none; it grows with "
-               "train.max_steps, train.max_completion_tokens, data.shadow_size and run.seeds",
-               "production may not lower preflight.min_free_disk_gb below 50 (PRODUCTION_FLOORS); lower it only on "
-               "the local profile"),
+        "preflight.min_free_disk_gb plus the rollout archive's largest size",
+        tries=(
+            "free space there, or run rc1 from a working directory on a larger disk",
+            "shrink the archive: rollouts.keep_text=every_n_steps (rollouts.every_n_steps) or none; it grows with "
+            "train.max_steps, train.max_completion_tokens, data.shadow_size and run.seeds",
+            "production may not lower preflight.min_free_disk_gb below 50 (PRODUCTION_FLOORS); lower it only on "
+            "the local profile",
+        ),
     ),
     "accelerator_memory": Runbook(
         means="the CUDA device has less free memory than preflight.min_accelerator_memory_gb, usually because "
-              "another process holds it",
-        tries=("free the GPU: nvidia-smi lists the processes holding its memory",
-               "pick another device with CUDA_VISIBLE_DEVICES",
-               "lower preflight.min_accelerator_memory_gb if the model fits in less (it has no production floor)"),
+        "another process holds it",
+        tries=(
+            "free the GPU: nvidia-smi lists the processes holding its memory",
+            "pick another device with CUDA_VISIBLE_DEVICES",
+            "lower preflight.min_accelerator_memory_gb if the model fits in less (it has no production floor)",
+        ),
     ),
 }

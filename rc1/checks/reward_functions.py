@@ -16,16 +16,19 @@ from rc1.checks.result import CheckResult
 from rc1.data.task import TaskItem
 from rc1.runbook import Runbook
 from rc1.scoring.functions import RewardFunctionFailed, call
-from rc1.user_code import load_function
 from rc1.scoring.rules import as_completion, gold_reply
+from rc1.user_code import load_function
 
 
 def probe_completions(items: list[TaskItem], thinking: bool) -> tuple[list[TaskItem], list[str]]:
     """Three completions per item: the gold reply, a wrong answer, and thinking that never ends."""
     probe_items, completions = [], []
     for item in items:
-        for completion in (as_completion(gold_reply(item), thinking), as_completion("Answer: xyzzy", thinking),
-                           "I keep thinking about this and never reach an answer"):
+        for completion in (
+            as_completion(gold_reply(item), thinking),
+            as_completion("Answer: xyzzy", thinking),
+            "I keep thinking about this and never reach an answer",
+        ):
             probe_items.append(item)
             completions.append(completion)
     return probe_items, completions
@@ -34,19 +37,28 @@ def probe_completions(items: list[TaskItem], thinking: bool) -> tuple[list[TaskI
 def reward_functions_check(specs, folder: Path, items: list[TaskItem], *, thinking: bool) -> CheckResult:
     probe_items, completions = probe_completions(items, thinking)
     tokens = [len(completion.split()) for completion in completions]
-    problems = [problem for spec in specs
-                if (problem := _probe(spec, folder, probe_items, completions, tokens)) is not None]
+    problems = [
+        problem for spec in specs if (problem := _probe(spec, folder, probe_items, completions, tokens)) is not None
+    ]
     n = len(completions)
     names = ", ".join(spec.name for spec in specs) or "none configured"
     return CheckResult(
         name="reward_functions",
         passed=not problems,
-        measured={"functions": float(len(specs)), "probe_completions": float(n if specs else 0),
-                  "failing": float(len(problems))},
+        measured={
+            "functions": float(len(specs)),
+            "probe_completions": float(n if specs else 0),
+            "failing": float(len(problems)),
+        },
         thresholds={"failing": 0.0},
-        detail="; ".join(problems) if problems else (
+        detail="; ".join(problems)
+        if problems
+        else (
             f"reward functions ({names}): imported, answered {n} probe completions of {len(items)} items twice "
-            f"alike and alone as in a batch, each finite and in range" if specs else "no reward functions configured (reward.functions)"),
+            f"alike and alone as in a batch, each finite and in range"
+            if specs
+            else "no reward functions configured (reward.functions)"
+        ),
     )
 
 
@@ -60,28 +72,36 @@ def _probe(spec, folder: Path, items: list[TaskItem], completions: list[str], to
         first = call(spec.name, fn, items, completions, tokens)
         second = call(spec.name, fn, items, completions, tokens)
         # Rescoring asks about one archived completion at a time: an answer must not depend on its batch.
-        alone = [call(spec.name, fn, [item], [completion], [count])[0]
-                 for item, completion, count in zip(items, completions, tokens)]
+        alone = [
+            call(spec.name, fn, [item], [completion], [count])[0]
+            for item, completion, count in zip(items, completions, tokens)
+        ]
     except RewardFunctionFailed as e:
         return str(e)
-    for other, how, rule in ((second, "then", "it must be deterministic"),
-                             (alone, "in a batch and alone:", "it must score each completion on its own")):
+    for other, how, rule in (
+        (second, "then", "it must be deterministic"),
+        (alone, "in a batch and alone:", "it must score each completion on its own"),
+    ):
         differ = [(item.id, a, b) for item, a, b in zip(items, first, other) if a != b]
         if differ:
             item_id, a, b = differ[0]
-            return (f"reward function {spec.name} answered {a!r} {how} {b!r} for the same completion of item "
-                    f"{item_id} ({len(differ)} of {len(first)} answers differ); {rule}")
+            return (
+                f"reward function {spec.name} answered {a!r} {how} {b!r} for the same completion of item "
+                f"{item_id} ({len(differ)} of {len(first)} answers differ); {rule}"
+            )
     return None
 
 
 RUNBOOK: dict[str, Runbook] = {
     "reward_functions": Runbook(
         means="one of reward.functions does not import, raises, answers other than one finite number in [-1, 1] (or "
-              "None) per completion, or answers differently on a second call or alone than in its batch",
-        tries=("fix the function the detail names at its reward.functions path (package.module:function, imported "
-               "with the config's folder first)",
-               "make it deterministic and per-completion: seed any sampling, keep no state between calls, no "
-               "batch-level normalization",
-               "or take it out of reward.functions and drop its weight from the reward.weights file"),
+        "None) per completion, or answers differently on a second call or alone than in its batch",
+        tries=(
+            "fix the function the detail names at its reward.functions path (package.module:function, imported "
+            "with the config's folder first)",
+            "make it deterministic and per-completion: seed any sampling, keep no state between calls, no "
+            "batch-level normalization",
+            "or take it out of reward.functions and drop its weight from the reward.weights file",
+        ),
     ),
 }

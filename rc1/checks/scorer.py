@@ -45,7 +45,10 @@ def scorer_selfcheck(items: list[TaskItem], rule: RuleScorer) -> CheckResult:
         return rule.score(item, completion, len(completion.split()))["correctness"]
 
     # Answering an under-specified question, even with the gold answer, is the wrong reply.
-    wrong = {item.id: f"Answer: {item.answer if item.needs_clarification else _wrong_answer(item, rule.check_of(item.task))}" for item in items}
+    wrong = {
+        item.id: f"Answer: {item.answer if item.needs_clarification else _wrong_answer(item, rule.check_of(item.task))}"
+        for item in items
+    }
     gold_hits = sum(correct(item, gold_reply(item)) >= 1.0 for item in items)
     wrong_hits = sum(correct(item, wrong[item.id]) > 0.0 for item in items)
     n = len(items)
@@ -54,10 +57,15 @@ def scorer_selfcheck(items: list[TaskItem], rule: RuleScorer) -> CheckResult:
     return CheckResult(
         name="scorer_selfcheck",
         passed=n > 0 and gold_rate == 1.0 and wrong_rate == 0.0,
-        measured={"items": float(n), "gold_scored_correct": gold_rate, "wrong_scored_correct": wrong_rate,
-                  "thinking": float(rule.thinking)},
+        measured={
+            "items": float(n),
+            "gold_scored_correct": gold_rate,
+            "wrong_scored_correct": wrong_rate,
+            "thinking": float(rule.thinking),
+        },
         thresholds={"gold_scored_correct": 1.0, "wrong_scored_correct": 0.0},
-        detail=f"rule scorer on {n} shadow items: gold answers {gold_rate:.3f} correct, wrong answers {wrong_rate:.3f} correct",
+        detail=f"rule scorer on {n} shadow items: gold answers {gold_rate:.3f} correct, wrong answers {wrong_rate:.3f} "
+        "correct",
     )
 
 
@@ -67,8 +75,10 @@ def scorer_probe(judge: Judge, items: list[TaskItem]) -> CheckResult:
     summary = summarize(records)
     parsed = sum(verdict is not None for verdict, _ in results)
     timed = sum(record.latency_ms > 0 for record in records)
-    agreed = sum(bool(v) and (v.clarification_ok if item.needs_clarification else v.correct)
-                 for (v, _), item in zip(results, items))
+    agreed = sum(
+        bool(v) and (v.clarification_ok if item.needs_clarification else v.correct)
+        for (v, _), item in zip(results, items)
+    )
     problems = []
     if not items:
         problems.append("no items to probe with")
@@ -82,14 +92,23 @@ def scorer_probe(judge: Judge, items: list[TaskItem]) -> CheckResult:
     return CheckResult(
         name="scorer_probe",
         passed=not problems,
-        measured={"calls": float(len(items)), "parsed": float(parsed), "timed": float(timed),
-                  "billable": float(summary.billable), "paid": float(judge.backend.paid),
-                  "latency_p50_ms": summary.latency_p50_ms, "latency_p95_ms": summary.latency_p95_ms,
-                  "gold_judged_right": float(agreed)},
+        measured={
+            "calls": float(len(items)),
+            "parsed": float(parsed),
+            "timed": float(timed),
+            "billable": float(summary.billable),
+            "paid": float(judge.backend.paid),
+            "latency_p50_ms": summary.latency_p50_ms,
+            "latency_p95_ms": summary.latency_p95_ms,
+            "gold_judged_right": float(agreed),
+        },
         thresholds={"parsed": float(len(items)), "timed": float(len(items)), "billable": float(judge.backend.paid)},
-        detail="; ".join(problems) if problems else
-        f"{len(items)} live calls to {judge.backend.where}: all parsed, latency p50 {summary.latency_p50_ms:.0f} ms "
-        f"p95 {summary.latency_p95_ms:.0f} ms, {summary.billable} billable; the judge called {agreed} gold replies right",
+        detail="; ".join(problems)
+        if problems
+        else f"{len(items)} live calls to {judge.backend.where}: all parsed, latency p50 {summary.latency_p50_ms:.0f} "
+        "ms "
+        f"p95 {summary.latency_p95_ms:.0f} ms, {summary.billable} billable; the judge called {agreed} gold replies "
+        "right",
     )
 
 
@@ -102,8 +121,8 @@ def scorer_cache(ledger_path: Path, max_hit_rate: float) -> CheckResult:
         passed=rate < max_hit_rate,
         measured={"window": float(len(records)), "cache_hits": float(hits), "hit_rate": rate},
         thresholds={"max_hit_rate": max_hit_rate},
-        detail=f"{hits} of the last {len(records)} judge calls came from the cache ({rate:.2f}; must stay under {max_hit_rate:g})"
-        + ("" if rate < max_hit_rate else ": scores are being replayed, not made"),
+        detail=f"{hits} of the last {len(records)} judge calls came from the cache ({rate:.2f}; must stay under "
+        f"{max_hit_rate:g})" + ("" if rate < max_hit_rate else ": scores are being replayed, not made"),
     )
 
 
@@ -124,45 +143,59 @@ def scorer_live(config: Config, *, require_api: bool = False) -> CheckResult:
         passed=not problems,
         measured={"api_judge": float(api), "api_key_present": float(key), "production_profile": float(production)},
         thresholds={"api_judge": float(production or require_api), "api_key_present": float(api)},
-        detail="; ".join(problems) if problems else
-        (f"live {provider} judge, key present" if api else f"scorer.provider {provider}: rule components"
-         + (" and a local judge" if PROVIDERS[provider].judges else " only") + " (allowed on the local profile)"),
+        detail="; ".join(problems)
+        if problems
+        else (
+            f"live {provider} judge, key present"
+            if api
+            else f"scorer.provider {provider}: rule components"
+            + (" and a local judge" if PROVIDERS[provider].judges else " only")
+            + " (allowed on the local profile)"
+        ),
     )
 
 
 RUNBOOK: dict[str, Runbook] = {
     "scorer_selfcheck": Runbook(
         means="the rule scorer misjudges the shadow set's own gold replies, or credits a wrong one: a task's answer "
-              "check does not fit its answers, usually data.tasks.<name>.check or its answer column",
-        tries=("set data.tasks.<name>.check to what its gold answers need (math for numbers, yes_no, exact, f1), or "
-               "fix the reward function it names",
-               "check that data.tasks.<name>.answer names the gold-answer column",
-               "score one gold reply by hand: rc1 score --task T --gold G --completion-file F; rc1 scorer probe "
-               "re-runs this check (in round 2 a config change needs --accept-changed-inputs)"),
+        "check does not fit its answers, usually data.tasks.<name>.check or its answer column",
+        tries=(
+            "set data.tasks.<name>.check to what its gold answers need (math for numbers, yes_no, exact, f1), or "
+            "fix the reward function it names",
+            "check that data.tasks.<name>.answer names the gold-answer column",
+            "score one gold reply by hand: rc1 score --task T --gold G --completion-file F; rc1 scorer probe "
+            "re-runs this check (in round 2 a config change needs --accept-changed-inputs)",
+        ),
     ),
     "scorer_probe": Runbook(
         means="real judge calls failed: answers that do not parse (the judge model ignores the rubric's format), an "
-              "endpoint, key or timeout error, or calls that were not made",
-        tries=("run rc1 scorer probe --n 8 and read the first error the detail names",
-               "an endpoint or auth error: check scorer.base_url, scorer.model and SCORER_API_KEY; timeouts or 429s: "
-               "raise scorer.timeout_s / scorer.max_retries, or lower scorer.max_concurrency",
-               "malformed answers: a judge model that follows the rubric (scorer.model), or a rubric (scorer.rubric) "
-               "that asks for the verdict format rc1 parses"),
+        "endpoint, key or timeout error, or calls that were not made",
+        tries=(
+            "run rc1 scorer probe --n 8 and read the first error the detail names",
+            "an endpoint or auth error: check scorer.base_url, scorer.model and SCORER_API_KEY; timeouts or 429s: "
+            "raise scorer.timeout_s / scorer.max_retries, or lower scorer.max_concurrency",
+            "malformed answers: a judge model that follows the rubric (scorer.model), or a rubric (scorer.rubric) "
+            "that asks for the verdict format rc1 parses",
+        ),
     ),
     "scorer_cache": Runbook(
         means="most of the last 100 judge calls in the ledger came from data/scorer_cache/ (scorer.cache true): "
-              "scores are being replayed rather than made",
-        tries=("switch the cache off for the run: scorer.cache=false",
-               "find what replayed: the scope of each call in events/<run>.ledger.jsonl names the command behind it",
-               "production may not raise preflight.max_cache_hit_rate_round1 / preflight.max_cache_hit_rate_round2 "
-               "above 0.90 / 0.95 (PRODUCTION_FLOORS)"),
+        "scores are being replayed rather than made",
+        tries=(
+            "switch the cache off for the run: scorer.cache=false",
+            "find what replayed: the scope of each call in events/<run>.ledger.jsonl names the command behind it",
+            "production may not raise preflight.max_cache_hit_rate_round1 / preflight.max_cache_hit_rate_round2 "
+            "above 0.90 / 0.95 (PRODUCTION_FLOORS)",
+        ),
     ),
     "scorer_live": Runbook(
         means="the judge cannot be live: an API provider without SCORER_API_KEY in the environment, or the production "
-              "profile (or --live) with scorer.provider none or hf_judge",
-        tries=("export SCORER_API_KEY in the shell that runs rc1",
-               "production: set scorer.provider to an API judge (openai, gemini, deepseek_r1, or openai_compat with "
-               "scorer.base_url)",
-               "check it alone: rc1 scorer probe --live"),
+        "profile (or --live) with scorer.provider none or hf_judge",
+        tries=(
+            "export SCORER_API_KEY in the shell that runs rc1",
+            "production: set scorer.provider to an API judge (openai, gemini, deepseek_r1, or openai_compat with "
+            "scorer.base_url)",
+            "check it alone: rc1 scorer probe --live",
+        ),
     ),
 }

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from rc1.checks.result import CheckResult
 from rc1.config import DataConfig
-from rc1.data.task import TaskItem
 from rc1.data.episodes import task_templates
+from rc1.data.task import TaskItem
 from rc1.data.templates import TemplatePack
 from rc1.runbook import Runbook
 
@@ -34,7 +34,9 @@ def seed_pool_check(pool: list[TaskItem], data: DataConfig, pack: TemplatePack, 
     if measured["max_user_turns"] > data.max_turns:
         problems.append(f"an episode has {measured['max_user_turns']:.0f} user turns > data.max_turns {data.max_turns}")
     if measured["max_tool_hops"] > data.max_tool_hops:
-        problems.append(f"an episode has {measured['max_tool_hops']:.0f} tool hops > data.max_tool_hops {data.max_tool_hops}")
+        problems.append(
+            f"an episode has {measured['max_tool_hops']:.0f} tool hops > data.max_tool_hops {data.max_tool_hops}"
+        )
     # The dressing picks round(rate·n) items: the share is exact up to that rounding.
     if n and abs(clarify_share - data.clarify_rate) > 0.5 / n + 1e-12:
         problems.append(f"clarification share {clarify_share:.4f} vs data.clarify_rate {data.clarify_rate}")
@@ -42,31 +44,44 @@ def seed_pool_check(pool: list[TaskItem], data: DataConfig, pack: TemplatePack, 
         problems.append(f"tools {sorted(tools_used - set(data.tools))} used but not in data.tools")
     if unknown:
         problems.append(f"{len(unknown)} items carry no framing of the pack (e.g. {unknown[0]})")
-    summary = f"{n} items, pool sha256 {pool_sha256[:12]}, template pack {Path(pack.path).name} sha256 {pack.sha256[:12]}"
+    summary = (
+        f"{n} items, pool sha256 {pool_sha256[:12]}, template pack {Path(pack.path).name} sha256 {pack.sha256[:12]}"
+    )
     return CheckResult(
         name="seed_pool",
         passed=n > 0 and not problems,
         measured=measured,
-        thresholds={"items": float(data.pool_size), "max_turns": float(data.max_turns),
-                    "max_tool_hops": float(data.max_tool_hops), "clarify_rate": data.clarify_rate},
+        thresholds={
+            "items": float(data.pool_size),
+            "max_turns": float(data.max_turns),
+            "max_tool_hops": float(data.max_tool_hops),
+            "clarify_rate": data.clarify_rate,
+        },
         detail=summary + ("; " + "; ".join(problems) if problems else ""),
     )
 
 
 def _framed_by(item: TaskItem, pack: TemplatePack) -> bool:
     task, _, name = item.template.partition("/")
-    return (bool(item.turns) and item.role in pack.roles and item.style in pack.styles
-            and task == item.task and name in task_templates(pack, item))
+    return (
+        bool(item.turns)
+        and item.role in pack.roles
+        and item.style in pack.styles
+        and task == item.task
+        and name in task_templates(pack, item)
+    )
 
 
 RUNBOOK: dict[str, Runbook] = {
     "seed_pool": Runbook(
         means="the pool on disk is not what this config and template pack build: it was built with other data.* "
-              "values or another pack (data.templates), or edited since",
-        tries=("rebuild it from this config in INIT: rc1 pool build (or rc1 advance, which rebuilds every input)",
-               "each problem names the key the pool disagrees with (data.pool_size, data.max_turns, "
-               "data.max_tool_hops, data.clarify_rate, data.tools): set it back to the pool's value, or rebuild",
-               "framings not from the pack: data.templates or the pack's files changed after the pool was built; "
-               "point data.templates back at that pack, or rebuild the pool"),
+        "values or another pack (data.templates), or edited since",
+        tries=(
+            "rebuild it from this config in INIT: rc1 pool build (or rc1 advance, which rebuilds every input)",
+            "each problem names the key the pool disagrees with (data.pool_size, data.max_turns, "
+            "data.max_tool_hops, data.clarify_rate, data.tools): set it back to the pool's value, or rebuild",
+            "framings not from the pack: data.templates or the pack's files changed after the pool was built; "
+            "point data.templates back at that pack, or rebuild the pool",
+        ),
     ),
 }

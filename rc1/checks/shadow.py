@@ -9,7 +9,6 @@ from rc1.data.task import DIFFICULTIES, TaskItem
 from rc1.runbook import Runbook
 
 
-
 def shadow_stratification(shadow: list[TaskItem], expected_size: int, mix: dict[str, float]) -> CheckResult:
     cells = Counter((item.task, item.difficulty) for item in shadow)
     wanted = [(task, d) for task, share in sorted(mix.items()) if share > 0 for d in DIFFICULTIES]
@@ -21,18 +20,23 @@ def shadow_stratification(shadow: list[TaskItem], expected_size: int, mix: dict[
     if empty:
         detail += "; empty: " + ", ".join(empty)
     return CheckResult(
-        name="shadow_set", passed=passed, measured=measured,
-        thresholds={"items": float(expected_size), "empty_cells": 0.0}, detail=detail,
+        name="shadow_set",
+        passed=passed,
+        measured=measured,
+        thresholds={"items": float(expected_size), "empty_cells": 0.0},
+        detail=detail,
     )
 
 
 RUNBOOK: dict[str, Runbook] = {
     "shadow_set": Runbook(
         means="a task × difficulty cell of the shadow set is empty, because a task's share of data.shadow_size is "
-              "under 3 items (one per difficulty), or the file on disk was built with another data.shadow_size",
-        tries=("raise data.shadow_size so every task with a data.mix share gets at least 3 items (production: ≥ 245)",
-               "or raise the small task's share in data.mix (local profile only: production holds the mix fixed)",
-               "a size other than data.shadow_size: rebuild the held-out sets from this config in INIT with "
-               "rc1 shadow materialize (or rc1 advance)"),
+        "under 3 items (one per difficulty), or the file on disk was built with another data.shadow_size",
+        tries=(
+            "raise data.shadow_size so every task with a data.mix share gets at least 3 items (production: ≥ 245)",
+            "or raise the small task's share in data.mix (local profile only: production holds the mix fixed)",
+            "a size other than data.shadow_size: rebuild the held-out sets from this config in INIT with "
+            "rc1 shadow materialize (or rc1 advance)",
+        ),
     ),
 }

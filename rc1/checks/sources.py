@@ -13,8 +13,9 @@ from rc1.runbook import Runbook
 NAME = "data_sources"
 
 
-def data_sources_check(pool: list[TaskItem], shadow: list[TaskItem], pool_refs: dict[str, SourceRef],
-                       shadow_refs: dict[str, SourceRef]) -> CheckResult:
+def data_sources_check(
+    pool: list[TaskItem], shadow: list[TaskItem], pool_refs: dict[str, SourceRef], shadow_refs: dict[str, SourceRef]
+) -> CheckResult:
     measured: dict[str, float] = {}
     problems, found = [], []
     for stream, items, refs in (("pool", pool, pool_refs), ("shadow", shadow, shadow_refs)):
@@ -26,18 +27,28 @@ def data_sources_check(pool: list[TaskItem], shadow: list[TaskItem], pool_refs: 
             measured[f"{stream}.{task}.slots"] = float(len(mine))
             found.append(f"{stream} {task}: {distinct} of {len(mine)} from {ref.name}")
             if distinct != len(mine):
-                problems.append(f"{stream} {task}: {len(mine) - distinct} of {len(mine)} items are not distinct records of {ref.label}")
+                problems.append(
+                    f"{stream} {task}: {len(mine) - distinct} of {len(mine)} items are not distinct records of "
+                    f"{ref.label}"
+                )
     if not found:
-        return CheckResult(name=NAME, passed=True, measured={}, thresholds={},
-                           detail="no data.sources: every task from its built-in generator")
-    return CheckResult(name=NAME, passed=not problems, measured=measured, thresholds={},
-                       detail="; ".join(problems or found))
+        return CheckResult(
+            name=NAME,
+            passed=True,
+            measured={},
+            thresholds={},
+            detail="no data.sources: every task from its built-in generator",
+        )
+    return CheckResult(
+        name=NAME, passed=not problems, measured=measured, thresholds={}, detail="; ".join(problems or found)
+    )
 
 
 def shortfall_check(missing: list[Missing]) -> CheckResult:
     """The failing check of a round whose sources could not fill their slots."""
     return CheckResult(
-        name=NAME, passed=False,
+        name=NAME,
+        passed=False,
         measured={f"{m.task}{'/' + m.difficulty if m.difficulty else ''}.missing": float(m.count) for m in missing},
         thresholds={f"{m.task}{'/' + m.difficulty if m.difficulty else ''}.needed": float(m.needed) for m in missing},
         detail="; ".join(m.text() for m in missing),
@@ -47,14 +58,16 @@ def shortfall_check(missing: list[Missing]) -> CheckResult:
 RUNBOOK: dict[str, Runbook] = {
     NAME: Runbook(
         means="a task's records (data.sources or data.tasks) hold fewer distinct questions than its slots in the pool "
-              "or the held-out sets need, so slots cannot each get a record of their own",
-        tries=("give the task more distinct records (equal questions after normalizing count once): a bigger file or "
-               "split in data.sources.<task>.path / hub / split, or in data.tasks.<name>.path / hub",
-               "a held-out cell short (the detail names task/difficulty): point data.sources.<task>.shadow_path / "
-               "shadow_split at more records, or raise data.tasks.<name>.held_out_share",
-               "ask for fewer slots: data.pool_size, the task's data.mix share, data.shadow_size or release.gate_size "
-               "(production holds data.pool_size ≥ 30000, data.shadow_size ≥ 245 and the mix fixed)",
-               "in round 2, items no longer from their source mean the file (or the working directory) moved since "
-               "round 1: put it back where round 1 read it"),
+        "or the held-out sets need, so slots cannot each get a record of their own",
+        tries=(
+            "give the task more distinct records (equal questions after normalizing count once): a bigger file or "
+            "split in data.sources.<task>.path / hub / split, or in data.tasks.<name>.path / hub",
+            "a held-out cell short (the detail names task/difficulty): point data.sources.<task>.shadow_path / "
+            "shadow_split at more records, or raise data.tasks.<name>.held_out_share",
+            "ask for fewer slots: data.pool_size, the task's data.mix share, data.shadow_size or release.gate_size "
+            "(production holds data.pool_size ≥ 30000, data.shadow_size ≥ 245 and the mix fixed)",
+            "in round 2, items no longer from their source mean the file (or the working directory) moved since "
+            "round 1: put it back where round 1 read it",
+        ),
     ),
 }

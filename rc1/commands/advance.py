@@ -13,8 +13,11 @@ from rc1.session import Session
 
 # The stage that produces each trigger of the machine's STAGE_TRIGGERS. Each is imported when it runs: asking
 # a finished run what comes next imports no training stack.
-STAGES = {"round1_passed": ("round 1", "preflight:run_round1"), "round2_passed": ("round 2", "preflight:run_round2"),
-          "training_started": ("training", "train:run_training")}
+STAGES = {
+    "round1_passed": ("round 1", "preflight:run_round1"),
+    "round2_passed": ("round 2", "preflight:run_round2"),
+    "training_started": ("training", "train:run_training"),
+}
 
 
 def _stage(name: str):
@@ -69,7 +72,9 @@ def run(args) -> int:
 def _print_where(session: Session) -> None:
     ws = session.ws
     p = session.projection
-    print(f"state {p.state}{' (complete)' if p.complete else ''}, step {p.step}/{p.max_steps or '-'}, {p.events} events")
+    print(
+        f"state {p.state}{' (complete)' if p.complete else ''}, step {p.step}/{p.max_steps or '-'}, {p.events} events"
+    )
     print(f"  log          {ws.log_path.relative_to(ws.root)}")
     if p.latest_checkpoint:
         print(f"  checkpoints  {ws.checkpoints_dir.relative_to(ws.root)}/ (latest step {p.latest_checkpoint.step})")

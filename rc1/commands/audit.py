@@ -36,12 +36,16 @@ def run(args) -> int:
     else:
         print(f"audit of {report.log}: {report.events} events, checks: {', '.join(report.checks_run)}")
         if rescored is not None:
-            print(f"  rescore: {rescored.completions} archived completions, {rescored.rescored} scored again, "
-                  f"{rescored.steps} training steps' rewards and {rescored.verdicts} release verdict(s) compared, "
-                  f"in {rescored.seconds:.1f} s")
+            print(
+                f"  rescore: {rescored.completions} archived completions, {rescored.rescored} scored again, "
+                f"{rescored.steps} training steps' rewards and {rescored.verdicts} release verdict(s) compared, "
+                f"in {rescored.seconds:.1f} s"
+            )
             if rescored.judged or rescored.judge_unverifiable:
-                print(f"  rescore: {rescored.judged} judge components derived again from the judge cache; "
-                      f"{rescored.judge_unverifiable} not re-derivable (their answers are not cached: scorer.cache)")
+                print(
+                    f"  rescore: {rescored.judged} judge components derived again from the judge cache; "
+                    f"{rescored.judge_unverifiable} not re-derivable (their answers are not cached: scorer.cache)"
+                )
             if rescored.rejudged:
                 print(f"  rescore: {rescored.rejudged} judge components asked of the judge again (--rejudge)")
         for f in report.findings:

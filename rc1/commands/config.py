@@ -25,8 +25,12 @@ def explain(args) -> int:
     if args.key:
         rows = select(rows, args.key)
     if args.json:
-        document = {"config": str(loaded.path), "overrides": list(loaded.overrides), "sha256": loaded.sha256,
-                    "keys": rows}
+        document = {
+            "config": str(loaded.path),
+            "overrides": list(loaded.overrides),
+            "sha256": loaded.sha256,
+            "keys": rows,
+        }
         print(msgspec.json.format(msgspec.json.encode(document)).decode())
     else:
         print(render_text(rows, loaded))

@@ -27,10 +27,16 @@ def run(args) -> int:
         event = export_model(session, args.checkpoint, args.seed, args.merge, Path(args.out))
     seed = f" of seed {event.seed}" if len(loaded.config.run.seeds) > 1 else ""
     weights = sum(f.bytes for f in event.files.values())
-    print(f"exported step {event.step}{seed} ({event.checkpoint}) as {event.form} to {event.out}: {len(event.files)} "
-          f"files, {weights / 1e6:.1f} MB, model card {event.out}/README.md; model_exported at seq {event.seq}")
+    print(
+        f"exported step {event.step}{seed} ({event.checkpoint}) as {event.form} to {event.out}: {len(event.files)} "
+        f"files, {weights / 1e6:.1f} MB, model card {event.out}/README.md; model_exported at seq {event.seq}"
+    )
     if args.push_to_hub:
-        url = push(Path(args.out), args.push_to_hub,
-                   f"rc1 export of run {ws.run}, step {event.step}{seed} ({event.form})", event.seq)
+        url = push(
+            Path(args.out),
+            args.push_to_hub,
+            f"rc1 export of run {ws.run}, step {event.step}{seed} ({event.form})",
+            event.seq,
+        )
         print(f"pushed to {args.push_to_hub}: {url}")
     return 0

@@ -49,7 +49,8 @@ def parse_until(text: str):
         moment = dt.datetime.fromisoformat(text)
     except ValueError:
         raise BadInput(
-            f"--until {text!r}: expected step_N, seq:N, an event type ({', '.join(sorted(ev.EVENT_TYPES))}) or an ISO time"
+            f"--until {text!r}: expected step_N, seq:N, an event type ({', '.join(sorted(ev.EVENT_TYPES))}) or an ISO "
+            "time"
         ) from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=dt.timezone.utc)

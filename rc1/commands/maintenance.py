@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 from rc1.commands._run_config import config_of
@@ -14,7 +15,6 @@ from rc1.fsutil import atomic_write_bytes, fsync_dir
 from rc1.session import Session
 from rc1.views.mirrors import Mirrors
 from rc1.workspace import Workspace
-import hashlib
 
 
 def repair(args) -> int:
@@ -28,8 +28,10 @@ def repair(args) -> int:
         refused = session.projection.violations
         if refused:
             session.append(session.run.set_aside_refused())
-            print(f"set aside {len(refused)} event(s) the state machine refused (seq "
-                  f"{', '.join(str(v.seq) for v in refused)}); they stay in the log, unfolded, and `rc1 audit` lists them")
+            print(
+                f"set aside {len(refused)} event(s) the state machine refused (seq "
+                f"{', '.join(str(v.seq) for v in refused)}); they stay in the log, unfolded, and `rc1 audit` lists them"
+            )
         if not torn and not refused:
             print(f"{session.ws.log_path}: no torn tail and no refused event; nothing to repair")
     return 0
@@ -41,10 +43,14 @@ def _cut_torn_tail(session: Session, torn: bytes) -> None:
     atomic_write_bytes(quarantine, torn)
     session.log.truncate_torn_tail()
     fsync_dir(session.ws.events_dir)
-    session.append(ev.LogRepaired(
-        torn_bytes=len(torn), offset=offset,
-        quarantine=str(quarantine.relative_to(session.ws.root)), sha256=hashlib.sha256(torn).hexdigest(),
-    ))
+    session.append(
+        ev.LogRepaired(
+            torn_bytes=len(torn),
+            offset=offset,
+            quarantine=str(quarantine.relative_to(session.ws.root)),
+            sha256=hashlib.sha256(torn).hexdigest(),
+        )
+    )
     print(f"moved {len(torn)} torn bytes to {quarantine}; appended log_repaired")
 
 
@@ -90,7 +96,8 @@ def _print_verdicts(events: list) -> None:
 def failpack(args) -> int:
     loaded = config_of(args)
     ws = Workspace.here(loaded.config.run.name)
-    out = write_failpack(ws, Path(args.out) if args.out else ws.reports_dir / f"failpack_{utc_stamp()}.tar.gz",
-                         loaded.path)
+    out = write_failpack(
+        ws, Path(args.out) if args.out else ws.reports_dir / f"failpack_{utc_stamp()}.tar.gz", loaded.path
+    )
     print(f"wrote {out}")
     return 0

@@ -21,17 +21,23 @@ def run(args) -> int:
     ws = Workspace.here(config_of(args).config.run.name)
     if not ws.log_path.exists():
         raise BadInput(f"{ws.log_path}: no event log for run {ws.run!r}")
-    shards = [s for s in archive_shards(read_log(ws.log_path).events)
-              if (args.seed is None or s.seed == args.seed)
-              and (s.kind == "eval" if args.eval is not None else s.kind == "train")
-              and (args.eval is None or s.step == args.eval)]
+    shards = [
+        s
+        for s in archive_shards(read_log(ws.log_path).events)
+        if (args.seed is None or s.seed == args.seed)
+        and (s.kind == "eval" if args.eval is not None else s.kind == "train")
+        and (args.eval is None or s.step == args.eval)
+    ]
     try:
         rows = [(shard.seed, row) for shard in shards for row in read_shard(ws.root, shard)]
     except ShardChanged as e:
         raise BadInput(str(e)) from None
     kinds = (EVAL, EVAL_SAMPLED) if args.eval is not None else (TRAIN,)
-    rows = [(seed, r) for seed, r in rows if r.kind in kinds and (args.step is None or r.step == args.step)
-            and (args.task is None or r.task == args.task)]
+    rows = [
+        (seed, r)
+        for seed, r in rows
+        if r.kind in kinds and (args.step is None or r.step == args.step) and (args.task is None or r.task == args.task)
+    ]
     if args.worst or args.best:
         rows.sort(key=lambda pair: pair[1].reward, reverse=bool(args.best))
         rows = rows[: args.worst or args.best]
@@ -53,6 +59,8 @@ def _table(rows: list[Rollout]) -> str:
         text = "(text not kept)" if r.completion is None else r.completion.replace("\n", "⏎")
         text = text if len(text) <= TEXT_WIDTH else text[: TEXT_WIDTH - 1] + "…"
         components = "".join(f"{r.components[n]:>7.3f}" if n in r.components else f"{'-':>7}" for n in names)
-        lines.append(f"{r.kind:<13}{r.step:>5}  {r.task:<11}{r.item_id[:25]:<26}{r.reward:>7.3f}  {components}"
-                     f"  {r.penalty:>5.2f}  {r.tokens:>4}  {text}")
+        lines.append(
+            f"{r.kind:<13}{r.step:>5}  {r.task:<11}{r.item_id[:25]:<26}{r.reward:>7.3f}  {components}"
+            f"  {r.penalty:>5.2f}  {r.tokens:>4}  {text}"
+        )
     return "\n".join(lines)

@@ -20,7 +20,9 @@ def run(args) -> int:
         return 0
     if args.name not in names:
         close = difflib.get_close_matches(args.name, names, n=3)
-        raise BadInput(f"{args.name}: no check or monitor of that name" +
-                       (f"; did you mean {' or '.join(close)}?" if close else "; `rc1 runbook` lists them all"))
+        raise BadInput(
+            f"{args.name}: no check or monitor of that name"
+            + (f"; did you mean {' or '.join(close)}?" if close else "; `rc1 runbook` lists them all")
+        )
     print(text([args.name]))
     return 0

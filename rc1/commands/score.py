@@ -33,19 +33,40 @@ def run(args) -> int:
     scoring = open_scoring(loaded, ws, thinking)
     scored = scoring.pipeline.score([item], [completion], [tokens])[0]
     reward = loaded.config.reward
-    parts = reward_parts(scored.components, scoring.weights, item, scored.clarifications,
-                         use_penalty=reward.use_overclar_penalty, alpha=reward.overclar_alpha, cap=reward.overclar_cap,
-                         beta=reward.difficulty_beta)
+    parts = reward_parts(
+        scored.components,
+        scoring.weights,
+        item,
+        scored.clarifications,
+        use_penalty=reward.use_overclar_penalty,
+        alpha=reward.overclar_alpha,
+        cap=reward.overclar_cap,
+        beta=reward.difficulty_beta,
+    )
     weighted, penalty, factor, total = parts.weighted, parts.penalty, parts.difficulty_factor, parts.total
     if args.json:
-        print(json.dumps({"components": scored.components, "weighted": weighted, "clarifications": scored.clarifications,
-                          "penalty": penalty, "difficulty_factor": factor, "reward": total,
-                          "completion_tokens": tokens, "thinking": thinking}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "components": scored.components,
+                    "weighted": weighted,
+                    "clarifications": scored.clarifications,
+                    "penalty": penalty,
+                    "difficulty_factor": factor,
+                    "reward": total,
+                    "completion_tokens": tokens,
+                    "thinking": thinking,
+                },
+                indent=2,
+            )
+        )
         return 0
     print("components  " + "  ".join(f"{k} {v:.3f} (w {scoring.weights[k]:g})" for k, v in scored.components.items()))
     print(f"weighted    {weighted:.4f}")
-    print(f"penalty     {penalty:.4f}  ({scored.clarifications} question(s) asked back; alpha {reward.overclar_alpha:g}, "
-          f"cap {reward.overclar_cap}{', not charged: the item needs clarification' if item.needs_clarification else ''})")
+    print(
+        f"penalty     {penalty:.4f}  ({scored.clarifications} question(s) asked back; alpha {reward.overclar_alpha:g}, "
+        f"cap {reward.overclar_cap}{', not charged: the item needs clarification' if item.needs_clarification else ''})"
+    )
     print(f"factor      {factor:.4f}  ({item.difficulty}, beta {reward.difficulty_beta:g})")
     print(f"reward      {total:.4f}  ({tokens} completion tokens, thinking {'on' if thinking else 'off'})")
     return 0
@@ -62,8 +83,15 @@ def _item(args, tasks) -> TaskItem:
         raise BadInput("score: give --task and --gold (or a whole item with --item-json F)")
     if args.task not in (*TASKS, *tasks):
         raise BadInput(f"score: --task {args.task}: unknown; the tasks are {', '.join((*TASKS, *tasks))}")
-    return TaskItem(id="cli", task=args.task, question="", answer=args.gold, difficulty=args.difficulty, prompt="",
-                    needs_clarification=args.needs_clarification)
+    return TaskItem(
+        id="cli",
+        task=args.task,
+        question="",
+        answer=args.gold,
+        difficulty=args.difficulty,
+        prompt="",
+        needs_clarification=args.needs_clarification,
+    )
 
 
 def _count_tokens(loaded, ws: Workspace, completion: str) -> int:
@@ -76,12 +104,16 @@ def _count_tokens(loaded, ws: Workspace, completion: str) -> int:
 
         source = builtin_model_dir(ws, loaded.config.run.seed) if ws.balanced_pool_path.exists() else None
         if source is None or not (source / "tokenizer.json").exists():
-            raise BadInput("--completion-tokens: the built-in model's tokenizer is built with the run's model "
-                           "(`rc1 advance`); until then give the length with --completion-tokens N")
+            raise BadInput(
+                "--completion-tokens: the built-in model's tokenizer is built with the run's model "
+                "(`rc1 advance`); until then give the length with --completion-tokens N"
+            )
     else:
         source = name
     try:
         tokenizer = AutoTokenizer.from_pretrained(str(source))
     except OSError as e:
-        raise BadInput(f"--completion-tokens: cannot load the tokenizer of {name!r} ({e}); give --completion-tokens N") from None
+        raise BadInput(
+            f"--completion-tokens: cannot load the tokenizer of {name!r} ({e}); give --completion-tokens N"
+        ) from None
     return len(tokenizer(text=completion, add_special_tokens=False)["input_ids"])

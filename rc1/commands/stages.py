@@ -6,19 +6,19 @@ import re
 from collections import Counter
 from pathlib import Path
 
+from rc1 import distributed
 from rc1.checks.result import CheckResult
 from rc1.checks.scorer import scorer_live, scorer_probe, scorer_selfcheck
 from rc1.commands._run_config import config_of
 from rc1.data.difficulty import bucket
 from rc1.data.task import read_items
 from rc1.errors import BadInput, ExitCode
-from rc1 import distributed
 from rc1.session import FollowerSession, Session
 from rc1.stages import datasets
 from rc1.stages.artifacts import write_artifact, write_held_out
 from rc1.stages.gate import record_checks_adhoc, require_allowed
-from rc1.stages.shadow_run import run_shadow
 from rc1.stages.preflight import pool_checks, round_scoring, run_round1, run_round2, spread
+from rc1.stages.shadow_run import run_shadow
 from rc1.stages.train import run_training
 
 
@@ -73,8 +73,10 @@ def shadow(args) -> int:
         _before_any_gate(session, "shadow materialize")
         held = datasets.build_held_out(session.loaded)
         write_held_out(session, held)
-        print(f"wrote {len(held.shadow)} items to {session.ws.shadow_path} and {len(held.gate)} to "
-              f"{session.ws.gate_path}, each with its manifest")
+        print(
+            f"wrote {len(held.shadow)} items to {session.ws.shadow_path} and {len(held.gate)} to "
+            f"{session.ws.gate_path}, each with its manifest"
+        )
     return 0
 
 
@@ -145,8 +147,11 @@ def train(args) -> int:
     resume = Path(args.resume) if args.resume else None
     distributed.join(args.rank_wait)
     while True:
-        opened = (Session.open(loaded, accept_changed_inputs=args.accept_changed_inputs) if distributed.is_writer()
-                  else FollowerSession.open(loaded))
+        opened = (
+            Session.open(loaded, accept_changed_inputs=args.accept_changed_inputs)
+            if distributed.is_writer()
+            else FollowerSession.open(loaded)
+        )
         with opened as session:
             distributed.same_log_everywhere(session.head, session.ws.log_path)  # before rank 0 appends anything
             run_training(session, resume)

@@ -44,16 +44,20 @@ def bucket_counts(n: int, target: dict[str, float]) -> dict[str, int]:
     return {"easy": easy, "medium": n - hard - easy, "hard": hard}
 
 
-def rebalance(items: list[TaskItem], metrics: list[ItemMetrics], target: dict[str, float], mix: dict[str, float],
-              seed: int) -> Balanced:
+def rebalance(
+    items: list[TaskItem], metrics: list[ItemMetrics], target: dict[str, float], mix: dict[str, float], seed: int
+) -> Balanced:
     ranked: dict[str, dict[str, list[tuple[int, int]]]] = defaultdict(lambda: {d: [] for d in DIFFICULTIES})
     for index, m in enumerate(metrics):
         label, margin = bucket_and_margin(m)
         clue_agrees = votes(m).get("clue_overlap") == label
         ranked[m.task][label].append((clue_agrees * 1000 + margin, index))
     supply = {task: {d: len(v) for d, v in buckets.items()} for task, buckets in sorted(ranked.items())}
-    per_task = {task: _largest_fit(supply.get(task, dict.fromkeys(DIFFICULTIES, 0)), target)
-                for task, share in mix.items() if share > 0}
+    per_task = {
+        task: _largest_fit(supply.get(task, dict.fromkeys(DIFFICULTIES, 0)), target)
+        for task, share in mix.items()
+        if share > 0
+    }
     size = _largest_mix(per_task, mix, upper=len(items))
     order = random.Random(f"balance|{seed}")
     tiebreak = {index: order.random() for index in range(len(items))}
@@ -68,7 +72,8 @@ def rebalance(items: list[TaskItem], metrics: list[ItemMetrics], target: dict[st
     full = allocate(len(items), {t: s for t, s in mix.items() if s > 0})
     shortfalls = [
         Shortfall(task=task, bucket=label, available=supply.get(task, {}).get(label, 0), needed=needed)
-        for task, n in full.items() for label, needed in bucket_counts(n, target).items()
+        for task, n in full.items()
+        for label, needed in bucket_counts(n, target).items()
         if supply.get(task, {}).get(label, 0) < needed
     ]
     return Balanced(items=chosen, seed_buckets=supply, balanced_buckets=balanced, shortfalls=shortfalls)

@@ -26,8 +26,8 @@ import re
 
 import msgspec
 
-from rc1.data.text import SENTENCE_BREAK, ngrams, normalize, tokens
 from rc1.data.task import DIFFICULTIES, Difficulty, TaskItem
+from rc1.data.text import SENTENCE_BREAK, ngrams, normalize, tokens
 
 CONNECTORS_EN = frozenset(
     "because therefore however although then so since thus hence while whereas after before "
@@ -39,7 +39,8 @@ AMBIGUOUS = frozenset("some several few many about around roughly approximately 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _ENTITY = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
 _OPERATION_WORDS = re.compile(
-    r"\b(?:each|per|times|twice|half|total|more|less|fewer|remaining|left|share|split|every|doubles|triples|quadruples)\b", re.I
+    r"\b(?:each|per|times|twice|half|total|more|less|fewer|remaining|left|share|split|every|doubles|triples|quadruples)\b",
+    re.I,
 )
 
 
@@ -119,7 +120,11 @@ def votes(m: ItemMetrics) -> dict[str, Difficulty]:
         cast[name] = "easy" if value <= easy_max else "hard" if value >= hard_min else "medium"
     if m.clue_overlap is not None:
         cast["clue_overlap"] = (
-            "easy" if m.clue_overlap >= CLUE_OVERLAP_EASY_MIN else "hard" if m.clue_overlap <= CLUE_OVERLAP_HARD_MAX else "medium"
+            "easy"
+            if m.clue_overlap >= CLUE_OVERLAP_EASY_MIN
+            else "hard"
+            if m.clue_overlap <= CLUE_OVERLAP_HARD_MAX
+            else "medium"
         )
     if m.needs_clarification:
         cast["needs_clarification"] = "hard"

@@ -4,8 +4,8 @@ share of under-specified prompts whose right reply is one clarification question
 
 What changes with difficulty (by construction, so the difficulty metrics can see it):
 - user turns: easy 1; medium 1–2; hard 2–`max_turns`. Earlier turns carry part of the material.
-- tool steps: medium up to 1, hard up to 2 (never above `max_tool_hops`) — a context paragraph returned by `wiki`, or the product
-  of "k packs of m units" returned by `calc` (GSM8K), when the episode's tools allow it.
+- tool steps: medium up to 1, hard up to 2 (never above `max_tool_hops`) — a context paragraph returned by `wiki`, or
+  the product of "k packs of m units" returned by `calc` (GSM8K), when the episode's tools allow it.
 - clue overlap: an easy item's question first restates the context sentence it turns on.
 The gold answer never changes; an under-specified item keeps it for after the clarification.
 
@@ -36,13 +36,30 @@ _PACKS_OF = re.compile(r"\b(\d+) ([a-z]+) (?:of|holding) (\d+)\b")
 _SPEAKERS = {"system": "System", "user": "User", "assistant": "Assistant", "tool": "Tool"}
 
 
-def dress(items: list[TaskItem], pack: TemplatePack, *, seed: int, stream: str, max_turns: int, max_tool_hops: int,
-          clarify_rate: float, tools: list[str]) -> list[TaskItem]:
+def dress(
+    items: list[TaskItem],
+    pack: TemplatePack,
+    *,
+    seed: int,
+    stream: str,
+    max_turns: int,
+    max_tool_hops: int,
+    clarify_rate: float,
+    tools: list[str],
+) -> list[TaskItem]:
     """Every item as an episode; `stream` keeps the pool's and the shadow set's choices apart."""
     chooser = random.Random(f"clarify|{stream}|{seed}")
     unclear = set(chooser.sample(range(len(items)), round(clarify_rate * len(items)))) if items else set()
     return [
-        _episode(item, pack, random.Random(f"episode|{stream}|{seed}|{item.id}"), max_turns, max_tool_hops, i in unclear, tools)
+        _episode(
+            item,
+            pack,
+            random.Random(f"episode|{stream}|{seed}|{item.id}"),
+            max_turns,
+            max_tool_hops,
+            i in unclear,
+            tools,
+        )
         for i, item in enumerate(items)
     ]
 
@@ -56,8 +73,15 @@ def render(turns: list[Turn]) -> str:
     return "\n\n".join(parts)
 
 
-def _episode(item: TaskItem, pack: TemplatePack, rng: random.Random, max_turns: int, max_tool_hops: int,
-             unclear: bool, tools: list[str]) -> TaskItem:
+def _episode(
+    item: TaskItem,
+    pack: TemplatePack,
+    rng: random.Random,
+    max_turns: int,
+    max_tool_hops: int,
+    unclear: bool,
+    tools: list[str],
+) -> TaskItem:
     role = rng.choice(sorted(pack.roles))
     style = rng.choice(sorted(pack.styles))
     templates = task_templates(pack, item)
@@ -70,8 +94,15 @@ def _episode(item: TaskItem, pack: TemplatePack, rng: random.Random, max_turns: 
         turns, question, hops = _conversation(item, templates[name], pack, rng, max_turns, max_tool_hops, tools)
         turns = [system, *turns]
     return msgspec.structs.replace(
-        item, question=question, prompt=render(turns), turns=turns, needs_clarification=unclear,
-        template=f"{item.task}/{name}", role=role, style=style, tool_hops=hops,
+        item,
+        question=question,
+        prompt=render(turns),
+        turns=turns,
+        needs_clarification=unclear,
+        template=f"{item.task}/{name}",
+        role=role,
+        style=style,
+        tool_hops=hops,
     )
 
 
@@ -93,11 +124,22 @@ def _underspecified(item: TaskItem, pack: TemplatePack, rng: random.Random) -> s
     return rng.choice(pack.clarify.withheld_number).format(question=hidden)
 
 
-def _conversation(item: TaskItem, template: str, pack: TemplatePack, rng: random.Random, max_turns: int,
-                  max_tool_hops: int, tools: list[str]) -> tuple[list[Turn], str, int]:
+def _conversation(
+    item: TaskItem,
+    template: str,
+    pack: TemplatePack,
+    rng: random.Random,
+    max_turns: int,
+    max_tool_hops: int,
+    tools: list[str],
+) -> tuple[list[Turn], str, int]:
     """The user/assistant/tool turns of a fully specified episode, the question as asked, the tool hops."""
-    user_turns = min(max_turns, {"easy": 1, "medium": rng.randint(1, 2), "hard": rng.randint(2, max(2, max_turns))}[item.difficulty])
-    wanted_hops = min(max_tool_hops, {"easy": 0, "medium": rng.randint(0, 1), "hard": rng.randint(1, 2)}[item.difficulty])
+    user_turns = min(
+        max_turns, {"easy": 1, "medium": rng.randint(1, 2), "hard": rng.randint(2, max(2, max_turns))}[item.difficulty]
+    )
+    wanted_hops = min(
+        max_tool_hops, {"easy": 0, "medium": rng.randint(0, 1), "hard": rng.randint(1, 2)}[item.difficulty]
+    )
     question = item.question
     if item.context:
         units = item.context.split("\n") if "\n" in item.context else _SENTENCE.split(item.context)
@@ -125,8 +167,10 @@ def _conversation(item: TaskItem, template: str, pack: TemplatePack, rng: random
             break
         take = max(1, (len(units) - keep_last) // (user_turns - 1 - k))
         chunk, units = units[:take], units[take:]
-        turns += [Turn(role="user", content=_BACKGROUND[k % 2].format(chunk="\n".join(chunk))),
-                  Turn(role="assistant", content=_ACKNOWLEDGE[k % 2])]
+        turns += [
+            Turn(role="user", content=_BACKGROUND[k % 2].format(chunk="\n".join(chunk))),
+            Turn(role="assistant", content=_ACKNOWLEDGE[k % 2]),
+        ]
     if item.context:
         last = template.format(question=question, context="\n".join(units))
     else:
@@ -134,14 +178,22 @@ def _conversation(item: TaskItem, template: str, pack: TemplatePack, rng: random
     return [*turns, Turn(role="user", content=last)], question, hops
 
 
-def _tool_step(item: TaskItem, units: list[str], pack: TemplatePack, tools: list[str], rng: random.Random) -> list[Turn] | None:
+def _tool_step(
+    item: TaskItem, units: list[str], pack: TemplatePack, tools: list[str], rng: random.Random
+) -> list[Turn] | None:
     if item.context and "wiki" in tools and len(units) > 1:
         unit = units.pop(rng.randrange(len(units)))
         names = [n for n in _NAME.findall(unit) if n not in _SENTENCE_OPENERS]
         query = " ".join(names[:2]) if names else unit.split()[0]
         spec = pack.tools["wiki"]
-        return [Turn(role="assistant", tool="wiki", content=f"{spec.announce.format(query=query)} {spec.call.format(query=query)}"),
-                Turn(role="tool", tool="wiki", content=unit)]
+        return [
+            Turn(
+                role="assistant",
+                tool="wiki",
+                content=f"{spec.announce.format(query=query)} {spec.call.format(query=query)}",
+            ),
+            Turn(role="tool", tool="wiki", content=unit),
+        ]
     if not item.context and "calc" in tools:
         match = _PACKS_OF.search(item.question)
         if match is None:
@@ -151,8 +203,14 @@ def _tool_step(item: TaskItem, units: list[str], pack: TemplatePack, tools: list
         spec = pack.tools["calc"]
         if any(spec.call.format(expression=expression) in t for t in units):
             return None
-        return [Turn(role="assistant", tool="calc", content=f"{spec.announce.format(expression=expression)} {spec.call.format(expression=expression)}"),
-                Turn(role="tool", tool="calc", content=str(k * m))]
+        return [
+            Turn(
+                role="assistant",
+                tool="calc",
+                content=f"{spec.announce.format(expression=expression)} {spec.call.format(expression=expression)}",
+            ),
+            Turn(role="tool", tool="calc", content=str(k * m)),
+        ]
     return None
 
 

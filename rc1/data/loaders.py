@@ -21,8 +21,8 @@ from pathlib import Path
 import msgspec
 
 from rc1.data.generators import render_prompt
-from rc1.data.task import DIFFICULTIES, Difficulty, TaskItem
 from rc1.data.source_ref import SourceRef
+from rc1.data.task import DIFFICULTIES, Difficulty, TaskItem
 from rc1.errors import BadInput
 from rc1.fsutil import read_input_text
 
@@ -34,9 +34,16 @@ def load_source(task: str, ref: SourceRef) -> list[TaskItem]:
     a task of yours (`data.tasks`), its pool's or its held-out part."""
     if ref.columns is not None:
         whole = msgspec.structs.replace(ref, part="all")
-        stamp = (ref.path.stat().st_mtime_ns, ref.path.stat().st_size) if ref.path is not None and ref.path.is_file() else None
-        return [item for item in _your_task(task, whole, stamp) if ref.part == "all"
-                or (ref.part == "held_out") == is_held_out(item.question, ref.held_out_share)]
+        stamp = (
+            (ref.path.stat().st_mtime_ns, ref.path.stat().st_size)
+            if ref.path is not None and ref.path.is_file()
+            else None
+        )
+        return [
+            item
+            for item in _your_task(task, whole, stamp)
+            if ref.part == "all" or (ref.part == "held_out") == is_held_out(item.question, ref.held_out_share)
+        ]
     if ref.path is not None:
         return load_file(task, ref.path)
     return _PARSERS[task](_hub_records(task, ref), ref.label)
@@ -86,16 +93,26 @@ def _your_task(task: str, ref: SourceRef, stamp: tuple[int, int] | None) -> tupl
     wanted = [c for c in (columns.question, columns.answer, columns.context) if c is not None]
     absent = [c for c in wanted if c not in rows.column_names]
     if absent:
-        raise BadInput(f"{ref.label}: no column {', '.join(repr(c) for c in absent)} (it has "
-                       f"{', '.join(rows.column_names)}); name the columns in data.tasks.{task}")
+        raise BadInput(
+            f"{ref.label}: no column {', '.join(repr(c) for c in absent)} (it has "
+            f"{', '.join(rows.column_names)}); name the columns in data.tasks.{task}"
+        )
     items = []
     for index, row in enumerate(rows):
         where = f"{ref.label}[{index}]"
         question = _text(row[columns.question], columns.question, where)
         answer = _text(row[columns.answer], columns.answer, where)
         context = _text(row[columns.context], columns.context, where) if columns.context else ""
-        item = TaskItem(id=f"{task}-file-{index:06d}", task=task, question=question, context=context, answer=answer,
-                        difficulty="medium", prompt=render_prompt(question, context), source=ref.label)
+        item = TaskItem(
+            id=f"{task}-file-{index:06d}",
+            task=task,
+            question=question,
+            context=context,
+            answer=answer,
+            difficulty="medium",
+            prompt=render_prompt(question, context),
+            source=ref.label,
+        )
         items.append(msgspec.structs.replace(item, difficulty=bucket(measure(item))))
     return tuple(items)
 
@@ -112,8 +129,10 @@ def _text(value, column: str, where: str) -> str:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if value is not None and not isinstance(value, (str, int, float)):
-        raise BadInput(f"{where}: column `{column}` holds a {type(value).__name__}, not text or a number; name the "
-                       f"column that holds it as text")
+        raise BadInput(
+            f"{where}: column `{column}` holds a {type(value).__name__}, not text or a number; name the "
+            f"column that holds it as text"
+        )
     text = "" if value is None else str(value).strip()
     if not text:
         raise BadInput(f"{where}: column `{column}` is empty")
@@ -150,10 +169,17 @@ def _gsm8k(records: Records, source: str) -> list[TaskItem]:
             raise BadInput(f"{where}: `answer` must end with `#### <number>`")
         # Worked steps are the <<a op b=c>> annotations; more steps make a harder problem.
         steps = solution.count("<<") or len([s for s in solution.splitlines()[:-1] if s.strip()])
-        items.append(TaskItem(
-            id=f"gsm8k-file-{key}", task="gsm8k", question=question, answer=match.group(1).replace(",", ""),
-            difficulty=_by_count(steps, easy_max=2, medium_max=4), prompt=render_prompt(question), source=source,
-        ))
+        items.append(
+            TaskItem(
+                id=f"gsm8k-file-{key}",
+                task="gsm8k",
+                question=question,
+                answer=match.group(1).replace(",", ""),
+                difficulty=_by_count(steps, easy_max=2, medium_max=4),
+                prompt=render_prompt(question),
+                source=source,
+            )
+        )
     return items
 
 
@@ -170,14 +196,24 @@ def _hotpotqa(records: Records, source: str) -> list[TaskItem]:
         context = _field(record, "context", list, where)
         paragraphs = []
         for k, entry in enumerate(context):
-            if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str) and isinstance(entry[1], list)):
+            if not (
+                isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str) and isinstance(entry[1], list)
+            ):
                 raise BadInput(f"{where}.context[{k}]: expected [title, [sentences…]]")
             paragraphs.append(f"{entry[0]}: {''.join(entry[1]).strip()}")
         text = "\n".join(paragraphs)
-        items.append(TaskItem(
-            id=f"hotpotqa-file-{_field(record, '_id', str, where)}", task="hotpotqa", question=question, context=text,
-            answer=answer, difficulty=level, prompt=render_prompt(question, text), source=source,
-        ))
+        items.append(
+            TaskItem(
+                id=f"hotpotqa-file-{_field(record, '_id', str, where)}",
+                task="hotpotqa",
+                question=question,
+                context=text,
+                answer=answer,
+                difficulty=level,
+                prompt=render_prompt(question, text),
+                source=source,
+            )
+        )
     return items
 
 
@@ -194,17 +230,25 @@ def _strategyqa(records: Records, source: str) -> list[TaskItem]:
         description = _optional(record, "description", str, where)
         background = [f"{term}: {description.rstrip('.')}."] if term and description else []
         context = "\n".join([*background, *(str(f) for f in facts)])
-        items.append(TaskItem(
-            id=f"strategyqa-file-{_field(record, 'qid', str, where)}", task="strategyqa", question=question,
-            context=context, answer="yes" if answer else "no",
-            difficulty=_by_count(len(decomposition), easy_max=2, medium_max=3),
-            prompt=render_prompt(question, context), source=source,
-        ))
+        items.append(
+            TaskItem(
+                id=f"strategyqa-file-{_field(record, 'qid', str, where)}",
+                task="strategyqa",
+                question=question,
+                context=context,
+                answer="yes" if answer else "no",
+                difficulty=_by_count(len(decomposition), easy_max=2, medium_max=3),
+                prompt=render_prompt(question, context),
+                source=source,
+            )
+        )
     return items
 
 
 _PARSERS: dict[str, Callable[[Records, str], list[TaskItem]]] = {
-    "gsm8k": _gsm8k, "hotpotqa": _hotpotqa, "strategyqa": _strategyqa,
+    "gsm8k": _gsm8k,
+    "hotpotqa": _hotpotqa,
+    "strategyqa": _strategyqa,
 }
 
 
@@ -230,10 +274,14 @@ def _hub_records(task: str, ref: SourceRef) -> Records:
         raise BadInput(f"{ref.label}: cannot load through datasets: {type(e).__name__}: {e}") from None
     for index, row in enumerate(rows):
         if task == "hotpotqa" and isinstance(row.get("context"), dict):
-            row = {**row, "_id": row.get("id", row.get("_id")),
-                   "context": [[t, s] for t, s in zip(row["context"]["title"], row["context"]["sentences"])],
-                   "supporting_facts": [[t, i] for t, i in zip(row["supporting_facts"]["title"],
-                                                               row["supporting_facts"]["sent_id"])]}
+            row = {
+                **row,
+                "_id": row.get("id", row.get("_id")),
+                "context": [[t, s] for t, s in zip(row["context"]["title"], row["context"]["sentences"])],
+                "supporting_facts": [
+                    [t, i] for t, i in zip(row["supporting_facts"]["title"], row["supporting_facts"]["sent_id"])
+                ],
+            }
         yield f"{ref.label}[{index}]", f"{index:06d}", row
 
 

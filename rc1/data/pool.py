@@ -13,8 +13,7 @@ from fractions import Fraction
 
 from rc1.catalog import TASKS
 from rc1.data.generators import generate
-from rc1.data.task import DIFFICULTIES
-from rc1.data.task import TaskItem
+from rc1.data.task import DIFFICULTIES, TaskItem
 
 
 def allocate(n: int, mix: dict[str, float]) -> dict[str, int]:
@@ -40,8 +39,9 @@ def allocate(n: int, mix: dict[str, float]) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
-def build_pool(n: int, mix: dict[str, float], seed: int,
-               difficulty_mix: dict[str, dict[str, float]] | None = None) -> list[TaskItem]:
+def build_pool(
+    n: int, mix: dict[str, float], seed: int, difficulty_mix: dict[str, dict[str, float]] | None = None
+) -> list[TaskItem]:
     """n items, ids f"{task}-{i:06d}", in a seeded interleaved order (not grouped by task).
 
     `difficulty_mix[task]` asks that task's generator for exact shares of easy/medium/hard (in a seeded
@@ -87,6 +87,15 @@ def _slots(task: str, count: int, seed: int, id_prefix: str, difficulties: list[
     if task in TASKS:
         return generate(task, count, seed, id_prefix, difficulties=difficulties)
     rng = random.Random(f"{id_prefix}|{task}|{seed}")
-    return [TaskItem(id=f"{id_prefix}-{i:06d}", task=task, question="", answer="", prompt="", source="",
-                     difficulty=difficulties[i] if difficulties is not None else rng.choice(DIFFICULTIES))
-            for i in range(count)]
+    return [
+        TaskItem(
+            id=f"{id_prefix}-{i:06d}",
+            task=task,
+            question="",
+            answer="",
+            prompt="",
+            source="",
+            difficulty=difficulties[i] if difficulties is not None else rng.choice(DIFFICULTIES),
+        )
+        for i in range(count)
+    ]

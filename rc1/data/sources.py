@@ -35,7 +35,10 @@ class Missing(msgspec.Struct, frozen=True, kw_only=True):
     def text(self) -> str:
         what = f"{self.task}/{self.difficulty}" if self.difficulty else self.task
         share = "" if self.difficulty else " for data.pool_size and data.mix"
-        return f"{self.path}: has {self.available} distinct {what} records; {self.needed} are needed ({self.count} missing{share})"
+        return (
+            f"{self.path}: has {self.available} distinct {what} records; {self.needed} are needed ({self.count} "
+            f"missing{share})"
+        )
 
 
 class SourceShortfall(BadInput):
@@ -47,7 +50,9 @@ class SourceShortfall(BadInput):
         super().__init__("; ".join(m.text() for m in missing))
 
 
-def replace_from_sources(items: list[TaskItem], sources: dict[str, SourceRef], seed: int, *, by_difficulty: bool) -> list[TaskItem]:
+def replace_from_sources(
+    items: list[TaskItem], sources: dict[str, SourceRef], seed: int, *, by_difficulty: bool
+) -> list[TaskItem]:
     """Items with every task that has a source replaced by records from it (same counts, same positions).
 
     by_difficulty (the shadow set): each slot takes a record of its own difficulty label.
@@ -75,13 +80,17 @@ def replace_from_sources(items: list[TaskItem], sources: dict[str, SourceRef], s
             # A held-out slot takes a record of its own label; a task of yours, whose labels are the generic
             # metrics' vote on the bare question, takes the nearest too and is dressed for the slot.
             for label in _NEAREST[difficulty][: 1 if by_difficulty and ref.columns is None else 3]:
-                take, unused[label] = unused[label][: len(slots)], unused[label][len(slots):]
+                take, unused[label] = unused[label][: len(slots)], unused[label][len(slots) :]
                 for slot, record in zip(slots, take):
                     result[slot] = msgspec.structs.replace(record, difficulty=difficulty)
-                slots = slots[len(take):]
+                slots = slots[len(take) :]
             if slots:
                 wanted = len(slots_of[difficulty])
-                missing.append(Missing(task=task, path=ref.label, difficulty=difficulty, available=wanted - len(slots), needed=wanted))
+                missing.append(
+                    Missing(
+                        task=task, path=ref.label, difficulty=difficulty, available=wanted - len(slots), needed=wanted
+                    )
+                )
     if missing:
         raise SourceShortfall(missing)
     return result
@@ -99,7 +108,11 @@ def _distinct(records: list[TaskItem]) -> list[TaskItem]:
 
 
 # Where a slot of each difficulty looks for a record: its own label, then the nearest.
-_NEAREST = {"hard": ("hard", "medium", "easy"), "medium": ("medium", "hard", "easy"), "easy": ("easy", "medium", "hard")}
+_NEAREST = {
+    "hard": ("hard", "medium", "easy"),
+    "medium": ("medium", "hard", "easy"),
+    "easy": ("easy", "medium", "hard"),
+}
 
 
 def _by_label(records: list[TaskItem]) -> dict[str, list[TaskItem]]:
@@ -111,23 +124,34 @@ def _by_label(records: list[TaskItem]) -> dict[str, list[TaskItem]]:
 
 def pool_sources(data, resolve) -> dict[str, SourceRef]:
     """Where each task with records (`data.sources`, and your `data.tasks`) takes its pool's and fresh items."""
-    return ({task: _ref(src, src.path, src.split, resolve) for task, src in data.sources.items()}
-            | your_tasks(data.tasks, resolve, "pool"))
+    return {task: _ref(src, src.path, src.split, resolve) for task, src in data.sources.items()} | your_tasks(
+        data.tasks, resolve, "pool"
+    )
 
 
 def shadow_sources(data, resolve) -> dict[str, SourceRef]:
     """The held-out records of every task that names them (`shadow_path`, or `shadow_split` of its hub dataset),
     and of each task of yours (its held-out share)."""
-    return ({task: _ref(src, src.shadow_path, src.shadow_split, resolve) for task, src in data.sources.items()
-             if src.shadow_path or src.shadow_split}
-            | your_tasks(data.tasks, resolve, "held_out"))
+    return {
+        task: _ref(src, src.shadow_path, src.shadow_split, resolve)
+        for task, src in data.sources.items()
+        if src.shadow_path or src.shadow_split
+    } | your_tasks(data.tasks, resolve, "held_out")
 
 
 def your_tasks(tasks: dict, resolve, part: str) -> dict[str, SourceRef]:
-    return {name: SourceRef(path=resolve(task.path) if task.path is not None else None, hub=task.hub,
-                            subset=task.subset, split=task.split, part=part, held_out_share=task.held_out_share,
-                            columns=Columns(question=task.question, answer=task.answer, context=task.context))
-            for name, task in tasks.items()}
+    return {
+        name: SourceRef(
+            path=resolve(task.path) if task.path is not None else None,
+            hub=task.hub,
+            subset=task.subset,
+            split=task.split,
+            part=part,
+            held_out_share=task.held_out_share,
+            columns=Columns(question=task.question, answer=task.answer, context=task.context),
+        )
+        for name, task in tasks.items()
+    }
 
 
 def _ref(src, path: str | None, split: str | None, resolve) -> SourceRef:

@@ -73,8 +73,15 @@ def load_pack(folder: Path) -> TemplatePack:
     problems = _problems(folder, roles, styles, tasks, clarify, tools)
     if problems:
         raise BadInput("\n".join(problems))
-    return TemplatePack(path=str(folder), sha256=pack_sha256(folder), roles=roles, styles=styles, tasks=tasks,
-                        clarify=clarify, tools=tools)
+    return TemplatePack(
+        path=str(folder),
+        sha256=pack_sha256(folder),
+        roles=roles,
+        styles=styles,
+        tasks=tasks,
+        clarify=clarify,
+        tools=tools,
+    )
 
 
 def _problems(folder, roles, styles, tasks, clarify, tools) -> list[str]:
@@ -86,13 +93,21 @@ def _problems(folder, roles, styles, tasks, clarify, tools) -> list[str]:
     for task in ("gsm8k", *_CONTEXT_TASKS):
         templates = tasks.get(task, {})
         if len(templates) < MIN_TEMPLATES_PER_TASK:
-            problems.append(f"{folder / 'tasks.yaml'}: {task}: {len(templates)} templates; at least {MIN_TEMPLATES_PER_TASK} needed")
+            problems.append(
+                f"{folder / 'tasks.yaml'}: {task}: {len(templates)} templates; at least {MIN_TEMPLATES_PER_TASK} needed"
+            )
         needed = {"question", "context"} if task in _CONTEXT_TASKS else {"question"}
         for name, template in templates.items():
             fields = _fields(template)
             if fields != needed:
-                problems.append(f"{folder / 'tasks.yaml'}: {task}.{name}: uses fields {sorted(fields)}; expected exactly {sorted(needed)}")
-    for key, templates in (("withheld_context", clarify.withheld_context), ("withheld_number", clarify.withheld_number)):
+                problems.append(
+                    f"{folder / 'tasks.yaml'}: {task}.{name}: uses fields {sorted(fields)}; expected exactly "
+                    f"{sorted(needed)}"
+                )
+    for key, templates in (
+        ("withheld_context", clarify.withheld_context),
+        ("withheld_number", clarify.withheld_number),
+    ):
         if not templates:
             problems.append(f"{folder / 'clarify.yaml'}: {key}: give at least one template")
         for k, template in enumerate(templates):

@@ -57,8 +57,8 @@ def ngram_keys(texts: Sequence[Sequence[str]], n: int) -> tuple[np.ndarray, np.n
         return np.empty(0, dtype=np.uint64), np.empty(0, dtype=np.int64)
     keys = np.zeros(count, dtype=np.uint64)
     for k in range(n):
-        keys += flat[k:k + count] * _MIX[k]  # uint64 arithmetic wraps, as intended
-    same_text = owner[:count] == owner[n - 1:]
+        keys += flat[k : k + count] * _MIX[k]  # uint64 arithmetic wraps, as intended
+    same_text = owner[:count] == owner[n - 1 :]
     return keys[same_text], owner[:count][same_text]
 
 

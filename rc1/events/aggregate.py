@@ -43,8 +43,9 @@ class RunAggregate:
 
     # The commands of the run: each returns the event it decided on.
 
-    def pass_round(self, round_no: int, fingerprints: ev.Fingerprints, checks: list[str],
-                   scoring: ev.ScoringSummary) -> ev.Round1Passed | ev.Round2Passed:
+    def pass_round(
+        self, round_no: int, fingerprints: ev.Fingerprints, checks: list[str], scoring: ev.ScoringSummary
+    ) -> ev.Round1Passed | ev.Round2Passed:
         passed = ev.Round1Passed if round_no == 1 else ev.Round2Passed
         return self.decide(passed(fingerprints=fingerprints, checks=checks, scoring=scoring))
 
@@ -66,38 +67,72 @@ class RunAggregate:
     def fail_training(self, error: str, report: str) -> ev.TrainingFailed:
         return self.decide(ev.TrainingFailed(error=error, report=report, step=self.projection.step))
 
-    def complete_line(self, step: int, best_step: int | None, final_checkpoint: str,
-                      seed: int | None, reason: str = "max_steps") -> ev.RunCompleted:
-        return self.decide(ev.RunCompleted(step=step, best_step=best_step, final_checkpoint=final_checkpoint, seed=seed,
-                                           reason=reason))
+    def complete_line(
+        self, step: int, best_step: int | None, final_checkpoint: str, seed: int | None, reason: str = "max_steps"
+    ) -> ev.RunCompleted:
+        return self.decide(
+            ev.RunCompleted(step=step, best_step=best_step, final_checkpoint=final_checkpoint, seed=seed, reason=reason)
+        )
 
     def monitor_trips(self, up_to_step: int | None = None) -> list[ev.MonitorTripped]:
         """The trips the monitor rules give at the last check (rc1/monitors/fold.py `due`), as events; with
         `up_to_step`, only those measured at or before it (a resume: a check past its checkpoint is trained again)."""
         p = self.projection
-        return [ev.MonitorTripped(rule=d.rule, step=d.reading.step, seed=p.seed, measured=dict(d.reading.measured),
-                                  threshold=dict(d.reading.thresholds), window=d.reading.window, action=d.action,
-                                  detail=d.reading.detail, not_finite=dict(d.reading.not_finite))
-                for d in due(p.monitor, p.watched) if up_to_step is None or d.reading.step <= up_to_step]
+        return [
+            ev.MonitorTripped(
+                rule=d.rule,
+                step=d.reading.step,
+                seed=p.seed,
+                measured=dict(d.reading.measured),
+                threshold=dict(d.reading.thresholds),
+                window=d.reading.window,
+                action=d.action,
+                detail=d.reading.detail,
+                not_finite=dict(d.reading.not_finite),
+            )
+            for d in due(p.monitor, p.watched)
+            if up_to_step is None or d.reading.step <= up_to_step
+        ]
 
     def trip_non_finite(self, step: int, measured: dict[str, float], detail: str) -> ev.MonitorTripped:
         """The always-on guard: a loss, gradient norm or weight that is not finite halts the run at `step` (the values
         that are not finite are kept as text: JSON has no such numbers)."""
         finite = {name: value for name, value in measured.items() if math.isfinite(value)}
         not_finite = {name: repr(value) for name, value in measured.items() if not math.isfinite(value)}
-        return self.decide(ev.MonitorTripped(rule=NON_FINITE, step=step, seed=self.projection.seed, measured=finite,
-                                             threshold={}, window=1, action="halt", detail=detail,
-                                             not_finite=not_finite))
+        return self.decide(
+            ev.MonitorTripped(
+                rule=NON_FINITE,
+                step=step,
+                seed=self.projection.seed,
+                measured=finite,
+                threshold={},
+                window=1,
+                action="halt",
+                detail=detail,
+                not_finite=not_finite,
+            )
+        )
 
-    def acknowledge_halt(self, choice: str, reason: str, from_checkpoint: str | None, from_step: int | None,
-                         silenced: bool) -> ev.HaltAcknowledged:
+    def acknowledge_halt(
+        self, choice: str, reason: str, from_checkpoint: str | None, from_step: int | None, silenced: bool
+    ) -> ev.HaltAcknowledged:
         halt = self.projection.halt
         if halt is None:
-            raise EventRefused(f"halt_acknowledged: the run is not halted (state {self.machine.state}); nothing was "
-                               "appended")
-        return self.decide(ev.HaltAcknowledged(rule=halt.rule, step=halt.step, seed=halt.seed, choice=choice,
-                                               reason=reason, from_checkpoint=from_checkpoint, from_step=from_step,
-                                               silenced=silenced))
+            raise EventRefused(
+                f"halt_acknowledged: the run is not halted (state {self.machine.state}); nothing was appended"
+            )
+        return self.decide(
+            ev.HaltAcknowledged(
+                rule=halt.rule,
+                step=halt.step,
+                seed=halt.seed,
+                choice=choice,
+                reason=reason,
+                from_checkpoint=from_checkpoint,
+                from_step=from_step,
+                silenced=silenced,
+            )
+        )
 
     def amend_training(self, changes: dict[str, ev.Amended]) -> ev.TrainingAmended:
         return self.decide(ev.TrainingAmended(changes=changes))
@@ -105,4 +140,6 @@ class RunAggregate:
     def set_aside_refused(self) -> ev.RefusedSetAside:
         """The explicit way forward for a log an older rc1 wrote refused events into (`rc1 repair`)."""
         violations = self.projection.violations
-        return self.decide(ev.RefusedSetAside(seqs=[v.seq for v in violations], messages=[v.message for v in violations]))
+        return self.decide(
+            ev.RefusedSetAside(seqs=[v.seq for v in violations], messages=[v.message for v in violations])
+        )

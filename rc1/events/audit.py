@@ -18,12 +18,14 @@ from rc1.events.log import read_log
 from rc1.events.monitor_audit import trip_findings
 from rc1.events.replay import changed_gate_inputs, replay
 from rc1.events.snapshot import snapshot_path
-from rc1.workspace import Workspace
 from rc1.fsutil import sha256_file
+from rc1.workspace import Workspace
 
 
 class Finding(msgspec.Struct, frozen=True, kw_only=True):
-    check: str  # chain | schema | torn_tail | transition | steps | checkpoint | archive | anchor | gate_inputs | export | monitors | rescore
+    # chain | schema | torn_tail | transition | steps | checkpoint | archive | anchor | gate_inputs | export | monitors
+    # | rescore
+    check: str
     seq: int | None
     message: str
 
@@ -48,26 +50,43 @@ class AuditReport(msgspec.Struct, kw_only=True):
 def audit_log(ws: Workspace, current: ev.Fingerprints | None) -> AuditReport:
     """Every check, over one full read of the log (a snapshot is never trusted here; only its anchor is read)."""
     log_path, workspace_root = ws.log_path, ws.root
-    checks = ["chain", "schema", "torn_tail", "transition", "steps", "checkpoint", "archive", "anchor", "gate_inputs",
-              "export", "monitors"]
+    checks = [
+        "chain",
+        "schema",
+        "torn_tail",
+        "transition",
+        "steps",
+        "checkpoint",
+        "archive",
+        "anchor",
+        "gate_inputs",
+        "export",
+        "monitors",
+    ]
     try:
         contents = read_log(log_path)
     except CorruptLog as e:
-        return AuditReport(log=str(log_path), events=0, findings=[Finding(check="schema", seq=None, message=str(e))], checks_run=checks)
+        return AuditReport(
+            log=str(log_path), events=0, findings=[Finding(check="schema", seq=None, message=str(e))], checks_run=checks
+        )
     findings: list[Finding] = []
     for brk in contents.chain_breaks:
         findings.append(Finding(check="chain", seq=brk.seq, message=f"line {brk.line}: {brk.message}"))
     if contents.torn:
-        findings.append(Finding(
-            check="torn_tail", seq=None,
-            message=f"torn tail: {len(contents.torn)} bytes after byte {contents.good_bytes} (run `rc1 repair`)",
-        ))
+        findings.append(
+            Finding(
+                check="torn_tail",
+                seq=None,
+                message=f"torn tail: {len(contents.torn)} bytes after byte {contents.good_bytes} (run `rc1 repair`)",
+            )
+        )
     events = contents.events
     replayer = replay(events)
     for violation in replayer.projection.violations:
         findings.append(Finding(check="transition", seq=violation.seq, message=violation.message))
-    set_aside = [Finding(check="transition", seq=v.seq, message=f"set aside: {v.message}")
-                 for v in replayer.projection.set_aside]
+    set_aside = [
+        Finding(check="transition", seq=v.seq, message=f"set aside: {v.message}") for v in replayer.projection.set_aside
+    ]
     findings += _step_findings(events)
     findings += _checkpoint_findings(events, workspace_root, contents.line_hashes)
     findings += _head_findings(ws, contents.line_hashes)
@@ -77,8 +96,14 @@ def audit_log(ws: Workspace, current: ev.Fingerprints | None) -> AuditReport:
     trips, owed = trip_findings(events)
     findings += [Finding(check="monitors", seq=t.seq, message=t.message) for t in trips]
     notes += [Finding(check="monitors", seq=t.seq, message=t.message) for t in owed]
-    return AuditReport(log=str(log_path), events=len(events), findings=findings + export_findings, checks_run=checks,
-                       set_aside=set_aside, notes=notes)
+    return AuditReport(
+        log=str(log_path),
+        events=len(events),
+        findings=findings + export_findings,
+        checks_run=checks,
+        set_aside=set_aside,
+        notes=notes,
+    )
 
 
 def _step_findings(events: list[ev.Event]) -> list[Finding]:
@@ -91,9 +116,19 @@ def _step_findings(events: list[ev.Event]) -> list[Finding]:
             expected = event.resume_from_step + 1
         elif isinstance(event, ev.TrainStep):
             if expected is None:
-                findings.append(Finding(check="steps", seq=event.seq, message=f"train_step {event.step} outside any training segment"))
+                findings.append(
+                    Finding(
+                        check="steps", seq=event.seq, message=f"train_step {event.step} outside any training segment"
+                    )
+                )
             elif event.step != expected:
-                findings.append(Finding(check="steps", seq=event.seq, message=f"train_step {event.step} where step {expected} was expected"))
+                findings.append(
+                    Finding(
+                        check="steps",
+                        seq=event.seq,
+                        message=f"train_step {event.step} where step {expected} was expected",
+                    )
+                )
             expected = event.step + 1
     return findings
 
@@ -123,9 +158,22 @@ def _checkpoint_findings(events: list[ev.Event], root: Path, line_hashes: Sequen
         if anchor:
             seq, digest = anchor
             if seq >= len(line_hashes):
-                findings.append(Finding(check="anchor", seq=event.seq, message=f"{event.dir} saw seq {seq} but the log ends at seq {len(line_hashes) - 1}: the log was truncated"))
+                findings.append(
+                    Finding(
+                        check="anchor",
+                        seq=event.seq,
+                        message=f"{event.dir} saw seq {seq} but the log ends at seq {len(line_hashes) - 1}: the log "
+                        "was truncated",
+                    )
+                )
             elif line_hashes[seq] != digest:
-                findings.append(Finding(check="anchor", seq=event.seq, message=f"{event.dir} saw seq {seq} with a different hash: the log was rewritten"))
+                findings.append(
+                    Finding(
+                        check="anchor",
+                        seq=event.seq,
+                        message=f"{event.dir} saw seq {seq} with a different hash: the log was rewritten",
+                    )
+                )
     return findings
 
 
@@ -145,13 +193,28 @@ def _head_findings(ws: Workspace, line_hashes: Sequence[str]) -> list[Finding]:
     except (msgspec.DecodeError, msgspec.ValidationError):
         return [Finding(check="anchor", seq=None, message=f"{path}: unreadable head anchor")]
     if head.seq >= len(line_hashes):
-        return [Finding(check="anchor", seq=head.seq, message=f"the log ends at seq {len(line_hashes) - 1} but its writer left it at seq {head.seq}: lines were cut off the end")]
+        return [
+            Finding(
+                check="anchor",
+                seq=head.seq,
+                message=f"the log ends at seq {len(line_hashes) - 1} but its writer left it at seq {head.seq}: lines "
+                "were cut off the end",
+            )
+        ]
     if line_hashes[head.seq] != head.hash:
-        return [Finding(check="anchor", seq=head.seq, message=f"seq {head.seq} hash differs from the one its writer recorded in {path.name}")]
+        return [
+            Finding(
+                check="anchor",
+                seq=head.seq,
+                message=f"seq {head.seq} hash differs from the one its writer recorded in {path.name}",
+            )
+        ]
     return []
 
 
-def _export_findings(events: list[ev.Event], root: Path, line_hashes: Sequence[str]) -> tuple[list[Finding], list[Finding]]:
+def _export_findings(
+    events: list[ev.Event], root: Path, line_hashes: Sequence[str]
+) -> tuple[list[Finding], list[Finding]]:
     """Every model export still holds exactly the files its model_exported recorded (none missing, changed or added),
     and the log still holds the head its model card names. An export directory that is gone was moved or deleted
     (an export is made to leave this machine): a note, not a finding. Of several exports to one directory (the
@@ -162,27 +225,50 @@ def _export_findings(events: list[ev.Event], root: Path, line_hashes: Sequence[s
     last = {e.out: e.seq for e in exports}
     for event in exports:
         if event.log_seq >= len(line_hashes) or line_hashes[event.log_seq] != event.log_hash:
-            findings.append(Finding(check="anchor", seq=event.seq, message=f"the model card of {event.out} names log seq "
-                                    f"{event.log_seq} ({event.log_hash[:12]}…), which the log no longer holds"))
+            findings.append(
+                Finding(
+                    check="anchor",
+                    seq=event.seq,
+                    message=f"the model card of {event.out} names log seq "
+                    f"{event.log_seq} ({event.log_hash[:12]}…), which the log no longer holds",
+                )
+            )
         directory = root / event.out
         if last[event.out] != event.seq:
-            notes.append(Finding(check="export", seq=event.seq, message=f"{event.out}: exported again at seq "
-                                 f"{last[event.out]}; this export's files are not checked"))
+            notes.append(
+                Finding(
+                    check="export",
+                    seq=event.seq,
+                    message=f"{event.out}: exported again at seq "
+                    f"{last[event.out]}; this export's files are not checked",
+                )
+            )
             continue
         if not directory.is_dir():
-            notes.append(Finding(check="export", seq=event.seq, message=f"{event.out}: the export is not there (moved "
-                                 "or deleted); its files cannot be checked here (their sha256 are in the event and in "
-                                 "its model card)"))
+            notes.append(
+                Finding(
+                    check="export",
+                    seq=event.seq,
+                    message=f"{event.out}: the export is not there (moved "
+                    "or deleted); its files cannot be checked here (their sha256 are in the event and in "
+                    "its model card)",
+                )
+            )
             continue
-        findings += _file_findings(root, event.out, {rel: f.sha256 for rel, f in event.files.items()}, event.seq,
-                                   check="export")
+        findings += _file_findings(
+            root, event.out, {rel: f.sha256 for rel, f in event.files.items()}, event.seq, check="export"
+        )
         on_disk = {str(p.relative_to(directory)) for p in directory.rglob("*") if p.is_file() or p.is_symlink()}
-        findings += [Finding(check="export", seq=event.seq, message=f"{Path(event.out) / rel}: not part of the export "
-                             "recorded") for rel in sorted(on_disk - event.files.keys())]
+        findings += [
+            Finding(check="export", seq=event.seq, message=f"{Path(event.out) / rel}: not part of the export recorded")
+            for rel in sorted(on_disk - event.files.keys())
+        ]
     return findings, notes
 
 
-def _file_findings(root: Path, directory: str, files: dict[str, str], seq: int, check: str = "checkpoint") -> list[Finding]:
+def _file_findings(
+    root: Path, directory: str, files: dict[str, str], seq: int, check: str = "checkpoint"
+) -> list[Finding]:
     findings = []
     for rel, recorded in sorted(files.items()):
         path = root / directory / rel
@@ -207,5 +293,9 @@ def _gate_input_findings(projection, current: ev.Fingerprints) -> list[Finding]:
     if changed is None:
         return []
     name, seq, inputs = changed
-    return [Finding(check="gate_inputs", seq=seq, message=f"{input_name} changed since {name} passed ({old[:12]} -> {new[:12]})")
-            for input_name, old, new in inputs]
+    return [
+        Finding(
+            check="gate_inputs", seq=seq, message=f"{input_name} changed since {name} passed ({old[:12]} -> {new[:12]})"
+        )
+        for input_name, old, new in inputs
+    ]

@@ -37,8 +37,14 @@ def read_intact_in_parallel(path: Path, size: int) -> LogContents | None:
         hashes = hashing.result(path, good_bytes)
         if hashes is None or len(hashes) < len(events) or not chain_intact(events, hashes):
             return None
-        return LogContents(path=path, events=events, line_hashes=LineHashes(hashes.hex[: 64 * len(events)]),
-                           good_bytes=good_bytes, torn=torn, last_line_start=last_line_start)
+        return LogContents(
+            path=path,
+            events=events,
+            line_hashes=LineHashes(hashes.hex[: 64 * len(events)]),
+            good_bytes=good_bytes,
+            torn=torn,
+            last_line_start=last_line_start,
+        )
     finally:
         hashing.stop()
 
@@ -56,7 +62,7 @@ def _decode_in_chunks(path: Path) -> tuple[list[Event], int, int, bytes] | None:
                 buffer.extend(bytes(len(buffer)))
                 view.release()
                 view = memoryview(buffer)
-            count = fh.readinto(view[held: min(len(buffer), held + CHUNK)])
+            count = fh.readinto(view[held : min(len(buffer), held + CHUNK)])
             if not count:
                 view.release()
                 return events, offset, last_line_start, bytes(buffer[:held])
@@ -85,11 +91,14 @@ class _HashingProcess:
         self._process = process
 
     @classmethod
-    def start(cls, path: Path, size: int) -> "_HashingProcess | None":
+    def start(cls, path: Path, size: int) -> _HashingProcess | None:
         script = Path(__file__).with_name("line_digests.py")
         try:
-            process = subprocess.Popen([sys.executable, "-S", str(script), str(path), str(size)],
-                                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            process = subprocess.Popen(
+                [sys.executable, "-S", str(script), str(path), str(size)],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+            )
         except OSError:
             return None
         return cls(process)

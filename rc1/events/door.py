@@ -42,8 +42,14 @@ def _states(event: ev.Event) -> frozenset[str] | None:
             return ROUND_STATES.get(event.round)  # round 0: checks run by hand, outside any round
         case ev.GateSetEvaluated():
             return ROUND_STATES[2] if event.policy == "base" else TRAINING_STATES
-        case (ev.EvalCompleted() | ev.BestPromoted() | ev.ReleaseEvaluated() | ev.ReleaseAcrossSeeds()
-              | ev.TrainingFailed() | ev.RunCompleted()):
+        case (
+            ev.EvalCompleted()
+            | ev.BestPromoted()
+            | ev.ReleaseEvaluated()
+            | ev.ReleaseAcrossSeeds()
+            | ev.TrainingFailed()
+            | ev.RunCompleted()
+        ):
             return TRAINING_STATES
     return None
 

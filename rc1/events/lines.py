@@ -18,7 +18,16 @@ import msgspec
 
 from rc1.errors import CorruptLog, WrittenByNewerRc1
 from rc1.events.line_digests import line_digests
-from rc1.events.schema import EVENT_TYPES, GENESIS_HASH, SCHEMA_VERSION, UPCASTERS, AnyEvent, Event, needs_upcast, upcast
+from rc1.events.schema import (
+    EVENT_TYPES,
+    GENESIS_HASH,
+    SCHEMA_VERSION,
+    UPCASTERS,
+    AnyEvent,
+    Event,
+    needs_upcast,
+    upcast,
+)
 
 EVENT_DECODER = msgspec.json.Decoder(AnyEvent)
 _RAW_DECODER = msgspec.json.Decoder()
@@ -63,7 +72,7 @@ class LineHashes(Sequence):
             index += len(self)
         if not 0 <= index < len(self):
             raise IndexError(index)
-        return self.hex[64 * index: 64 * index + 64]
+        return self.hex[64 * index : 64 * index + 64]
 
 
 class LogContents(msgspec.Struct, kw_only=True):
@@ -92,8 +101,9 @@ class LogContents(msgspec.Struct, kw_only=True):
     def anchor(self) -> Anchor | None:
         """The last good line, as an anchor a snapshot can record (None for an empty log)."""
         if self.events:
-            return Anchor(seq=self.events[-1].seq, hash=self.line_hashes[-1], line_start=self.last_line_start,
-                          end=self.good_bytes)
+            return Anchor(
+                seq=self.events[-1].seq, hash=self.line_hashes[-1], line_start=self.last_line_start, end=self.good_bytes
+            )
         return self.base
 
 
@@ -109,10 +119,16 @@ def _decode_line(line: bytes) -> Event:
         if not isinstance(raw, dict):
             raise
         version, kind = raw.get("v", SCHEMA_VERSION), raw.get("type")
-        enveloped = isinstance(raw.get("seq"), int) and isinstance(raw.get("prev"), str) and isinstance(raw.get("run"), str)
-        if enveloped and ((isinstance(version, int) and version > SCHEMA_VERSION)
-                          or (isinstance(kind, str) and kind not in EVENT_TYPES)):
-            raise WrittenByNewerRc1(f"event type {kind!r}, schema v{version} (this rc1 reads up to v{SCHEMA_VERSION})") from None
+        enveloped = (
+            isinstance(raw.get("seq"), int) and isinstance(raw.get("prev"), str) and isinstance(raw.get("run"), str)
+        )
+        if enveloped and (
+            (isinstance(version, int) and version > SCHEMA_VERSION)
+            or (isinstance(kind, str) and kind not in EVENT_TYPES)
+        ):
+            raise WrittenByNewerRc1(
+                f"event type {kind!r}, schema v{version} (this rc1 reads up to v{SCHEMA_VERSION})"
+            ) from None
         if version >= SCHEMA_VERSION:
             raise
         return msgspec.convert(upcast(raw), AnyEvent)
@@ -136,8 +152,10 @@ def parse_log(data: bytes, path: Path, *, base: Anchor | None = None) -> LogCont
             try:
                 events.append(_decode_line(line))
             except WrittenByNewerRc1 as e:  # a whole line, newline included: not torn, just not ours to read
-                raise WrittenByNewerRc1(f"{path}:{first_line + index}: {e} was written by a newer rc1: upgrade rc1 "
-                                        "to read this log (nothing was changed)") from None
+                raise WrittenByNewerRc1(
+                    f"{path}:{first_line + index}: {e} was written by a newer rc1: upgrade rc1 "
+                    "to read this log (nothing was changed)"
+                ) from None
             except (msgspec.DecodeError, msgspec.ValidationError, KeyError) as e:
                 if index != len(lines) - 1:
                     number, total = first_line + index, first_line + len(lines) - 1
@@ -187,9 +205,11 @@ def refuse_newer(events: list[Event], path: Path, first_line: int) -> None:
     newer = next((i for i, event in enumerate(events) if event.v > SCHEMA_VERSION), None)
     if newer is not None:  # a known type that still decoded: its version says a newer rc1 wrote it
         event = events[newer]
-        raise WrittenByNewerRc1(f"{path}:{first_line + newer}: event type {type(event).__struct_config__.tag!r}, schema "
-                                f"v{event.v} (this rc1 reads up to v{SCHEMA_VERSION}) was written by a newer rc1: "
-                                "upgrade rc1 to read this log (nothing was changed)")
+        raise WrittenByNewerRc1(
+            f"{path}:{first_line + newer}: event type {type(event).__struct_config__.tag!r}, schema "
+            f"v{event.v} (this rc1 reads up to v{SCHEMA_VERSION}) was written by a newer rc1: "
+            "upgrade rc1 to read this log (nothing was changed)"
+        )
 
 
 def chain_intact(events: list[Event], hashes: LineHashes, first_seq: int = 0, prev: str = GENESIS_HASH) -> bool:
@@ -199,14 +219,17 @@ def chain_intact(events: list[Event], hashes: LineHashes, first_seq: int = 0, pr
     if not events:
         return True
     later = [event.prev for event in events[1:]]
-    return (all(map(operator.eq, map(_SEQ, events), itertools.count(first_seq)))
-            and events[0].prev == prev
-            and set(map(len, later)) <= {64}  # else shifted boundaries could join to the same string
-            and hashes.hex.startswith("".join(later)))
+    return (
+        all(map(operator.eq, map(_SEQ, events), itertools.count(first_seq)))
+        and events[0].prev == prev
+        and set(map(len, later)) <= {64}  # else shifted boundaries could join to the same string
+        and hashes.hex.startswith("".join(later))
+    )
 
 
-def chain_breaks(events: list[Event], hashes: LineHashes, first_seq: int = 0, prev: str = GENESIS_HASH,
-                 first_line: int = 1) -> list[ChainBreak]:
+def chain_breaks(
+    events: list[Event], hashes: LineHashes, first_seq: int = 0, prev: str = GENESIS_HASH, first_line: int = 1
+) -> list[ChainBreak]:
     """Every seq out of order and every prev that is not the hash of the line before it ([] when intact)."""
     if chain_intact(events, hashes, first_seq, prev):
         return []
@@ -215,9 +238,17 @@ def chain_breaks(events: list[Event], hashes: LineHashes, first_seq: int = 0, pr
     for index, event in enumerate(events):
         line, wanted = first_line + index, first_seq + index
         if event.seq != wanted:
-            breaks.append(ChainBreak(line, event.seq, f"seq {event.seq} where {wanted} was expected (gap, duplicate or reordering)"))
+            breaks.append(
+                ChainBreak(
+                    line, event.seq, f"seq {event.seq} where {wanted} was expected (gap, duplicate or reordering)"
+                )
+            )
         if event.prev != expected_prev:
-            breaks.append(ChainBreak(line, event.seq, "prev hash does not match the previous line (edited, deleted or reordered line)"))
+            breaks.append(
+                ChainBreak(
+                    line, event.seq, "prev hash does not match the previous line (edited, deleted or reordered line)"
+                )
+            )
         expected_prev = hashes[index]
     return breaks
 

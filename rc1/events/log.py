@@ -88,13 +88,18 @@ class EventLog:
             os.close(self._lock_fd)
             self._lock_fd = None
             if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
-                raise LogBusy(f"{path}: another rc1 process is writing this run (lock {lock_path} is held); wait for it or stop it") from None
+                raise LogBusy(
+                    f"{path}: another rc1 process is writing this run (lock {lock_path} is held); wait for it or stop "
+                    "it"
+                ) from None
             raise
         try:
             self.contents = (read_log_after(path, after) if after is not None else None) or read_log(path)
             if self.contents.chain_breaks:
                 first = self.contents.chain_breaks[0]
-                raise CorruptLog(f"{path}:{first.line}: hash chain broken at seq {first.seq}: {first.message}; run `rc1 audit`")
+                raise CorruptLog(
+                    f"{path}:{first.line}: hash chain broken at seq {first.seq}: {first.message}; run `rc1 audit`"
+                )
             if self.contents.torn and not allow_torn:
                 raise BadInput(
                     f"{path}: torn tail of {len(self.contents.torn)} bytes at byte {self.contents.good_bytes}; "
@@ -125,7 +130,9 @@ class EventLog:
         return Anchor(seq=self._next_seq - 1, hash=self._head, line_start=self._last_line_start, end=self._size)
 
     def append(self, event: Event) -> Event:
-        stamped = msgspec.structs.replace(event, seq=self._next_seq, ts=now_iso(), run=self.run, v=SCHEMA_VERSION, prev=self._head)
+        stamped = msgspec.structs.replace(
+            event, seq=self._next_seq, ts=now_iso(), run=self.run, v=SCHEMA_VERSION, prev=self._head
+        )
         line = _ENCODER.encode(stamped)
         self._write_durably(line + b"\n", f"append:{type(stamped).__struct_config__.tag}")
         self._next_seq += 1
@@ -164,9 +171,11 @@ class EventLog:
             os.fsync(self._fd)
             if e.errno in _NO_SPACE:
                 free = shutil.disk_usage(self.path.parent).free
-                raise DiskFull(f"{self.path}: no space to append an event ({os.strerror(e.errno)}); {free / 2**20:.1f} MiB "
-                               f"free on the filesystem of {self.path.parent}; the partial line was cut off, so the log "
-                               "ends at its last whole event: free space, then rc1 advance resumes") from None
+                raise DiskFull(
+                    f"{self.path}: no space to append an event ({os.strerror(e.errno)}); {free / 2**20:.1f} MiB "
+                    f"free on the filesystem of {self.path.parent}; the partial line was cut off, so the log "
+                    "ends at its last whole event: free space, then rc1 advance resumes"
+                ) from None
             raise
         failpoints.reached(kill_point)
         # A failed fsync is fatal and never retried: the kernel may already have marked the page clean.
@@ -180,7 +189,7 @@ class EventLog:
             os.close(self._lock_fd)  # closing releases the flock
             self._lock_fd = None
 
-    def __enter__(self) -> "EventLog":
+    def __enter__(self) -> EventLog:
         return self
 
     def __exit__(self, *exc) -> None:

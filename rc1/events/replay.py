@@ -229,7 +229,9 @@ class Replayer:
         return self.machine.allowed()
 
 
-def changed_gate_inputs(p: Projection, current: ev.Fingerprints) -> tuple[str, int | None, list[tuple[str, str, str]]] | None:
+def changed_gate_inputs(
+    p: Projection, current: ev.Fingerprints
+) -> tuple[str, int | None, list[tuple[str, str, str]]] | None:
     """(gate, its seq, [(input, recorded sha, current sha)…]) for the gate in force (round 2 before round 1) when
     an input it vouches for differs on disk now; None when nothing changed or no gate has passed."""
     for name in ("round2", "round1"):
@@ -324,7 +326,9 @@ def _(event: ev.TrainingStarted, p: Projection) -> None:
 @_mutate.register
 def _(event: ev.TrainStep, p: Projection) -> None:
     p.step = event.step
-    p.last_step = StepView(step=event.step, loss=event.loss, kl=event.kl, reward=event.reward, lr=event.lr, seq=event.seq)
+    p.last_step = StepView(
+        step=event.step, loss=event.loss, kl=event.kl, reward=event.reward, lr=event.lr, seq=event.seq
+    )
 
 
 @_mutate.register
@@ -339,18 +343,34 @@ def _(event: ev.EvalCompleted, p: Projection) -> None:
     p.last_eval = {"step": float(event.step), "success": event.success, "mean_reward": event.mean_reward}
     if p.evals and p.evals[-1].step >= event.step:
         p.evals = [e for e in p.evals if e.step != event.step]
-    p.evals.append(EvalPoint(step=event.step, hard_success=event.hard_success, success=event.success,
-                             mean_reward=event.mean_reward, buckets=event.buckets,
-                             hard_sampled_success=event.hard_sampled_success))
+    p.evals.append(
+        EvalPoint(
+            step=event.step,
+            hard_success=event.hard_success,
+            success=event.success,
+            mean_reward=event.mean_reward,
+            buckets=event.buckets,
+            hard_sampled_success=event.hard_sampled_success,
+        )
+    )
 
 
 @_mutate.register
 def _(event: ev.ReleaseEvaluated, p: Projection) -> None:
-    p.release = ReleaseView(passed=event.passed, hard_gain_pp=event.hard_gain_pp, threshold=event.threshold_pp,
-                            step=event.step, ci_low_pp=event.ci_low_pp, ci_high_pp=event.ci_high_pp, n=event.n,
-                            samples=event.samples, baseline_success=event.baseline_success,
-                            selected_success=event.selected_success, selected_by=event.selected_by,
-                            failed=list(event.failed))
+    p.release = ReleaseView(
+        passed=event.passed,
+        hard_gain_pp=event.hard_gain_pp,
+        threshold=event.threshold_pp,
+        step=event.step,
+        ci_low_pp=event.ci_low_pp,
+        ci_high_pp=event.ci_high_pp,
+        n=event.n,
+        samples=event.samples,
+        baseline_success=event.baseline_success,
+        selected_success=event.selected_success,
+        selected_by=event.selected_by,
+        failed=list(event.failed),
+    )
 
 
 @_mutate.register
@@ -375,8 +395,13 @@ def _(event: ev.TrainingFailed, p: Projection) -> None:
 
 @_mutate.register
 def _(event: ev.ReleaseAcrossSeeds, p: Projection) -> None:
-    p.across_seeds = AcrossSeedsView(gains_pp=dict(event.gains_pp), mean_pp=event.mean_pp, spread_pp=event.spread_pp,
-                                     threshold_pp=event.threshold_pp, passed=event.passed)
+    p.across_seeds = AcrossSeedsView(
+        gains_pp=dict(event.gains_pp),
+        mean_pp=event.mean_pp,
+        spread_pp=event.spread_pp,
+        threshold_pp=event.threshold_pp,
+        passed=event.passed,
+    )
 
 
 @_mutate.register
@@ -392,8 +417,15 @@ def _(event: ev.ModelExported, p: Projection) -> None:
 @_mutate.register
 def _(event: ev.MonitorTripped, p: Projection) -> None:
     if event.action == "halt":
-        p.halt = HaltView(rule=event.rule, step=event.step, seed=event.seed, measured=dict(event.measured),
-                          threshold=dict(event.threshold), detail=event.detail, seq=event.seq)
+        p.halt = HaltView(
+            rule=event.rule,
+            step=event.step,
+            seed=event.seed,
+            measured=dict(event.measured),
+            threshold=dict(event.threshold),
+            detail=event.detail,
+            seq=event.seq,
+        )
         p.last_error = f"halted by {event.rule} at step {event.step}: {event.detail}"
 
 
@@ -420,8 +452,15 @@ def _(event: ev.RefusedSetAside, p: Projection) -> None:
 def _(event: ev.RunCompleted, p: Projection) -> None:
     if event.seed is not None:
         p.finished = [f for f in p.finished if f.seed != event.seed]
-        p.finished.append(LineResult(seed=event.seed, step=event.step, best_step=event.best_step,
-                                     final_checkpoint=event.final_checkpoint, release=p.release))
+        p.finished.append(
+            LineResult(
+                seed=event.seed,
+                step=event.step,
+                best_step=event.best_step,
+                final_checkpoint=event.final_checkpoint,
+                release=p.release,
+            )
+        )
     done = {f.seed for f in p.finished}
     p.complete = all(seed in done for seed in p.seeds)  # a log from before seeds: complete at once
     p.last_error = None

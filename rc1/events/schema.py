@@ -440,7 +440,7 @@ def _event_classes(base: type[Event]) -> list[type[Event]]:
 
 # The tagged union every line decodes into, built from the classes above: declaring an event is all it takes.
 EVENT_CLASSES: tuple[type[Event], ...] = tuple(_event_classes(Event))
-AnyEvent = Union[EVENT_CLASSES]  # type: ignore[valid-type]
+AnyEvent = Union[EVENT_CLASSES]  # type: ignore[valid-type]  # noqa: UP007 (a tuple of classes: no `|` form)
 
 EVENT_TYPES: dict[str, type[Event]] = {cls.__struct_config__.tag: cls for cls in EVENT_CLASSES}
 
@@ -464,8 +464,11 @@ def _release_evaluated_v2(raw: dict) -> dict:
     raw["selected_success"] = raw["selected_greedy"] = raw.pop("hard_success")
     raw.update(items="shadow_hard", samples=0, n=0, selected_by="best" if raw.get("step") is not None else "final")
     if not raw["passed"]:
-        raw["failed"] = ["no checkpoint beat step 0" if raw.get("step") is None else
-                         f"the gain {raw['hard_gain_pp']:+.1f} pp is below the threshold {raw['threshold_pp']:g} pp"]
+        raw["failed"] = [
+            "no checkpoint beat step 0"
+            if raw.get("step") is None
+            else f"the gain {raw['hard_gain_pp']:+.1f} pp is below the threshold {raw['threshold_pp']:g} pp"
+        ]
     return raw
 
 

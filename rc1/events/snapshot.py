@@ -28,7 +28,6 @@ from rc1.fsutil import atomic_write_bytes
 from rc1.machine import RunMachine
 from rc1.workspace import Workspace
 
-
 # Bump when a mutator's meaning changes without the projection's shape changing (what a field holds, not its name
 # or type): a snapshot folded under the old meaning must not be trusted.
 FOLD_VERSION = 1
@@ -77,8 +76,17 @@ def snapshot_path(ws: Workspace) -> Path:
 def write_snapshot(ws: Workspace, replayer: Replayer, anchor: Anchor | None, views: bytes = b"null") -> None:
     if anchor is None:
         return  # an empty log: nothing to anchor to
-    snapshot = Snapshot(v=SCHEMA_VERSION, shape=projection_shape(), seq=anchor.seq, hash=anchor.hash, line_start=anchor.line_start, end=anchor.end,
-                        state=replayer.machine.state, projection=replayer.projection, views=msgspec.Raw(views))
+    snapshot = Snapshot(
+        v=SCHEMA_VERSION,
+        shape=projection_shape(),
+        seq=anchor.seq,
+        hash=anchor.hash,
+        line_start=anchor.line_start,
+        end=anchor.end,
+        state=replayer.machine.state,
+        projection=replayer.projection,
+        views=msgspec.Raw(views),
+    )
     atomic_write_bytes(snapshot_path(ws), msgspec.json.encode(snapshot))
 
 

@@ -151,13 +151,18 @@ def _finite(reading: Reading | None) -> Reading | None:
     if reading is None:
         return None
     numbers = {**reading.measured, "value": reading.value if reading.value is not None else 0.0}
-    if all(math.isfinite(v) for v in numbers.values()) and (reading.interval is None or all(
-            math.isfinite(v) for v in (reading.interval.mean, reading.interval.low, reading.interval.high))):
+    if all(math.isfinite(v) for v in numbers.values()) and (
+        reading.interval is None
+        or all(math.isfinite(v) for v in (reading.interval.mean, reading.interval.low, reading.interval.high))
+    ):
         return reading
     return msgspec.structs.replace(
-        reading, measured={k: v for k, v in reading.measured.items() if math.isfinite(v)},
+        reading,
+        measured={k: v for k, v in reading.measured.items() if math.isfinite(v)},
         not_finite={k: repr(v) for k, v in reading.measured.items() if not math.isfinite(v)},
-        value=reading.value if reading.value is not None and math.isfinite(reading.value) else None, interval=None)
+        value=reading.value if reading.value is not None and math.isfinite(reading.value) else None,
+        interval=None,
+    )
 
 
 def _save_at_checkpoint(state: MonitorState, step: int) -> None:
@@ -177,7 +182,7 @@ def _(event: ev.TrainingStarted, state: MonitorState, watched) -> None:
     if event.seed != state.seed:  # a new line of training (another seed): nothing of the last line carries over
         state.seed, state.evals, state.trips, state.saved, state.silenced = event.seed, [], [], {}, {}
         state.watch, state.stopping, state.line_spend = Watch(), None, Spend()
-    else:  # the same line resumed: what it watched, as it stood at the checkpoint it resumes from (at step 0: its start)
+    else:  # the same line resumed: what it watched, as of the checkpoint it resumes from (at step 0: its start)
         state.watch = state.saved.get(k, Watch())
         state.saved = {step: watch for step, watch in state.saved.items() if step <= k}
         state.evals = [e for e in state.evals if e.step <= k]
@@ -199,15 +204,26 @@ def _(event: ev.TrainingStarted, state: MonitorState, watched) -> None:
 def _(event: ev.TrainStep, state: MonitorState, watched) -> None:
     spent = _pay(state, event.scoring)
     diagnostics = event.diagnostics
-    point = StepPoint(step=event.step, entropy=diagnostics.get("entropy"), truncation=diagnostics.get("clipped_ratio"),
-                      no_signal=diagnostics.get("frac_reward_zero_std"), judge_calls=spent.judge_calls,
-                      judge_tokens=spent.judge_tokens, judge_cost_usd=spent.judge_cost_usd,
-                      wall_seconds=event.sec_per_step, reward=event.reward,
-                      correctness=event.components.get(CORRECTNESS), shares=_shares(event.components, state.weights))
+    point = StepPoint(
+        step=event.step,
+        entropy=diagnostics.get("entropy"),
+        truncation=diagnostics.get("clipped_ratio"),
+        no_signal=diagnostics.get("frac_reward_zero_std"),
+        judge_calls=spent.judge_calls,
+        judge_tokens=spent.judge_tokens,
+        judge_cost_usd=spent.judge_cost_usd,
+        wall_seconds=event.sec_per_step,
+        reward=event.reward,
+        correctness=event.components.get(CORRECTNESS),
+        shares=_shares(event.components, state.weights),
+    )
     kept = steps_kept(watched)
     steps = (state.watch.steps + (point,))[-kept:] if kept else ()
-    since = state.watch.since_eval.add(point) if watched is not None and watched.reward_hacking is not None else (
-        state.watch.since_eval)
+    since = (
+        state.watch.since_eval.add(point)
+        if watched is not None and watched.reward_hacking is not None
+        else (state.watch.since_eval)
+    )
     state.watch = msgspec.structs.replace(state.watch, steps=steps, since_eval=since)
     state.step = event.step
     _read(state, watched, "step")
@@ -229,8 +245,14 @@ def _(event: ev.CheckpointSaved, state: MonitorState, watched) -> None:
 def _(event: ev.EvalCompleted, state: MonitorState, watched) -> None:
     spent = _pay(state, event.scoring)
     state.last_eval_spend = spent.plus(hours_spend(event.seconds / 3600, state.clock.accelerators))
-    point = EvalPoint(step=event.step, greedy=list(event.item_greedy), sampled=list(event.item_sampled),
-                      samples=event.samples, drift=event.drift, since_previous=state.watch.since_eval)
+    point = EvalPoint(
+        step=event.step,
+        greedy=list(event.item_greedy),
+        sampled=list(event.item_sampled),
+        samples=event.samples,
+        drift=event.drift,
+        since_previous=state.watch.since_eval,
+    )
     state.evals = [e for e in state.evals if e.step != event.step] + [point]
     state.watch = msgspec.structs.replace(state.watch, since_eval=StepsBetween())
     state.step = max(state.step, event.step)

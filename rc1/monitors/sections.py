@@ -21,20 +21,21 @@ def _section(name: str, *, defaults: bool, strict: bool):
         kind = Annotated[spec.params | None, Meta(description=about)]
         default = msgspec.field(default_factory=spec.params) if defaults else None
         fields.append((rule, kind, default))
-    return msgspec.defstruct(name, fields, kw_only=True, frozen=True, forbid_unknown_fields=strict,
-                             module=__name__)
+    return msgspec.defstruct(name, fields, kw_only=True, frozen=True, forbid_unknown_fields=strict, module=__name__)
 
 
 MonitorsConfig = _section("MonitorsConfig", defaults=True, strict=True)
-MonitorsConfig.__doc__ = ("Gates while the run trains: each rule's thresholds, window and action (warn, halt, or stop: "
-                          "end the line early as complete); null switches a rule off. A non-finite loss, gradient "
-                          "norm or weight always halts.")
+MonitorsConfig.__doc__ = (
+    "Gates while the run trains: each rule's thresholds, window and action (warn, halt, or stop: "
+    "end the line early as complete); null switches a rule off. A non-finite loss, gradient "
+    "norm or weight always halts."
+)
 
 WatchedRules = _section("WatchedRules", defaults=False, strict=False)
 WatchedRules.__doc__ = "The rules a line of training was watched with (training_started.monitors); null: not watched."
 
 
-def watched(config) -> "WatchedRules":
+def watched(config) -> WatchedRules:
     """The record of a config's monitors section."""
     return WatchedRules(**{rule: getattr(config, rule) for rule in CONFIGURABLE})
 

@@ -32,10 +32,14 @@ class Spend(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     def wall_hours(self) -> float:
         return self.wall_us / _HOUR_US
 
-    def plus(self, other: "Spend") -> "Spend":
-        return Spend(judge_calls=self.judge_calls + other.judge_calls, judge_tokens=self.judge_tokens + other.judge_tokens,
-                     judge_cost_usd=self.judge_cost_usd + other.judge_cost_usd,
-                     accelerator_us=self.accelerator_us + other.accelerator_us, wall_us=self.wall_us + other.wall_us)
+    def plus(self, other: Spend) -> Spend:
+        return Spend(
+            judge_calls=self.judge_calls + other.judge_calls,
+            judge_tokens=self.judge_tokens + other.judge_tokens,
+            judge_cost_usd=self.judge_cost_usd + other.judge_cost_usd,
+            accelerator_us=self.accelerator_us + other.accelerator_us,
+            wall_us=self.wall_us + other.wall_us,
+        )
 
     def get(self, key: str) -> float:
         """One of SPEND_KEYS (hours for the times)."""

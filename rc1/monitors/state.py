@@ -33,18 +33,24 @@ class StepsBetween(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     correctness: Trend = msgspec.field(default_factory=Trend)
     shares: dict[str, Trend] = msgspec.field(default_factory=dict)
 
-    def add(self, point: StepPoint) -> "StepsBetween":
+    def add(self, point: StepPoint) -> StepsBetween:
         shares = dict(self.shares)
         for name, share in point.shares.items():
             shares[name] = shares.get(name, Trend()).add(point.step, share)
-        correctness = self.correctness if point.correctness is None else self.correctness.add(point.step,
-                                                                                              point.correctness)
+        correctness = (
+            self.correctness if point.correctness is None else self.correctness.add(point.step, point.correctness)
+        )
         return StepsBetween(reward=self.reward.add(point.step, point.reward), correctness=correctness, shares=shares)
 
-    def plus(self, other: "StepsBetween") -> "StepsBetween":
-        return StepsBetween(reward=self.reward.plus(other.reward), correctness=self.correctness.plus(other.correctness),
-                            shares={name: self.shares.get(name, Trend()).plus(other.shares.get(name, Trend()))
-                                    for name in self.shares.keys() | other.shares.keys()})
+    def plus(self, other: StepsBetween) -> StepsBetween:
+        return StepsBetween(
+            reward=self.reward.plus(other.reward),
+            correctness=self.correctness.plus(other.correctness),
+            shares={
+                name: self.shares.get(name, Trend()).plus(other.shares.get(name, Trend()))
+                for name in self.shares.keys() | other.shares.keys()
+            },
+        )
 
 
 class Drift(msgspec.Struct, frozen=True, kw_only=True, gc=False):
@@ -140,4 +146,3 @@ class MonitorState(msgspec.Struct, kw_only=True):
     last_eval_spend: Spend = msgspec.field(default_factory=Spend)  # the latest evaluation's own
     clock: Clock = msgspec.field(default_factory=Clock)
     checked: tuple[str, ...] = ()  # the rules read at the last check (a train_step or an eval_completed)
-

@@ -58,7 +58,7 @@ class Moments(msgspec.Struct, frozen=True, kw_only=True, gc=False, array_like=Tr
     total: float = 0.0
     squares: float = 0.0
 
-    def add(self, value: float) -> "Moments":
+    def add(self, value: float) -> Moments:
         return Moments(n=self.n + 1, total=self.total + value, squares=self.squares + value * value)
 
     @property
@@ -98,13 +98,25 @@ class Trend(msgspec.Struct, frozen=True, kw_only=True, gc=False, array_like=True
     syy: float = 0.0
     sxy: float = 0.0
 
-    def add(self, x: float, y: float) -> "Trend":
-        return Trend(n=self.n + 1, sx=self.sx + x, sxx=self.sxx + x * x, sy=self.sy + y, syy=self.syy + y * y,
-                     sxy=self.sxy + x * y)
+    def add(self, x: float, y: float) -> Trend:
+        return Trend(
+            n=self.n + 1,
+            sx=self.sx + x,
+            sxx=self.sxx + x * x,
+            sy=self.sy + y,
+            syy=self.syy + y * y,
+            sxy=self.sxy + x * y,
+        )
 
-    def plus(self, other: "Trend") -> "Trend":
-        return Trend(n=self.n + other.n, sx=self.sx + other.sx, sxx=self.sxx + other.sxx, sy=self.sy + other.sy,
-                     syy=self.syy + other.syy, sxy=self.sxy + other.sxy)
+    def plus(self, other: Trend) -> Trend:
+        return Trend(
+            n=self.n + other.n,
+            sx=self.sx + other.sx,
+            sxx=self.sxx + other.sxx,
+            sy=self.sy + other.sy,
+            syy=self.syy + other.syy,
+            sxy=self.sxy + other.sxy,
+        )
 
     def slope(self, confidence: float) -> Interval | None:
         """The least-squares slope (per step) with its t-interval (n − 2 degrees of freedom); None with fewer than

@@ -40,19 +40,40 @@ class ProviderSpec:
 
 _API_BACKEND = "rc1.scoring.openai_judge:backend_for"
 
-PROVIDERS: dict[str, ProviderSpec] = {spec.name: spec for spec in (
-    ProviderSpec(name="none", backend=None),
-    ProviderSpec(name="openai_compat", backend=_API_BACKEND, api=True,
-                 requires={"base_url": "the server's URL, e.g. http://127.0.0.1:8000/v1"}),
-    ProviderSpec(name="hf_judge", backend="rc1.scoring.hf_judge:backend_for",
-                 requires={"model": "the judge model's name"}),
-    ProviderSpec(name="openai", backend=_API_BACKEND, api=True,
-                 preset=Preset("https://api.openai.com/v1", "gpt-4.1-mini", json_schema=True)),
-    ProviderSpec(name="gemini", backend=_API_BACKEND, api=True,
-                 preset=Preset("https://generativelanguage.googleapis.com/v1beta/openai/", "gemini-2.5-flash",
-                               json_schema=True)),
-    ProviderSpec(name="deepseek_r1", backend=_API_BACKEND, api=True,
-                 preset=Preset("https://api.deepseek.com", "deepseek-reasoner", json_schema=False)),
-)}
+PROVIDERS: dict[str, ProviderSpec] = {
+    spec.name: spec
+    for spec in (
+        ProviderSpec(name="none", backend=None),
+        ProviderSpec(
+            name="openai_compat",
+            backend=_API_BACKEND,
+            api=True,
+            requires={"base_url": "the server's URL, e.g. http://127.0.0.1:8000/v1"},
+        ),
+        ProviderSpec(
+            name="hf_judge", backend="rc1.scoring.hf_judge:backend_for", requires={"model": "the judge model's name"}
+        ),
+        ProviderSpec(
+            name="openai",
+            backend=_API_BACKEND,
+            api=True,
+            preset=Preset("https://api.openai.com/v1", "gpt-4.1-mini", json_schema=True),
+        ),
+        ProviderSpec(
+            name="gemini",
+            backend=_API_BACKEND,
+            api=True,
+            preset=Preset(
+                "https://generativelanguage.googleapis.com/v1beta/openai/", "gemini-2.5-flash", json_schema=True
+            ),
+        ),
+        ProviderSpec(
+            name="deepseek_r1",
+            backend=_API_BACKEND,
+            api=True,
+            preset=Preset("https://api.deepseek.com", "deepseek-reasoner", json_schema=False),
+        ),
+    )
+}
 
 API_PROVIDERS: tuple[str, ...] = tuple(name for name, spec in PROVIDERS.items() if spec.api)

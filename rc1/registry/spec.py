@@ -83,7 +83,8 @@ class StrategySpec:
 @dataclass(frozen=True, kw_only=True)
 class EngineSpec:
     name: str
-    engine: str  # "module:attr" of the engine class: (config, items, reward_fn, model, tokenizer, staging, device, make_sampler)
+    # "module:attr" of the engine class: (config, items, reward_fn, model, tokenizer, staging, device, make_sampler)
+    engine: str
     multi_process: bool  # trains under torchrun / accelerate (rank 0 writes)
     rules: tuple[Rule, ...] = ()
 

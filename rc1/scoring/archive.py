@@ -65,21 +65,51 @@ def keeps_text(rollouts: RolloutsConfig, kind: str, step: int) -> bool:
     return step % rollouts.every_n_steps == 0
 
 
-def rows_of(kind: str, step: int, items: Sequence[TaskItem], completions: Sequence[str], tokens: Sequence[int],
-            scored: Sequence[Scored], reward: RewardConfig, weights: dict[str, float],
-            rollouts: RolloutsConfig) -> list[Rollout]:
+def rows_of(
+    kind: str,
+    step: int,
+    items: Sequence[TaskItem],
+    completions: Sequence[str],
+    tokens: Sequence[int],
+    scored: Sequence[Scored],
+    reward: RewardConfig,
+    weights: dict[str, float],
+    rollouts: RolloutsConfig,
+) -> list[Rollout]:
     """One row per completion, its reward computed the way the trainer's is (rc1/scoring/reward.py)."""
     keep = keeps_text(rollouts, kind, step)
     rows = []
     for item, text, count, s in zip(items, completions, tokens, scored, strict=True):
-        parts = reward_parts(s.components, weights, item, s.clarifications, use_penalty=reward.use_overclar_penalty,
-                             alpha=reward.overclar_alpha, cap=reward.overclar_cap, beta=reward.difficulty_beta)
-        rows.append(Rollout(kind=kind, step=step, item_id=item.id, task=item.task, difficulty=item.difficulty,
-                            needs_clarification=item.needs_clarification, gold=item.answer,
-                            prompt_sha256=prompt_sha256(item), completion=text if keep else None, tokens=int(count),
-                            components=dict(s.components), clarifications=s.clarifications, penalty=parts.penalty,
-                            difficulty_factor=parts.difficulty_factor, reward=parts.total,
-                            judge_request=s.judge_request))
+        parts = reward_parts(
+            s.components,
+            weights,
+            item,
+            s.clarifications,
+            use_penalty=reward.use_overclar_penalty,
+            alpha=reward.overclar_alpha,
+            cap=reward.overclar_cap,
+            beta=reward.difficulty_beta,
+        )
+        rows.append(
+            Rollout(
+                kind=kind,
+                step=step,
+                item_id=item.id,
+                task=item.task,
+                difficulty=item.difficulty,
+                needs_clarification=item.needs_clarification,
+                gold=item.answer,
+                prompt_sha256=prompt_sha256(item),
+                completion=text if keep else None,
+                tokens=int(count),
+                components=dict(s.components),
+                clarifications=s.clarifications,
+                penalty=parts.penalty,
+                difficulty_factor=parts.difficulty_factor,
+                reward=parts.total,
+                judge_request=s.judge_request,
+            )
+        )
     return rows
 
 
@@ -94,8 +124,15 @@ def decode_shard(data: bytes) -> list[Rollout]:
 
 def item_of(row: Rollout) -> TaskItem:
     """The item as the scorer saw it: what the rule components read (task, gold, difficulty, clarification)."""
-    return TaskItem(id=row.item_id, task=row.task, question="", answer=row.gold, difficulty=row.difficulty, prompt="",
-                    needs_clarification=row.needs_clarification)
+    return TaskItem(
+        id=row.item_id,
+        task=row.task,
+        question="",
+        answer=row.gold,
+        difficulty=row.difficulty,
+        prompt="",
+        needs_clarification=row.needs_clarification,
+    )
 
 
 # What the archive of a run will take on disk, at most (round 1 counts it in its free-disk check):

@@ -50,7 +50,9 @@ def with_shuffled_answers(reward_fn: RewardFn, pool: Sequence[TaskItem], seed: i
     """`reward_fn` scoring each completion against another item's gold (see the module's docstring)."""
     shuffle = ShuffledAnswers(pool, seed)
 
-    def shuffled(items: Sequence[TaskItem], completions: Sequence[str], completion_tokens: Sequence[int]) -> list[float]:
+    def shuffled(
+        items: Sequence[TaskItem], completions: Sequence[str], completion_tokens: Sequence[int]
+    ) -> list[float]:
         return reward_fn([shuffle(item) for item in items], completions, completion_tokens)
 
     return shuffled

@@ -20,8 +20,13 @@ from rc1.scoring.pipeline import Scored
 ALL = "all"
 
 
-def evaluate_buckets(items: Sequence[TaskItem], scored: Sequence[Scored], rewards: Sequence[float],
-                     baseline: Sequence[EvalBucket] = (), sampled: Sequence[float] | None = None) -> list[EvalBucket]:
+def evaluate_buckets(
+    items: Sequence[TaskItem],
+    scored: Sequence[Scored],
+    rewards: Sequence[float],
+    baseline: Sequence[EvalBucket] = (),
+    sampled: Sequence[float] | None = None,
+) -> list[EvalBucket]:
     """Every task × difficulty cell present, each task, each difficulty and the whole set, in that order.
     `sampled[i]`: item i's success averaged over its sampled replies (absent: no sampled figures)."""
     rows = list(zip(items, scored, rewards, sampled if sampled is not None else [None] * len(items), strict=True))
@@ -69,7 +74,9 @@ def _bucket(task: str, difficulty: str, members: list[tuple[TaskItem, Scored, fl
     unneeded = [s for item, s, _, _ in members if not item.needs_clarification]
     sampled = [rate for _, _, _, rate in members if rate is not None]
     return EvalBucket(
-        task=task, difficulty=difficulty, n=n,
+        task=task,
+        difficulty=difficulty,
+        n=n,
         success=sum(s.components["correctness"] for _, s, _, _ in members) / n,
         mean_reward=sum(r for _, _, r, _ in members) / n,
         overclar_rate=sum(s.clarifications > 0 for s in unneeded) / len(unneeded) if unneeded else 0.0,

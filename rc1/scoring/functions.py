@@ -23,7 +23,6 @@ import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-
 from rc1.data.task import TaskItem
 from rc1.user_code import load_function
 
@@ -35,29 +34,42 @@ class RewardFunctionFailed(Exception):
     """A reward function raised, or answered outside its contract, while a batch was scored."""
 
 
-def call(name: str, fn: Callable, items: Sequence[TaskItem], completions: Sequence[str],
-         completion_tokens: Sequence[int]) -> list[float]:
+def call(
+    name: str, fn: Callable, items: Sequence[TaskItem], completions: Sequence[str], completion_tokens: Sequence[int]
+) -> list[float]:
     """One function's answers for a batch, each a finite number in [LOW, HIGH] (None read as 0). Anything else, or
     an exception, is RewardFunctionFailed naming the function and the item."""
     columns = {column: [getattr(item, column) for item in items] for column in COLUMNS}
     try:
-        answers = fn(prompts=[item.prompt for item in items], completions=list(completions),
-                     completion_tokens=list(completion_tokens), **columns)
+        answers = fn(
+            prompts=[item.prompt for item in items],
+            completions=list(completions),
+            completion_tokens=list(completion_tokens),
+            **columns,
+        )
     except Exception as e:
         raise RewardFunctionFailed(f"reward function {name} raised {type(e).__name__}: {e}") from e
     if not isinstance(answers, (list, tuple)) or len(answers) != len(items):
         got = f"{len(answers)} values" if isinstance(answers, (list, tuple)) else type(answers).__name__
-        raise RewardFunctionFailed(f"reward function {name} answered {got} for {len(items)} completions; it must "
-                                   f"return one number (or None) per completion")
+        raise RewardFunctionFailed(
+            f"reward function {name} answered {got} for {len(items)} completions; it must "
+            f"return one number (or None) per completion"
+        )
     values = []
     for item, answer in zip(items, answers):
         if answer is None:
             values.append(0.0)
             continue
-        if isinstance(answer, bool) or not isinstance(answer, (int, float)) or not math.isfinite(answer) \
-                or not LOW <= answer <= HIGH:
-            raise RewardFunctionFailed(f"reward function {name} answered {answer!r} for item {item.id}; it must be "
-                                       f"a finite number in [{LOW:g}, {HIGH:g}] or None")
+        if (
+            isinstance(answer, bool)
+            or not isinstance(answer, (int, float))
+            or not math.isfinite(answer)
+            or not LOW <= answer <= HIGH
+        ):
+            raise RewardFunctionFailed(
+                f"reward function {name} answered {answer!r} for item {item.id}; it must be "
+                f"a finite number in [{LOW:g}, {HIGH:g}] or None"
+            )
         values.append(float(answer))
     return values
 
@@ -76,6 +88,7 @@ class RewardFunctions:
     def names(self) -> tuple[str, ...]:
         return tuple(self.functions)
 
-    def score(self, items: Sequence[TaskItem], completions: Sequence[str],
-              completion_tokens: Sequence[int]) -> dict[str, list[float]]:
+    def score(
+        self, items: Sequence[TaskItem], completions: Sequence[str], completion_tokens: Sequence[int]
+    ) -> dict[str, list[float]]:
         return {name: call(name, fn, items, completions, completion_tokens) for name, fn in self.functions.items()}

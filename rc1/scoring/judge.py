@@ -50,9 +50,7 @@ VERDICT_SCHEMA = {
     "additionalProperties": False,
 }
 # Every verdict a constrained decoder may choose (the booleans are the verdict; `reason` is optional).
-VERDICT_CHOICES = tuple(
-    json.dumps({"correct": c, "clarification_ok": k}) for c in (True, False) for k in (True, False)
-)
+VERDICT_CHOICES = tuple(json.dumps({"correct": c, "clarification_ok": k}) for c in (True, False) for k in (True, False))
 _VERDICT_DECODER = msgspec.json.Decoder(Verdict)
 
 
@@ -131,8 +129,17 @@ class Backend(Protocol):
 
 
 class Judge:
-    def __init__(self, backend: Backend, rubric: Rubric, ledger: Ledger, cache: JudgeCache | None, *,
-                 max_retries: int, backoff_s: float, max_concurrency: int):
+    def __init__(
+        self,
+        backend: Backend,
+        rubric: Rubric,
+        ledger: Ledger,
+        cache: JudgeCache | None,
+        *,
+        max_retries: int,
+        backoff_s: float,
+        max_concurrency: int,
+    ):
         self.backend = backend
         self.rubric = rubric
         self.ledger = ledger
@@ -141,13 +148,16 @@ class Judge:
         self.backoff_s = backoff_s
         self.max_concurrency = max_concurrency
 
-    def score(self, items: Sequence[TaskItem], visibles: Sequence[str | None], *, use_cache: bool = True) -> list[float]:
+    def score(
+        self, items: Sequence[TaskItem], visibles: Sequence[str | None], *, use_cache: bool = True
+    ) -> list[float]:
         """The `judge` component of each reply (0 without a call for a reply that is None); raises the first
         call's ScorerError once every call is in the ledger."""
         return [score for score, _ in self.judged(items, visibles, use_cache=use_cache)]
 
-    def judged(self, items: Sequence[TaskItem], visibles: Sequence[str | None], *,
-               use_cache: bool = True) -> list[tuple[float, str | None]]:
+    def judged(
+        self, items: Sequence[TaskItem], visibles: Sequence[str | None], *, use_cache: bool = True
+    ) -> list[tuple[float, str | None]]:
         """Each reply's `judge` component and the request sha256 of its call (the ledger's and the cache's key; None
         where no call was made)."""
         asked = [i for i, visible in enumerate(visibles) if visible is not None]
@@ -159,18 +169,24 @@ class Judge:
             scores[i] = (component(items[i], verdict), record.request_sha256)
         return scores
 
-    def verdicts(self, items: Sequence[TaskItem], visibles: Sequence[str], *, use_cache: bool) -> list[tuple[Verdict | None, LedgerRecord]]:
+    def verdicts(
+        self, items: Sequence[TaskItem], visibles: Sequence[str], *, use_cache: bool
+    ) -> list[tuple[Verdict | None, LedgerRecord]]:
         """Each call's verdict and ledger record, errors included (for the probe, which judges them)."""
         return [(verdict, record) for verdict, record, _ in self._call_all(items, visibles, use_cache)]
 
     def _call_all(self, items: Sequence[TaskItem], visibles: Sequence[str], use_cache: bool):
         """One call per reply, `max_concurrency` at a time, in order; all of them go to the ledger."""
         with ThreadPoolExecutor(max_workers=self.max_concurrency) as pool:
-            results = list(pool.map(lambda pair: self._one(pair[0], pair[1], use_cache), zip(items, visibles, strict=True)))
+            results = list(
+                pool.map(lambda pair: self._one(pair[0], pair[1], use_cache), zip(items, visibles, strict=True))
+            )
         self.ledger.append([record for _, record, _ in results])
         return results
 
-    def _one(self, item: TaskItem, visible: str, use_cache: bool) -> tuple[Verdict | None, LedgerRecord, ScorerError | None]:
+    def _one(
+        self, item: TaskItem, visible: str, use_cache: bool
+    ) -> tuple[Verdict | None, LedgerRecord, ScorerError | None]:
         backend = self.backend
         messages = judge_messages(self.rubric, item, visible)
         key = request_key(backend.provider, backend.model, self.rubric.sha256, messages)
@@ -203,17 +219,33 @@ class Judge:
             if self.cache is not None:
                 self.cache.put(key, answer.text)
             return verdict, self._record(key, started, attempts, answer=answer), None
-        error = ScorerError(f"scorer {backend.provider} ({backend.where}): {problem}; gave up after {attempts} attempts "
-                            f"(scorer.max_retries is {self.max_retries})")
+        error = ScorerError(
+            f"scorer {backend.provider} ({backend.where}): {problem}; gave up after {attempts} attempts "
+            f"(scorer.max_retries is {self.max_retries})"
+        )
         return None, self._record(key, started, attempts, answer=answer, error=str(error)), error
 
-    def _record(self, key: str, started: float, attempts: int, *, cached: bool = False, answer: Answer | None = None,
-                error: str = "") -> LedgerRecord:
+    def _record(
+        self,
+        key: str,
+        started: float,
+        attempts: int,
+        *,
+        cached: bool = False,
+        answer: Answer | None = None,
+        error: str = "",
+    ) -> LedgerRecord:
         return LedgerRecord(
-            ts=now(), scope=self.ledger.scope, provider=self.backend.provider, model=self.backend.model,
-            latency_ms=(time.perf_counter() - started) * 1000.0, cached=cached,
+            ts=now(),
+            scope=self.ledger.scope,
+            provider=self.backend.provider,
+            model=self.backend.model,
+            latency_ms=(time.perf_counter() - started) * 1000.0,
+            cached=cached,
             billable=self.backend.paid and not cached and answer is not None,
             prompt_tokens=answer.prompt_tokens if answer else 0,
             completion_tokens=answer.completion_tokens if answer else 0,
-            request_sha256=key, attempts=attempts, error=error,
+            request_sha256=key,
+            attempts=attempts,
+            error=error,
         )

@@ -51,8 +51,10 @@ class OpenAICompatBackend:
         self.paid = preset is not None or not is_loopback(self.base_url)
         key = api_key()
         if key is None:
-            raise BadInput(f"{API_KEY_ENV}: not set; the {provider} judge ({self.where}) needs its API key in this "
-                           "environment variable (never in a file of the repo)")
+            raise BadInput(
+                f"{API_KEY_ENV}: not set; the {provider} judge ({self.where}) needs its API key in this "
+                "environment variable (never in a file of the repo)"
+            )
         import openai
 
         self._openai = openai
@@ -68,19 +70,25 @@ class OpenAICompatBackend:
         try:
             served = [m.id for m in self._client.models.list()]
         except openai.APIError as e:
-            raise ScorerError(f"scorer {self.provider}: scorer.model is empty and {self.base_url}/models could not be "
-                              f"read ({type(e).__name__}); name the judge model with scorer.model") from None
+            raise ScorerError(
+                f"scorer {self.provider}: scorer.model is empty and {self.base_url}/models could not be "
+                f"read ({type(e).__name__}); name the judge model with scorer.model"
+            ) from None
         if len(served) != 1:
-            raise BadInput(f"scorer.model: {self.base_url} serves {len(served)} models ({', '.join(served[:5])}); "
-                           "name the judge with scorer.model")
+            raise BadInput(
+                f"scorer.model: {self.base_url} serves {len(served)} models ({', '.join(served[:5])}); "
+                "name the judge with scorer.model"
+            )
         return served[0]
 
     def ask(self, messages: list[dict[str, str]]) -> Answer:
         openai = self._openai
         extra = {}
         if self._json_schema:
-            extra["response_format"] = {"type": "json_schema",
-                                        "json_schema": {"name": "verdict", "schema": VERDICT_SCHEMA, "strict": True}}
+            extra["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "verdict", "schema": VERDICT_SCHEMA, "strict": True},
+            }
         try:
             response = self._client.chat.completions.create(model=self.model, messages=messages, temperature=0, **extra)
         except openai.RateLimitError as e:
@@ -92,8 +100,10 @@ class OpenAICompatBackend:
         except openai.APIConnectionError:
             raise Retryable("connection failed") from None
         except openai.APIStatusError as e:
-            raise ScorerError(f"scorer {self.provider} ({self.where}): HTTP {e.status_code}: {self._scrub(e.message)}"
-                              + ("; check SCORER_API_KEY" if e.status_code in (401, 403) else "")) from None
+            raise ScorerError(
+                f"scorer {self.provider} ({self.where}): HTTP {e.status_code}: {self._scrub(e.message)}"
+                + ("; check SCORER_API_KEY" if e.status_code in (401, 403) else "")
+            ) from None
         if not response.choices:
             raise Retryable("an answer with no choices")
         usage = response.usage

@@ -36,30 +36,51 @@ class ScoringPipeline:
 
     @property
     def components(self) -> tuple[str, ...]:
-        return (self.rule.components + ((JUDGE_COMPONENT,) if self.judge else ())
-                + (self.functions.names if self.functions else ()))
+        return (
+            self.rule.components
+            + ((JUDGE_COMPONENT,) if self.judge else ())
+            + (self.functions.names if self.functions else ())
+        )
 
-    def score(self, items: Sequence[TaskItem], completions: Sequence[str], completion_tokens: Sequence[int]) -> list[Scored]:
+    def score(
+        self, items: Sequence[TaskItem], completions: Sequence[str], completion_tokens: Sequence[int]
+    ) -> list[Scored]:
         replies = [self.rule.reply(c) for c in completions]
         judged = self.judge.judged(items, [r.visible for r in replies]) if self.judge else [None] * len(items)
         yours = self.functions.score(items, completions, completion_tokens) if self.functions else {}
         scored = []
         for index, (item, completion, tokens, reply, verdict) in enumerate(
-                zip(items, completions, completion_tokens, replies, judged, strict=True)):
+            zip(items, completions, completion_tokens, replies, judged, strict=True)
+        ):
             checked = yours.get(self.rule.check_of(item.task))  # a task checked by one of the functions scored
             components = self.rule.score(item, completion, tokens, checked[index] if checked else None)
             if verdict is not None:
                 components[JUDGE_COMPONENT] = verdict[0]
             components.update({name: values[index] for name, values in yours.items()})
-            scored.append(Scored(components=components, clarifications=clarification_count(reply.visible),
-                                 judge_request=verdict[1] if verdict is not None else None))
+            scored.append(
+                Scored(
+                    components=components,
+                    clarifications=clarification_count(reply.visible),
+                    judge_request=verdict[1] if verdict is not None else None,
+                )
+            )
         return scored
 
 
-def rewards_of(reward: RewardConfig, weights: dict[str, float], items: Sequence[TaskItem], scored: Sequence[Scored]) -> list[float]:
+def rewards_of(
+    reward: RewardConfig, weights: dict[str, float], items: Sequence[TaskItem], scored: Sequence[Scored]
+) -> list[float]:
     return [
-        total_reward(s.components, weights, item, s.clarifications, use_penalty=reward.use_overclar_penalty,
-                     alpha=reward.overclar_alpha, cap=reward.overclar_cap, beta=reward.difficulty_beta)
+        total_reward(
+            s.components,
+            weights,
+            item,
+            s.clarifications,
+            use_penalty=reward.use_overclar_penalty,
+            alpha=reward.overclar_alpha,
+            cap=reward.overclar_cap,
+            beta=reward.difficulty_beta,
+        )
         for item, s in zip(items, scored, strict=True)
     ]
 
@@ -69,9 +90,12 @@ def rewards_of(reward: RewardConfig, weights: dict[str, float], items: Sequence[
 Record = Callable[[Sequence[TaskItem], Sequence[str], Sequence[int], Sequence[Scored]], None]
 
 
-def make_reward_fn(reward: RewardConfig, weights: dict[str, float], pipeline: ScoringPipeline,
-                   record: Record | None = None) -> RewardFn:
-    def reward_fn(items: Sequence[TaskItem], completions: Sequence[str], completion_tokens: Sequence[int]) -> list[float]:
+def make_reward_fn(
+    reward: RewardConfig, weights: dict[str, float], pipeline: ScoringPipeline, record: Record | None = None
+) -> RewardFn:
+    def reward_fn(
+        items: Sequence[TaskItem], completions: Sequence[str], completion_tokens: Sequence[int]
+    ) -> list[float]:
         scored = pipeline.score(items, completions, completion_tokens)
         if record is not None:
             record(items, completions, completion_tokens, scored)
@@ -84,8 +108,11 @@ def components_for(loaded: LoadedConfig) -> tuple[str, ...]:
     """The components the configured scorer gives, whether or not its judge can be reached now."""
     from rc1.scoring.rules import RULE_COMPONENTS
 
-    return (RULE_COMPONENTS + ((JUDGE_COMPONENT,) if PROVIDERS[loaded.config.scorer.provider].judges else ())
-            + tuple(spec.name for spec in loaded.config.reward.functions))
+    return (
+        RULE_COMPONENTS
+        + ((JUDGE_COMPONENT,) if PROVIDERS[loaded.config.scorer.provider].judges else ())
+        + tuple(spec.name for spec in loaded.config.reward.functions)
+    )
 
 
 def reward_functions(loaded: LoadedConfig) -> RewardFunctions | None:
@@ -97,8 +124,10 @@ def reward_functions(loaded: LoadedConfig) -> RewardFunctions | None:
     try:
         return RewardFunctions.of(specs, loaded.path.parent)
     except Exception as e:
-        raise RewardFunctionFailed(f"{loaded.path}: reward.functions: cannot import "
-                                   f"{', '.join(spec.path for spec in specs)}: {type(e).__name__}: {e}") from e
+        raise RewardFunctionFailed(
+            f"{loaded.path}: reward.functions: cannot import "
+            f"{', '.join(spec.path for spec in specs)}: {type(e).__name__}: {e}"
+        ) from e
 
 
 def rule_scorer(loaded: LoadedConfig, thinking: bool) -> RuleScorer:
@@ -111,9 +140,13 @@ def rule_scorer(loaded: LoadedConfig, thinking: bool) -> RuleScorer:
 
         return load_function(paths[name], loaded.path.parent)
 
-    return RuleScorer(thinking=thinking, max_completion_tokens=train.max_completion_tokens, overlong_cache=cache,
-                      checks={name: task.check for name, task in loaded.config.data.tasks.items()},
-                      check_function=check_function)
+    return RuleScorer(
+        thinking=thinking,
+        max_completion_tokens=train.max_completion_tokens,
+        overlong_cache=cache,
+        checks={name: task.check for name, task in loaded.config.data.tasks.items()},
+        check_function=check_function,
+    )
 
 
 def build_judge(loaded: LoadedConfig, ledger_path: Path, cache_dir: Path, device: str) -> Judge | None:
@@ -125,9 +158,14 @@ def build_judge(loaded: LoadedConfig, ledger_path: Path, cache_dir: Path, device
         return None
     backend = load(spec.backend)(scorer, device)
     return Judge(
-        backend, load_rubric(loaded.rubric_path),
-        Ledger(ledger_path, Prices(input=scorer.price_per_million_input_tokens,
-                                   output=scorer.price_per_million_output_tokens)),
+        backend,
+        load_rubric(loaded.rubric_path),
+        Ledger(
+            ledger_path,
+            Prices(input=scorer.price_per_million_input_tokens, output=scorer.price_per_million_output_tokens),
+        ),
         JudgeCache(cache_dir) if scorer.cache else None,
-        max_retries=scorer.max_retries, backoff_s=scorer.backoff_s, max_concurrency=scorer.max_concurrency,
+        max_retries=scorer.max_retries,
+        backoff_s=scorer.backoff_s,
+        max_concurrency=scorer.max_concurrency,
     )

@@ -49,13 +49,16 @@ class PairedGain(msgspec.Struct, frozen=True, kw_only=True):
     seed: int
 
 
-def paired_gain(baseline: Sequence[float], selected: Sequence[float], *, seed: int, confidence: float = 0.95,
-                resamples: int = 9999) -> PairedGain:
+def paired_gain(
+    baseline: Sequence[float], selected: Sequence[float], *, seed: int, confidence: float = 0.95, resamples: int = 9999
+) -> PairedGain:
     """Same inputs and seed, same numbers: the resampling draws from a generator seeded here."""
     base, chosen = np.asarray(baseline, dtype=float), np.asarray(selected, dtype=float)
     if base.ndim != 1 or base.shape != chosen.shape:
-        raise ValueError(f"baseline has {base.size} items and selected {chosen.size}: the gain is paired, so give "
-                         "both policies' success on the same gate items in the same order")
+        raise ValueError(
+            f"baseline has {base.size} items and selected {chosen.size}: the gain is paired, so give "
+            "both policies' success on the same gate items in the same order"
+        )
     if base.size == 0:
         raise ValueError("no gate items: the gain needs at least one item evaluated on both policies")
     if not np.all((np.r_[base, chosen] >= 0) & (np.r_[base, chosen] <= 1)):
@@ -68,11 +71,27 @@ def paired_gain(baseline: Sequence[float], selected: Sequence[float], *, seed: i
         from scipy import stats
 
         gain = float(d.mean())
-        ci = stats.bootstrap((d,), np.mean, confidence_level=confidence, n_resamples=resamples, method="percentile",
-                             random_state=np.random.default_rng(seed), vectorized=True).confidence_interval
+        ci = stats.bootstrap(
+            (d,),
+            np.mean,
+            confidence_level=confidence,
+            n_resamples=resamples,
+            method="percentile",
+            random_state=np.random.default_rng(seed),
+            vectorized=True,
+        ).confidence_interval
         low, high = float(ci.low), float(ci.high)
-    return PairedGain(n=int(base.size), baseline=float(base.mean()), selected=float(chosen.mean()), gain_pp=100 * gain,
-                      ci_low_pp=100 * low, ci_high_pp=100 * high, confidence=confidence, resamples=resamples, seed=seed)
+    return PairedGain(
+        n=int(base.size),
+        baseline=float(base.mean()),
+        selected=float(chosen.mean()),
+        gain_pp=100 * gain,
+        ci_low_pp=100 * low,
+        ci_high_pp=100 * high,
+        confidence=confidence,
+        resamples=resamples,
+        seed=seed,
+    )
 
 
 class Verdict(msgspec.Struct, frozen=True, kw_only=True):
@@ -85,8 +104,10 @@ def release_verdict(gain: PairedGain, threshold_pp: float) -> Verdict:
     if gain.gain_pp < threshold_pp - 1e-9:  # equal to the threshold passes, whatever the float rounding of the mean
         failed.append(f"the gain {_pp(gain.gain_pp, threshold_pp)} pp is below the threshold {threshold_pp:g} pp")
     if not gain.ci_low_pp > 0:
-        failed.append(f"the {100 * gain.confidence:g} % interval [{_pp(gain.ci_low_pp, 0.0)}, {_pp(gain.ci_high_pp, 0.0)}]"
-                      " pp does not lie above 0")
+        failed.append(
+            f"the {100 * gain.confidence:g} % interval [{_pp(gain.ci_low_pp, 0.0)}, {_pp(gain.ci_high_pp, 0.0)}]"
+            " pp does not lie above 0"
+        )
     return Verdict(passed=not failed, failed=failed)
 
 
@@ -109,8 +130,9 @@ class ReleasePower(msgspec.Struct, frozen=True, kw_only=True):
     passed: bool  # mde_pp <= threshold_pp
 
 
-def release_power(base_rates: Sequence[float], samples: int, threshold_pp: float, *, power: float = 0.8,
-                  confidence: float = 0.95) -> ReleasePower:
+def release_power(
+    base_rates: Sequence[float], samples: int, threshold_pp: float, *, power: float = 0.8, confidence: float = 0.95
+) -> ReleasePower:
     """base_rates: the step-0 policy's sampled success per gate item (each the mean of `samples` replies)."""
     from scipy import stats
 
@@ -125,8 +147,16 @@ def release_power(base_rates: Sequence[float], samples: int, threshold_pp: float
     z = float(stats.norm.ppf(1 - (1 - confidence) / 2) + stats.norm.ppf(power))
     mde_pp = 100 * z * sd_diff / math.sqrt(rates.size)
     n_needed = max(1, math.ceil((100 * z * sd_diff / threshold_pp) ** 2))
-    return ReleasePower(n=int(rates.size), samples=samples, base_success=float(rates.mean()), sd_diff=sd_diff,
-                        mde_pp=mde_pp, threshold_pp=threshold_pp, n_needed=n_needed, passed=mde_pp <= threshold_pp)
+    return ReleasePower(
+        n=int(rates.size),
+        samples=samples,
+        base_success=float(rates.mean()),
+        sd_diff=sd_diff,
+        mde_pp=mde_pp,
+        threshold_pp=threshold_pp,
+        n_needed=n_needed,
+        passed=mde_pp <= threshold_pp,
+    )
 
 
 def promotes(value: float, earlier: Sequence[float]) -> bool:
@@ -144,8 +174,10 @@ def select_checkpoint(evaluations: Sequence[tuple[int, float]], final_step: int)
     if not steps or steps[0] != 0:
         raise ValueError("the evaluations start with step 0: the baseline every checkpoint must beat")
     if any(b <= a for a, b in zip(steps, steps[1:])) or final_step < steps[-1]:
-        raise ValueError(f"evaluations at steps {steps} with the final checkpoint at {final_step}: give one per step, "
-                         "in step order, none after the final checkpoint")
+        raise ValueError(
+            f"evaluations at steps {steps} with the final checkpoint at {final_step}: give one per step, "
+            "in step order, none after the final checkpoint"
+        )
     if not all(math.isfinite(v) for v in values):
         raise ValueError("a shadow metric is not a finite number: a NaN would block every later promotion")
     best = None

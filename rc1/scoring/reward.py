@@ -28,9 +28,7 @@ def difficulty_factor(difficulty: str, beta: float) -> float:
 
 def weighted_sum(components: dict[str, float], weights: dict[str, float]) -> float:
     if set(weights) != set(components):
-        raise ValueError(
-            f"weights cover {sorted(weights)} but the scorer gives {sorted(components)}; they must match"
-        )
+        raise ValueError(f"weights cover {sorted(weights)} but the scorer gives {sorted(components)}; they must match")
     return math.fsum(weights[k] * components[k] for k in sorted(components))
 
 
@@ -42,18 +40,35 @@ class RewardParts(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def reward_parts(
-    components: dict[str, float], weights: dict[str, float], item: TaskItem, clarifications: int,
-    *, use_penalty: bool, alpha: float, cap: int, beta: float,
+    components: dict[str, float],
+    weights: dict[str, float],
+    item: TaskItem,
+    clarifications: int,
+    *,
+    use_penalty: bool,
+    alpha: float,
+    cap: int,
+    beta: float,
 ) -> RewardParts:
     weighted = weighted_sum(components, weights)
     penalty = overclar_penalty(clarifications, item.needs_clarification, alpha, cap) if use_penalty else 0.0
     factor = difficulty_factor(item.difficulty, beta)
-    return RewardParts(weighted=weighted, penalty=penalty, difficulty_factor=factor, total=(weighted - penalty) * factor)
+    return RewardParts(
+        weighted=weighted, penalty=penalty, difficulty_factor=factor, total=(weighted - penalty) * factor
+    )
 
 
 def total_reward(
-    components: dict[str, float], weights: dict[str, float], item: TaskItem, clarifications: int,
-    *, use_penalty: bool, alpha: float, cap: int, beta: float,
+    components: dict[str, float],
+    weights: dict[str, float],
+    item: TaskItem,
+    clarifications: int,
+    *,
+    use_penalty: bool,
+    alpha: float,
+    cap: int,
+    beta: float,
 ) -> float:
-    return reward_parts(components, weights, item, clarifications, use_penalty=use_penalty, alpha=alpha, cap=cap,
-                        beta=beta).total
+    return reward_parts(
+        components, weights, item, clarifications, use_penalty=use_penalty, alpha=alpha, cap=cap, beta=beta
+    ).total

@@ -44,8 +44,15 @@ class RuleScorer:
 
     components = RULE_COMPONENTS
 
-    def __init__(self, *, thinking: bool, max_completion_tokens: int, overlong_cache: int,
-                 checks: dict[str, str] | None = None, check_function: Callable[[str], Callable] | None = None):
+    def __init__(
+        self,
+        *,
+        thinking: bool,
+        max_completion_tokens: int,
+        overlong_cache: int,
+        checks: dict[str, str] | None = None,
+        check_function: Callable[[str], Callable] | None = None,
+    ):
         """`checks`: how each task of yours is checked (a CheckKind, or a reward function's name, which
         `check_function` imports when it is first needed)."""
         from trl.rewards import get_soft_overlong_punishment, think_format_reward
@@ -62,8 +69,9 @@ class RuleScorer:
     def reply(self, completion: str) -> Reply:
         return split_reply(completion, self.thinking)
 
-    def score(self, item: TaskItem, completion: str, completion_tokens: int,
-              checked: float | None = None) -> dict[str, float]:
+    def score(
+        self, item: TaskItem, completion: str, completion_tokens: int, checked: float | None = None
+    ) -> dict[str, float]:
         """`checked`: where the item's task is checked by a reward function, its answer for this completion when
         the caller already has it (the pipeline scores every function once per batch), so it is not asked twice."""
         reply = self.reply(completion)
@@ -76,8 +84,12 @@ class RuleScorer:
         if item.needs_clarification:
             correct = float(clarification_count(reply.visible) >= 1 and answer is None)
             ends_well = bool(lines) and lines[-1].rstrip().rstrip(_CLOSERS).endswith("?")
-            return {"correctness": correct, "f1": correct, "format": float(ends_well and self._well_thought(completion)),
-                    "length": length}
+            return {
+                "correctness": correct,
+                "f1": correct,
+                "format": float(ends_well and self._well_thought(completion)),
+                "length": length,
+            }
         kind = self.check_of(item.task)
         if kind in CHECK_KINDS:
             correct, f1 = self._match(kind, item, answer)
@@ -86,8 +98,12 @@ class RuleScorer:
                 checked = self._by_function(kind, item, completion, completion_tokens)
             correct = f1 = min(1.0, max(0.0, checked))
         ends_well = answer is not None and answer.line == len(reply.visible.splitlines()) - 1  # visible is stripped
-        return {"correctness": correct, "f1": f1, "format": float(ends_well and self._well_thought(completion)),
-                "length": length}
+        return {
+            "correctness": correct,
+            "f1": f1,
+            "format": float(ends_well and self._well_thought(completion)),
+            "length": length,
+        }
 
     def _well_thought(self, completion: str) -> bool:
         if not self.thinking:

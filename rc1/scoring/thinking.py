@@ -42,7 +42,9 @@ def template_opens_thinking(chat_template: str | None) -> bool:
     from transformers.utils.chat_template_utils import render_jinja_template
 
     rendered, _ = render_jinja_template(
-        conversations=[[{"role": "user", "content": "1 + 1?"}]], chat_template=chat_template, add_generation_prompt=True,
+        conversations=[[{"role": "user", "content": "1 + 1?"}]],
+        chat_template=chat_template,
+        add_generation_prompt=True,
     )
     return rendered[0].rstrip().endswith(OPEN)
 

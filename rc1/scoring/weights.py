@@ -46,15 +46,21 @@ def read_weights(path: Path, components: tuple[str, ...]) -> tuple[dict[str, flo
             continue
         weights[key] = float(value)
         if key not in components:
-            problems.append(f"unknown component {key!r}; this scorer's components are {', '.join(components)}"
-                            + (" (`judge` needs scorer.provider)" if key == "judge" else ""))
+            problems.append(
+                f"unknown component {key!r}; this scorer's components are {', '.join(components)}"
+                + (" (`judge` needs scorer.provider)" if key == "judge" else "")
+            )
         elif value < 0:
             problems.append(f"{key}: weight {value:g} is negative")
         elif value > MAX_WEIGHT:
-            problems.append(f"{key}: weight {value:g} is above {MAX_WEIGHT:g}; no component may carry more than half the reward")
+            problems.append(
+                f"{key}: weight {value:g} is above {MAX_WEIGHT:g}; no component may carry more than half the reward"
+            )
     missing = [c for c in components if c not in raw]
     if missing:
-        problems.append(f"missing component(s) {', '.join(missing)}; give every component a weight (0 switches one off)")
+        problems.append(
+            f"missing component(s) {', '.join(missing)}; give every component a weight (0 switches one off)"
+        )
     total = math.fsum(weights.values())
     if abs(total - 1.0) > SUM_TOLERANCE:
         problems.append(f"weights sum to {total:.6g}, not 1 (within {SUM_TOLERANCE:g})")

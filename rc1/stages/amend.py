@@ -74,8 +74,9 @@ def check_amended(loaded: LoadedConfig) -> None:
     """Round 2's config check on the amended config; refused (exit 3, nothing appended) where it fails."""
     result = training_config_check(loaded.config)
     if not result.passed:
-        raise GateClosed(f"the amended config fails round 2's training_config check: {result.detail}; nothing was "
-                         "appended")
+        raise GateClosed(
+            f"the amended config fails round 2's training_config check: {result.detail}; nothing was appended"
+        )
 
 
 def apply_amendments(loaded: LoadedConfig, amendments: dict[str, float | None]) -> LoadedConfig:

@@ -24,7 +24,9 @@ def write_held_out(session: Session, held) -> None:
     from rc1.stages.datasets import write_manifest
 
     ws = session.ws
-    for items, path, manifest, kind in ((held.shadow, ws.shadow_path, ws.shadow_manifest_path, "shadow"),
-                                        (held.gate, ws.gate_path, ws.gate_manifest_path, "gate")):
+    for items, path, manifest, kind in (
+        (held.shadow, ws.shadow_path, ws.shadow_manifest_path, "shadow"),
+        (held.gate, ws.gate_path, ws.gate_manifest_path, "gate"),
+    ):
         write_artifact(session, path, items, kind)
         write_manifest(session.config, path, manifest, items)

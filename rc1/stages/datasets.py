@@ -15,6 +15,7 @@ import msgspec
 
 from rc1.checks.difficulty import DifficultyLimits, report, validate
 from rc1.checks.result import CheckResult
+from rc1.config import Config, LoadedConfig
 from rc1.data import pool as pool_builder
 from rc1.data.balance import Balanced, rebalance
 from rc1.data.difficulty import ItemMetrics, measure
@@ -24,7 +25,6 @@ from rc1.data.task import TaskItem
 from rc1.data.templates import TemplatePack, load_pack
 from rc1.fsutil import atomic_write_bytes, atomic_write_text, sha256_file
 from rc1.progress import progress
-from rc1.config import Config, LoadedConfig
 from rc1.workspace import Workspace
 
 # What each generator is asked for, so that the measured buckets can meet easy 0.25 / medium 0.45 /
@@ -65,12 +65,21 @@ def template_pack(loaded: LoadedConfig) -> TemplatePack:
     return load_pack(loaded.templates_path)
 
 
-def dress_items(loaded: LoadedConfig, items: list[TaskItem], seed: int, stream: str,
-                pack: TemplatePack | None = None) -> list[TaskItem]:
+def dress_items(
+    loaded: LoadedConfig, items: list[TaskItem], seed: int, stream: str, pack: TemplatePack | None = None
+) -> list[TaskItem]:
     """`pack`: the template pack when the caller holds it already (fresh items dress one at a time)."""
     data = loaded.config.data
-    return dress(items, pack or template_pack(loaded), seed=seed, stream=stream, max_turns=data.max_turns,
-                 max_tool_hops=data.max_tool_hops, clarify_rate=data.clarify_rate, tools=list(data.tools))
+    return dress(
+        items,
+        pack or template_pack(loaded),
+        seed=seed,
+        stream=stream,
+        max_turns=data.max_turns,
+        max_tool_hops=data.max_tool_hops,
+        clarify_rate=data.clarify_rate,
+        tools=list(data.tools),
+    )
 
 
 class HeldOut(msgspec.Struct, frozen=True):
@@ -88,18 +97,24 @@ def build_held_out(loaded: LoadedConfig) -> HeldOut:
     data, release = loaded.config.data, loaded.config.release
     shadow = pool_builder.build_shadow(data.shadow_size, data.mix, data.shadow_seed)
     gate = pool_builder.build_gate(release.gate_size, data.mix, list(release.tasks), data.shadow_seed)
-    both = replace_from_sources(shadow + gate, shadow_sources(data, loaded.resolve), data.shadow_seed,
-                                by_difficulty=True)
-    shadow, gate = both[: len(shadow)], both[len(shadow):]
-    return HeldOut(shadow=dress_items(loaded, shadow, data.shadow_seed, "shadow"),
-                   gate=dress_items(loaded, gate, data.shadow_seed, "gate"))
+    both = replace_from_sources(
+        shadow + gate, shadow_sources(data, loaded.resolve), data.shadow_seed, by_difficulty=True
+    )
+    shadow, gate = both[: len(shadow)], both[len(shadow) :]
+    return HeldOut(
+        shadow=dress_items(loaded, shadow, data.shadow_seed, "shadow"),
+        gate=dress_items(loaded, gate, data.shadow_seed, "gate"),
+    )
 
 
 def build_seed_pool(loaded: LoadedConfig) -> list[TaskItem]:
     data, seed = loaded.config.data, loaded.config.run.seed
     sources = pool_sources(data, loaded.resolve)
-    slot_mix = {**GENERATOR_DIFFICULTY_MIX, **{t: m for t, m in SOURCE_DIFFICULTY_MIX.items() if t in sources},
-                **dict.fromkeys(data.tasks, YOUR_TASK_DIFFICULTY_MIX)}
+    slot_mix = {
+        **GENERATOR_DIFFICULTY_MIX,
+        **{t: m for t, m in SOURCE_DIFFICULTY_MIX.items() if t in sources},
+        **dict.fromkeys(data.tasks, YOUR_TASK_DIFFICULTY_MIX),
+    }
     pool = pool_builder.build_pool(data.pool_size, data.mix, seed, slot_mix)
     pool = replace_from_sources(pool, sources, seed, by_difficulty=False)
     return dress_items(loaded, pool, seed, "pool")
@@ -121,19 +136,25 @@ def balance(config: Config, pool: list[TaskItem], metrics: list[ItemMetrics]) ->
 
 def difficulty_limits(c: Config) -> DifficultyLimits:
     return DifficultyLimits(
-        min_hard=c.preflight.min_hard_share, max_easy=c.preflight.max_easy_share,
-        max_len_tokens=c.preflight.max_len_tokens, max_turns=c.data.max_turns, max_tool_hops=c.data.max_tool_hops,
-        hard_clue_max=c.preflight.hard_clue_overlap_max, easy_clue_min=c.preflight.easy_clue_overlap_min,
+        min_hard=c.preflight.min_hard_share,
+        max_easy=c.preflight.max_easy_share,
+        max_len_tokens=c.preflight.max_len_tokens,
+        max_turns=c.data.max_turns,
+        max_tool_hops=c.data.max_tool_hops,
+        hard_clue_max=c.preflight.hard_clue_overlap_max,
+        easy_clue_min=c.preflight.easy_clue_overlap_min,
         min_fraction=c.preflight.min_balanced_fraction,
     )
 
 
-def difficulty_check(config: Config, ws: Workspace, pool: list[TaskItem], metrics: list[ItemMetrics],
-                     balanced: Balanced) -> CheckResult:
+def difficulty_check(
+    config: Config, ws: Workspace, pool: list[TaskItem], metrics: list[ItemMetrics], balanced: Balanced
+) -> CheckResult:
     """Validate the balanced pool and write reports/rc1/difficulty_report.json (a view of the result)."""
     result = validate(balanced, len(pool), {m.id: m for m in metrics}, difficulty_limits(config))
-    atomic_write_bytes(ws.difficulty_report_path,
-                       msgspec.json.format(msgspec.json.encode(report(pool, metrics, balanced, result))))
+    atomic_write_bytes(
+        ws.difficulty_report_path, msgspec.json.format(msgspec.json.encode(report(pool, metrics, balanced, result)))
+    )
     return result
 
 
@@ -150,8 +171,11 @@ def write_manifest(config: Config, path, manifest_path, items: list[TaskItem]) -
         key = f"{item.task}/{item.difficulty}"
         cells[key] = cells.get(key, 0) + 1
     manifest = {
-        "n": len(items), "seed": config.data.shadow_seed, "sha256": sha256_file(path),
-        "cells": dict(sorted(cells.items())), "ids": [item.id for item in items],
+        "n": len(items),
+        "seed": config.data.shadow_seed,
+        "sha256": sha256_file(path),
+        "cells": dict(sorted(cells.items())),
+        "ids": [item.id for item in items],
         "needs_clarification": sum(item.needs_clarification for item in items),
     }
     atomic_write_text(manifest_path, json.dumps(manifest, indent=2) + "\n")

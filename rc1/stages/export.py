@@ -52,19 +52,26 @@ def line_of(events: list[ev.Event], seeds: list[int], seed: int | None, current:
             raise BadInput(f"--seed {seed}: this run trains seed {seeds[0]} only")
         return Line(seed=current.seed, projection=current, events=events)
     if seed is None:
-        raise BadInput(f"--seed: this run trains {len(seeds)} seeds ({', '.join(map(str, seeds))}); name the line of "
-                       "training to export")
+        raise BadInput(
+            f"--seed: this run trains {len(seeds)} seeds ({', '.join(map(str, seeds))}); name the line of "
+            "training to export"
+        )
     if seed not in seeds:
         raise BadInput(f"--seed {seed}: not a seed of this run ({', '.join(map(str, seeds))})")
-    ends = [i for i in range(_gated_from(events), len(events))
-            if isinstance(events[i], ev.RunCompleted) and events[i].seed == seed]
+    ends = [
+        i
+        for i in range(_gated_from(events), len(events))
+        if isinstance(events[i], ev.RunCompleted) and events[i].seed == seed
+    ]
     if ends:
         prefix = events[: ends[-1] + 1]
         return Line(seed=seed, projection=replay(prefix).projection, events=prefix)
     if current.seed == seed:
         return Line(seed=seed, projection=current, events=events)
-    raise BadInput(f"--seed {seed}: its line of training has not started yet (lines so far: "
-                   f"{', '.join(str(f.seed) for f in current.finished) or 'none finished'}; in training: {current.seed})")
+    raise BadInput(
+        f"--seed {seed}: its line of training has not started yet (lines so far: "
+        f"{', '.join(str(f.seed) for f in current.finished) or 'none finished'}; in training: {current.seed})"
+    )
 
 
 def pick_checkpoint(p: Projection, asked: str) -> CheckpointRef:
@@ -73,10 +80,15 @@ def pick_checkpoint(p: Projection, asked: str) -> CheckpointRef:
     if asked == "best":
         chosen = [c for c in p.checkpoints if c.step == p.best_step] if p.best_step is not None else []
         if not chosen:
-            final = (f"; the release verdict measured step {p.release.step} ({p.release.selected_by})"
-                     if p.release is not None else "")
-            raise BadInput(f"--checkpoint best: no checkpoint of this line of training was promoted to best/ (its "
-                           f"checkpoints: steps {steps}{final}); export one with --checkpoint latest or step_N")
+            final = (
+                f"; the release verdict measured step {p.release.step} ({p.release.selected_by})"
+                if p.release is not None
+                else ""
+            )
+            raise BadInput(
+                f"--checkpoint best: no checkpoint of this line of training was promoted to best/ (its "
+                f"checkpoints: steps {steps}{final}); export one with --checkpoint latest or step_N"
+            )
         return chosen[-1]
     if asked == "latest":
         if p.latest_checkpoint is None:
@@ -87,8 +99,10 @@ def pick_checkpoint(p: Projection, asked: str) -> CheckpointRef:
         raise BadInput(f"--checkpoint {asked!r}: use best, latest or step_N (this line's checkpoints: steps {steps})")
     chosen = [c for c in p.checkpoints if c.step == int(match.group(1))]
     if not chosen:
-        raise BadInput(f"--checkpoint {asked}: no checkpoint_saved of this line of training for step "
-                       f"{int(match.group(1))} (its checkpoints: steps {steps})")
+        raise BadInput(
+            f"--checkpoint {asked}: no checkpoint_saved of this line of training for step "
+            f"{int(match.group(1))} (its checkpoints: steps {steps})"
+        )
     return chosen[-1]
 
 
@@ -100,8 +114,10 @@ def prepare_out(out: Path) -> Path:
         if not out.is_dir():
             raise BadInput(f"--out {out}: exists and is not a directory")
         if any(out.iterdir()):
-            raise BadInput(f"--out {out}: exists and is not empty; export into a new or an empty directory (an "
-                           f"export whose model_exported was never appended, after a crash, is one: delete it)")
+            raise BadInput(
+                f"--out {out}: exists and is not empty; export into a new or an empty directory (an "
+                f"export whose model_exported was never appended, after a crash, is one: delete it)"
+            )
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.parent / f".{out.name}.export-tmp-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
@@ -128,15 +144,18 @@ def export_model(session: Session, asked: str, seed: int | None, merge: bool, ou
     directory = session.ws.root / ref.dir
     problems = checkpoints.verify(directory, ref.files)
     if problems:
-        raise BadInput(f"{directory}: does not match the files its checkpoint_saved (seq {ref.seq}) recorded: "
-                       f"{'; '.join(problems)}; see `rc1 audit`")
+        raise BadInput(
+            f"{directory}: does not match the files its checkpoint_saved (seq {ref.seq}) recorded: "
+            f"{'; '.join(problems)}; see `rc1 audit`"
+        )
     tmp = prepare_out(out)
     try:
         built = _build(session, line, ref, directory, form, tmp)
         head_seq, head_hash = session.log.head
         files = _files(tmp)
-        (tmp / CARD).write_text(render(_facts(session, line, ref, asked, form, built, files, head_seq, head_hash)),
-                                encoding="utf-8")
+        (tmp / CARD).write_text(
+            render(_facts(session, line, ref, asked, form, built, files, head_seq, head_hash)), encoding="utf-8"
+        )
         files = dict(sorted({**files, CARD: _file(tmp / CARD)}.items()))
         fsync_tree(tmp)
         os.rename(tmp, out)  # onto a new name, or an empty directory it replaces
@@ -144,11 +163,23 @@ def export_model(session: Session, asked: str, seed: int | None, merge: bool, ou
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return session.append(ev.ModelExported(
-        out=recorded_out, form=form, asked=asked, step=ref.step, checkpoint=ref.dir, checkpoint_seq=ref.seq,
-        seed=line.seed, base_model=built.base_reference or config.model.name, dtype=built.dtype, files=files,
-        card_sha256=files[CARD].sha256, log_seq=head_seq, log_hash=head_hash,
-    ))
+    return session.append(
+        ev.ModelExported(
+            out=recorded_out,
+            form=form,
+            asked=asked,
+            step=ref.step,
+            checkpoint=ref.dir,
+            checkpoint_seq=ref.seq,
+            seed=line.seed,
+            base_model=built.base_reference or config.model.name,
+            dtype=built.dtype,
+            files=files,
+            card_sha256=files[CARD].sha256,
+            log_seq=head_seq,
+            log_hash=head_hash,
+        )
+    )
 
 
 class _Built(msgspec.Struct, frozen=True, kw_only=True):
@@ -167,11 +198,16 @@ def _build(session: Session, line: Line, ref: CheckpointRef, directory: Path, fo
 
     config = session.config
     started = _training_started(line)
-    dtype_name = started.dtype if started is not None and started.dtype in ("float32", "bfloat16", "float16") else "float32"
+    dtype_name = (
+        started.dtype if started is not None and started.dtype in ("float32", "bfloat16", "float16") else "float32"
+    )
     dtype = getattr(torch, dtype_name)
     on_hub = not is_builtin(config.model.name) and not Path(config.model.name).exists()
-    source = (config.model.name if on_hub else
-              base_model_source(session, read_items(session.ws.balanced_pool_path), config.run.seed))
+    source = (
+        config.model.name
+        if on_hub
+        else base_model_source(session, read_items(session.ws.balanced_pool_path), config.run.seed)
+    )
     if form == "adapter":
         reference = config.model.name if on_hub else BASE_REFERENCE
         export.write_adapter(directory, tmp, reference)
@@ -190,51 +226,105 @@ def _build(session: Session, line: Line, ref: CheckpointRef, directory: Path, fo
     return _Built(dtype=dtype_name, parameters=export.parameters(model), base_reference=None, base_on_hub=on_hub)
 
 
-def _facts(session: Session, line: Line, ref: CheckpointRef, asked: str, form: str, built: _Built,
-           files: dict[str, ev.ExportedFile], head_seq: int, head_hash: str) -> CardFacts:
+def _facts(
+    session: Session,
+    line: Line,
+    ref: CheckpointRef,
+    asked: str,
+    form: str,
+    built: _Built,
+    files: dict[str, ev.ExportedFile],
+    head_seq: int,
+    head_hash: str,
+) -> CardFacts:
     config, p = session.config, line.projection
     started = _training_started(line)
     lora = config.model.lora
-    gates = [GatePassed(name=name, seq=gate.seq, ts=line.events[gate.seq].ts, checks=list(line.events[gate.seq].checks))
-             for name, gate in p.gates.items() if gate.passed and gate.seq is not None]
+    gates = [
+        GatePassed(name=name, seq=gate.seq, ts=line.events[gate.seq].ts, checks=list(line.events[gate.seq].checks))
+        for name, gate in p.gates.items()
+        if gate.passed and gate.seq is not None
+    ]
     trained_by = list(dict.fromkeys(e.code_version for e in line.events[: ref.seq + 1] if isinstance(e, ev.RunStarted)))
-    hyper = {"learning rate": f"{config.train.learning_rate:g}", "β": f"{config.train.beta:g}",
-             "replies per prompt": str(config.train.num_generations), "temperature": f"{config.train.temperature:g}",
-             "seed": str(line.seed if line.seed is not None else config.run.seed)}
+    hyper = {
+        "learning rate": f"{config.train.learning_rate:g}",
+        "β": f"{config.train.beta:g}",
+        "replies per prompt": str(config.train.num_generations),
+        "temperature": f"{config.train.temperature:g}",
+        "seed": str(line.seed if line.seed is not None else config.run.seed),
+    }
     return CardFacts(
-        run=session.ws.run, log=str(session.ws.log_path.relative_to(session.ws.root)), log_seq=head_seq,
-        log_hash=head_hash, form=form, base_model=config.model.name, base_reference=built.base_reference,
-        base_on_hub=built.base_on_hub, method=config.finetune.method,
-        lora={} if config.finetune.method == "full" else
-        {"r": str(lora.r), "alpha": str(lora.alpha), "dropout": f"{lora.dropout:g}", "targets": ", ".join(lora.target_modules)},
+        run=session.ws.run,
+        log=str(session.ws.log_path.relative_to(session.ws.root)),
+        log_seq=head_seq,
+        log_hash=head_hash,
+        form=form,
+        base_model=config.model.name,
+        base_reference=built.base_reference,
+        base_on_hub=built.base_on_hub,
+        method=config.finetune.method,
+        lora={}
+        if config.finetune.method == "full"
+        else {
+            "r": str(lora.r),
+            "alpha": str(lora.alpha),
+            "dropout": f"{lora.dropout:g}",
+            "targets": ", ".join(lora.target_modules),
+        },
         engine=started.engine if started else config.engine.name,
-        strategy=started.strategy if started else config.engine.strategy, hyper=hyper, asked=asked, step=ref.step,
-        max_steps=p.max_steps, checkpoint=ref.dir, checkpoint_seq=ref.seq, seed=line.seed, seeds=list(config.run.seeds),
+        strategy=started.strategy if started else config.engine.strategy,
+        hyper=hyper,
+        asked=asked,
+        step=ref.step,
+        max_steps=p.max_steps,
+        checkpoint=ref.dir,
+        checkpoint_seq=ref.seq,
+        seed=line.seed,
+        seeds=list(config.run.seeds),
         segments=len(_starts(line)),
-        dtype=built.dtype, parameters=built.parameters,
-        fingerprints=p.gates["round2"].fingerprints, gates=gates, release=p.release,
+        dtype=built.dtype,
+        parameters=built.parameters,
+        fingerprints=p.gates["round2"].fingerprints,
+        gates=gates,
+        release=p.release,
         across_seeds=session.projection.across_seeds,
-        evaluation=next((e for e in p.evals if e.step == ref.step), None), trained_by=trained_by,
-        exported_by=provenance.code_version(), files=files, reward_weights=_weights_checked(line),
-        functions={spec.name: spec.path for spec in config.reward.functions}, mix=dict(config.data.mix),
+        evaluation=next((e for e in p.evals if e.step == ref.step), None),
+        trained_by=trained_by,
+        exported_by=provenance.code_version(),
+        files=files,
+        reward_weights=_weights_checked(line),
+        functions={spec.name: spec.path for spec in config.reward.functions},
+        mix=dict(config.data.mix),
         your_tasks={name: task.check for name, task in config.data.tasks.items()},
-        trips=[f"{e.rule} {e.action} at step {e.step}" for e in line.events[: ref.seq + 1]
-               if isinstance(e, ev.MonitorTripped)],
-        amended={key: f"{change.old} -> {change.new}" for e in line.events[: ref.seq + 1]
-                 if isinstance(e, ev.TrainingAmended) for key, change in e.changes.items()},
+        trips=[
+            f"{e.rule} {e.action} at step {e.step}"
+            for e in line.events[: ref.seq + 1]
+            if isinstance(e, ev.MonitorTripped)
+        ],
+        amended={
+            key: f"{change.old} -> {change.new}"
+            for e in line.events[: ref.seq + 1]
+            if isinstance(e, ev.TrainingAmended)
+            for key, change in e.changes.items()
+        },
     )
 
 
 def _weights_checked(line: Line) -> dict[str, float]:
     """The reward weights round 2's `weights` check read (the gate binds them by sha256), as the log has them."""
-    checked = [e for e in line.events[_gated_from(line.events):]
-               if isinstance(e, ev.CheckPassed) and e.round == 2 and e.name == "weights"]
+    checked = [
+        e
+        for e in line.events[_gated_from(line.events) :]
+        if isinstance(e, ev.CheckPassed) and e.round == 2 and e.name == "weights"
+    ]
     return {k: v for k, v in checked[-1].measured.items() if k != "sum"} if checked else {}
 
 
 def _starts(line: Line) -> list[ev.TrainingStarted]:
     """The line's training segments: its training_started events since the gates in force passed."""
-    return [e for e in line.events[_gated_from(line.events):] if isinstance(e, ev.TrainingStarted) and e.seed == line.seed]
+    return [
+        e for e in line.events[_gated_from(line.events) :] if isinstance(e, ev.TrainingStarted) and e.seed == line.seed
+    ]
 
 
 def _gated_from(events: list[ev.Event]) -> int:
@@ -267,5 +357,17 @@ def _recorded(out: Path, root: Path) -> str:
 
 def _draft(out: str, form: str, asked: str) -> ev.ModelExported:
     """The export as far as it is known before any work, for the rules to decide on (they look at its kind)."""
-    return ev.ModelExported(out=out, form=form, asked=asked, step=-1, checkpoint="", checkpoint_seq=-1,
-                            base_model="", dtype="", files={}, card_sha256="", log_seq=-1, log_hash="")
+    return ev.ModelExported(
+        out=out,
+        form=form,
+        asked=asked,
+        step=-1,
+        checkpoint="",
+        checkpoint_seq=-1,
+        base_model="",
+        dtype="",
+        files={},
+        card_sha256="",
+        log_seq=-1,
+        log_hash="",
+    )

@@ -46,8 +46,9 @@ class FreshItems:
         item (a schedule whose seed share never drops below 1 never does)."""
         if self._records_by_task is None:
             sources = pool_sources(self._session.config.data, self._session.loaded.resolve)
-            self._records_by_task = {task: [r for r in load_source(task, ref) if r.id not in self._held]
-                                     for task, ref in sources.items()}
+            self._records_by_task = {
+                task: [r for r in load_source(task, ref) if r.id not in self._held] for task, ref in sources.items()
+            }
         return self._records_by_task
 
     def __call__(self, step: int, count: int, difficulties: list[str]) -> list[TaskItem]:
@@ -60,16 +61,22 @@ class FreshItems:
         for attempt in range(ATTEMPTS):
             if task in self._records:
                 if not self._records[task]:
-                    raise TrainingError(f"priority sampling: step {step} asks for a fresh {task} item, and every "
-                                        f"record of its source is already in the pool or held out; give the task "
-                                        f"more records, or keep train.priority_sampling.seed_ratio_schedule at 1")
+                    raise TrainingError(
+                        f"priority sampling: step {step} asks for a fresh {task} item, and every "
+                        f"record of its source is already in the pool or held out; give the task "
+                        f"more records, or keep train.priority_sampling.seed_ratio_schedule at 1"
+                    )
                 candidate = msgspec.structs.replace(rng.choice(self._records[task]), difficulty=difficulty)
                 candidate = msgspec.structs.replace(candidate, id=f"{candidate.id}-fresh-{step}-{k}")
             else:
-                (candidate,) = generate(task, 1, self._seed, f"fresh-{step}-{k}-{attempt}-{task}", difficulties=[difficulty])
+                (candidate,) = generate(
+                    task, 1, self._seed, f"fresh-{step}-{k}-{attempt}-{task}", difficulties=[difficulty]
+                )
             (dressed,) = dress_items(self._session.loaded, [candidate], self._seed, f"fresh-{step}-{k}", self._pack)
             preflight = self._session.config.preflight
             if not find_leaks([dressed], self._held_out, preflight.leak_ngram, preflight.leak_similarity):
                 return msgspec.structs.replace(dressed, difficulty=bucket(measure(dressed)))
             self.leaks_replaced += 1
-        raise TrainingError(f"priority sampling: {ATTEMPTS} fresh {task} items for step {step} all leak from the held-out sets")
+        raise TrainingError(
+            f"priority sampling: {ATTEMPTS} fresh {task} items for step {step} all leak from the held-out sets"
+        )

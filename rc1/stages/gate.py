@@ -42,8 +42,13 @@ def ensure_inputs_unchanged(session: Session, recorded: ev.Fingerprints, gate: s
     )
 
 
-def record_checks(session: Session, round_no: int, results: list[CheckResult], fingerprints: ev.Fingerprints,
-                  scoring: ev.ScoringSummary) -> None:
+def record_checks(
+    session: Session,
+    round_no: int,
+    results: list[CheckResult],
+    fingerprints: ev.Fingerprints,
+    scoring: ev.ScoringSummary,
+) -> None:
     """Append one event per check, then the round's verdict (with its judge calls' summary); a failed
     round raises GateClosed (exit 3)."""
     _append_checks(session, round_no, results)
@@ -66,6 +71,12 @@ def _append_checks(session: Session, round_no: int, results: list[CheckResult]) 
     for result in results:
         event_cls = ev.CheckPassed if result.passed else ev.CheckFailed
         session.append(
-            event_cls(round=round_no, name=result.name, measured=result.measured, thresholds=result.thresholds,
-                      detail=result.detail, tags=list(result.tags))
+            event_cls(
+                round=round_no,
+                name=result.name,
+                measured=result.measured,
+                thresholds=result.thresholds,
+                detail=result.detail,
+                tags=list(result.tags),
+            )
         )

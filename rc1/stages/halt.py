@@ -23,16 +23,20 @@ from rc1.session import Session
 from rc1.stages.amend import AMENDABLE, amended, changes_of, check_amended
 from rc1.train import checkpoints
 
-WAYS = ("go on from the newest checkpoint: rc1 advance --because TEXT",
-        "roll back: rc1 advance --from best|latest|step_N|start [--set train.learning_rate=…] --because TEXT",
-        "stop the line and take its best checkpoint to the verdict: rc1 advance --stop --because TEXT")
+WAYS = (
+    "go on from the newest checkpoint: rc1 advance --because TEXT",
+    "roll back: rc1 advance --from best|latest|step_N|start [--set train.learning_rate=…] --because TEXT",
+    "stop the line and take its best checkpoint to the verdict: rc1 advance --stop --because TEXT",
+)
 
 
 def halt_line(p: Projection, run: str) -> str:
     """One line: the rule, the step, what it measured, and the ways forward."""
     h = p.halt
-    return (f"run {run} is HALTED by {h.rule} at step {h.step}: {h.detail}. The way forward is yours to choose and is "
-            f"recorded with your reason: {'; '.join(WAYS)}")
+    return (
+        f"run {run} is HALTED by {h.rule} at step {h.step}: {h.detail}. The way forward is yours to choose and is "
+        f"recorded with your reason: {'; '.join(WAYS)}"
+    )
 
 
 def runbook_of(rule: str) -> str:
@@ -45,32 +49,41 @@ def halted(p: Projection, run: str) -> Halted:
     return Halted(halt_line(p, run))
 
 
-def acknowledge(session: Session, because: str | None, *, rollback_to: str | None, stop: bool,
-                amendments: dict[str, object]) -> None:
+def acknowledge(
+    session: Session, because: str | None, *, rollback_to: str | None, stop: bool, amendments: dict[str, object]
+) -> None:
     """Record the way forward from the halt the run is in (nothing is appended when it is refused)."""
     p = session.projection
     if p.halt is None:
-        raise GateClosed(f"run {session.ws.run} is not halted (state {p.state}); --because, --from and --stop choose the "
-                         "way forward from a halt")
+        raise GateClosed(
+            f"run {session.ws.run} is not halted (state {p.state}); --because, --from and --stop choose the "
+            "way forward from a halt"
+        )
     if not because:
         raise halted(p, session.ws.run)
     if amendments and rollback_to is None:
-        raise BadInput(f"--set {', '.join(amendments)}: an amended key takes effect from a checkpoint; add --from "
-                       "best|latest|step_N")
+        raise BadInput(
+            f"--set {', '.join(amendments)}: an amended key takes effect from a checkpoint; add --from "
+            "best|latest|step_N"
+        )
     if stop:
         if rollback_to is not None or amendments:
             raise BadInput("--stop: the line ends at the halt; --from and --set choose a rollback instead")
         if not any(c.step <= p.halt.step for c in p.checkpoints):
-            raise GateClosed(f"--stop: the line halted at step {p.halt.step}, before its first checkpoint: there is "
-                             "nothing to take to the verdict; begin it again: rc1 advance --from start [--set …] "
-                             "--because TEXT (nothing was appended)")
+            raise GateClosed(
+                f"--stop: the line halted at step {p.halt.step}, before its first checkpoint: there is "
+                "nothing to take to the verdict; begin it again: rc1 advance --from start [--set …] "
+                "--because TEXT (nothing was appended)"
+            )
         session.append(session.run.acknowledge_halt("stop", because, None, None, silenced=False))
         return
     if p.halt.rule == NON_FINITE and not amendments:
         where = "latest" if p.checkpoints else "start"
-        raise GateClosed(f"{NON_FINITE} at step {p.halt.step}: the same step from the same checkpoint replays the same "
-                         f"fault exactly; roll back with an amended key: rc1 advance --from {where} --set "
-                         "train.learning_rate=<lower> --because TEXT (nothing was appended)")
+        raise GateClosed(
+            f"{NON_FINITE} at step {p.halt.step}: the same step from the same checkpoint replays the same "
+            f"fault exactly; roll back with an amended key: rc1 advance --from {where} --set "
+            "train.learning_rate=<lower> --because TEXT (nothing was appended)"
+        )
     target = _checkpoint(session, rollback_to or "latest")
     if amendments:
         trains_with = amended(session.loaded, _in_force(p))  # the kept config and the amendments made before
@@ -80,8 +93,11 @@ def acknowledge(session: Session, because: str | None, *, rollback_to: str | Non
         check_amended(amended(trains_with, amendments))
         session.append(session.run.amend_training(changes))
     choice = "rollback" if rollback_to is not None else "continue"
-    session.append(session.run.acknowledge_halt(choice, because, target.dir if target else None,
-                                                target.step if target else 0, silenced=not amendments))
+    session.append(
+        session.run.acknowledge_halt(
+            choice, because, target.dir if target else None, target.step if target else 0, silenced=not amendments
+        )
+    )
 
 
 def _in_force(p: Projection) -> dict[str, object]:
@@ -100,15 +116,19 @@ def _checkpoint(session: Session, name: str) -> CheckpointRef | None:
     elif name == "best":
         chosen = next((c for c in line if c.step == p.best_step), None)
         if chosen is None:
-            raise BadInput(f"--from best: no checkpoint of this line was promoted to best/ (its checkpoints: "
-                           f"{', '.join(f'step_{c.step}' for c in line) or 'none'}); name one with --from step_N")
+            raise BadInput(
+                f"--from best: no checkpoint of this line was promoted to best/ (its checkpoints: "
+                f"{', '.join(f'step_{c.step}' for c in line) or 'none'}); name one with --from step_N"
+            )
     elif name.startswith("step_") and name[5:].isdigit():
         chosen = next((c for c in line if c.step == int(name[5:])), None)
     else:
         raise BadInput(f"--from {name}: expected best, latest, step_N or start")
     if chosen is None:
-        raise BadInput(f"--from {name}: the halted line has no such checkpoint (its checkpoints: "
-                       f"{', '.join(f'step_{c.step}' for c in line) or 'none: --from start begins it again'})")
+        raise BadInput(
+            f"--from {name}: the halted line has no such checkpoint (its checkpoints: "
+            f"{', '.join(f'step_{c.step}' for c in line) or 'none: --from start begins it again'})"
+        )
     problems = checkpoints.verify(session.ws.root / chosen.dir, chosen.files)
     if problems:
         raise BadInput(f"--from {name}: {chosen.dir} fails verification against its checkpoint_saved: {problems[0]}")

@@ -31,8 +31,10 @@ def push(folder: Path, repo: str, message: str, seq: int) -> str:
         api.create_repo(repo, repo_type="model", exist_ok=True)
         commit = api.upload_folder(repo_id=repo, repo_type="model", folder_path=str(folder), commit_message=message)
     except Exception as e:  # the boundary of a network call: every failure becomes one line
-        raise PushFailed(f"--push-to-hub {repo}: {_why(e, constants.ENDPOINT)}; the export in {folder} and its "
-                         f"model_exported (seq {seq}) stand: push it later with `hf upload {repo} {folder}`") from e
+        raise PushFailed(
+            f"--push-to-hub {repo}: {_why(e, constants.ENDPOINT)}; the export in {folder} and its "
+            f"model_exported (seq {seq}) stand: push it later with `hf upload {repo} {folder}`"
+        ) from e
     return str(commit.commit_url)
 
 
@@ -45,8 +47,10 @@ def _why(error: Exception, endpoint: str) -> str:
         case LocalTokenNotFoundError():
             return "no Hugging Face token: set HF_TOKEN or run `hf auth login`"
         case HfHubHTTPError() if error.response is not None and error.response.status_code in (401, 403):
-            return (f"{endpoint} refused the token (HTTP {error.response.status_code}): set HF_TOKEN, or run `hf auth "
-                    "login`, with a token that may write to this repo")
+            return (
+                f"{endpoint} refused the token (HTTP {error.response.status_code}): set HF_TOKEN, or run `hf auth "
+                "login`, with a token that may write to this repo"
+            )
         case HfHubHTTPError():
             return f"{endpoint} answered: {_first_line(error)}"
     return f"cannot reach {endpoint} ({type(error).__name__}: {_first_line(error)})"

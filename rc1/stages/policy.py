@@ -44,8 +44,10 @@ def load_run_policy(session: Session, pool: list[TaskItem], base_seed: int | Non
     device = select_device()
     dtype = select_dtype(device, config.model.dtype)
     if device == "mps":
-        print("warning: training on MPS in fp16: no flash-attention and no torch.compile there; sdpa attention",
-              file=sys.stderr)
+        print(
+            "warning: training on MPS in fp16: no flash-attention and no torch.compile there; sdpa attention",
+            file=sys.stderr,
+        )
     seed = config.run.seed if base_seed is None else base_seed
     builtin_dir = _builtin_model(session, pool, seed) if is_builtin(config.model.name) else None
     model, tokenizer = load_policy(config.model, config.finetune.method, device, dtype, builtin_dir)
@@ -86,8 +88,11 @@ def _builtin_model(session: Session, pool: list[TaskItem], seed: int) -> Path:
         out, trained = warm_start(base, base.with_name(f"{base.name}-sft{steps}"), pairs, steps=steps, seed=seed)
     if trained:
         losses = warm_start_losses(out)
-        print(f"  warm start: {steps} SFT steps on {len(pairs)} gold replies of the training pool, "
-              f"loss {losses[0]:.3f} -> {losses[-1]:.3f}", flush=True)
+        print(
+            f"  warm start: {steps} SFT steps on {len(pairs)} gold replies of the training pool, "
+            f"loss {losses[0]:.3f} -> {losses[-1]:.3f}",
+            flush=True,
+        )
     return out
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 
-
 from rc1.checks import coverage, diversity, duplicates, leak, ngram_kl, resources, weights
 from rc1.checks.consistency import training_config_check
 from rc1.checks.gate_set import gate_set_check
@@ -20,8 +19,8 @@ from rc1.checks.result import CheckResult
 from rc1.checks.reward_functions import reward_functions_check
 from rc1.checks.scorer import scorer_cache, scorer_live, scorer_probe, scorer_selfcheck
 from rc1.checks.seed_pool import seed_pool_check
-from rc1.checks.sources import data_sources_check, shortfall_check
 from rc1.checks.shadow import shadow_stratification
+from rc1.checks.sources import data_sources_check, shortfall_check
 from rc1.data.balance import Balanced
 from rc1.data.difficulty import ItemMetrics
 from rc1.data.sources import SourceShortfall, pool_sources, shadow_sources
@@ -30,18 +29,18 @@ from rc1.errors import BadInput
 from rc1.events import schema as ev
 from rc1.fingerprints import current_fingerprints
 from rc1.fsutil import sha256_file
+from rc1.run_config import keep_config
 from rc1.runbook import Runbook
+from rc1.scoring.archive import archive_estimate_gb
 from rc1.scoring.pipeline import components_for
 from rc1.session import Session
 from rc1.stages import datasets
 from rc1.stages.artifacts import write_artifact, write_held_out
 from rc1.stages.datasets import HeldOut
-from rc1.run_config import keep_config
-from rc1.scoring.archive import archive_estimate_gb
 from rc1.stages.gate import ensure_inputs_unchanged, record_checks, require_allowed
+from rc1.stages.gate_set import Policy, release_power_check
 from rc1.stages.heap import cyclic_gc_paused
 from rc1.stages.scoring import RunScoring, judge_buildable, open_scoring, policy_thinking
-from rc1.stages.gate_set import Policy, release_power_check
 from rc1.stages.shadow_run import pre_run_shadow_run
 
 PROBE_ITEMS = 8  # judge calls a round's probe makes (`rc1 scorer probe --n` for another number)
@@ -63,8 +62,15 @@ def pool_checks(session: Session, pool: list[TaskItem], shadow: list[TaskItem]) 
     ]
 
 
-def data_checks(session: Session, pool: list[TaskItem], held: HeldOut, metrics: list[ItemMetrics],
-                balanced: Balanced, scoring: RunScoring, round_no: int) -> list[CheckResult]:
+def data_checks(
+    session: Session,
+    pool: list[TaskItem],
+    held: HeldOut,
+    metrics: list[ItemMetrics],
+    balanced: Balanced,
+    scoring: RunScoring,
+    round_no: int,
+) -> list[CheckResult]:
     config = session.config
     t = config.preflight
     resolve = session.loaded.resolve
@@ -72,14 +78,28 @@ def data_checks(session: Session, pool: list[TaskItem], held: HeldOut, metrics: 
     return [
         data_sources_check(pool, shadow, pool_sources(config.data, resolve), shadow_sources(config.data, resolve)),
         shadow_stratification(shadow, config.data.shadow_size, config.data.mix),
-        gate_set_check(held.gate, shadow, pool, size=config.release.gate_size, tasks=list(config.release.tasks),
-                       ngram=t.leak_ngram, similarity=t.leak_similarity),
+        gate_set_check(
+            held.gate,
+            shadow,
+            pool,
+            size=config.release.gate_size,
+            tasks=list(config.release.tasks),
+            ngram=t.leak_ngram,
+            similarity=t.leak_similarity,
+        ),
         *pool_checks(session, pool, shadow),
         datasets.difficulty_check(session.config, session.ws, pool, metrics, balanced),
-        weights.weights_check(session.loaded.weights_path, components_for(session.loaded),
-                              declared={spec.name: spec.weight for spec in config.reward.functions}),
-        reward_functions_check(config.reward.functions, session.loaded.path.parent, spread(shadow, PROBE_ITEMS),
-                               thinking=scoring.pipeline.rule.thinking),
+        weights.weights_check(
+            session.loaded.weights_path,
+            components_for(session.loaded),
+            declared={spec.name: spec.weight for spec in config.reward.functions},
+        ),
+        reward_functions_check(
+            config.reward.functions,
+            session.loaded.path.parent,
+            spread(shadow, PROBE_ITEMS),
+            thinking=scoring.pipeline.rule.thinking,
+        ),
         overclar_check(config.reward, scoring.pipeline),
         *scorer_checks(session, shadow, scoring, round_no),
         training_config_check(config),
@@ -91,21 +111,31 @@ def data_checks(session: Session, pool: list[TaskItem], held: HeldOut, metrics: 
 def round_scoring(session: Session, round_no: int) -> RunScoring:
     """The run's scorer for a round (the judge only where it can be built: `scorer_live` says why not)."""
     thinking = policy_thinking(session.loaded)
-    scoring = open_scoring(session.loaded, session.ws, thinking, with_weights=False,
-                           with_judge=judge_buildable(session.loaded), with_functions=False)
+    scoring = open_scoring(
+        session.loaded,
+        session.ws,
+        thinking,
+        with_weights=False,
+        with_judge=judge_buildable(session.loaded),
+        with_functions=False,
+    )
     if scoring.judge is not None:
         scoring.judge.ledger.scope = f"round{round_no}"
     return scoring
 
 
-def scorer_checks(session: Session, shadow: list[TaskItem], scoring: RunScoring, round_no: int,
-                  probe_items: int = PROBE_ITEMS) -> list[CheckResult]:
+def scorer_checks(
+    session: Session, shadow: list[TaskItem], scoring: RunScoring, round_no: int, probe_items: int = PROBE_ITEMS
+) -> list[CheckResult]:
     """The scorer is live and real: its key and provider, a probe of real calls, no replayed scores."""
     results = [scorer_live(session.config)]
     if scoring.judge is not None:
         results.append(scorer_probe(scoring.judge, spread(shadow, probe_items)))
-    ceiling = (session.config.preflight.max_cache_hit_rate_round1 if round_no == 1
-               else session.config.preflight.max_cache_hit_rate_round2)
+    ceiling = (
+        session.config.preflight.max_cache_hit_rate_round1
+        if round_no == 1
+        else session.config.preflight.max_cache_hit_rate_round2
+    )
     results.append(scorer_cache(session.ws.ledger_path, ceiling))
     return results
 
@@ -156,8 +186,11 @@ def run_round2(session: Session) -> None:
         metrics = datasets.measure_all(pool)
         balanced = datasets.balance(session.config, pool, metrics)
         results = data_checks(session, pool, held, metrics, balanced, scoring, 2)
-        results += [_same_balanced_pool(on_disk, balanced), scorer_selfcheck(held.shadow, scoring.pipeline.rule),
-                    pre_run_shadow_check(session, held.shadow, on_disk)]
+        results += [
+            _same_balanced_pool(on_disk, balanced),
+            scorer_selfcheck(held.shadow, scoring.pipeline.rule),
+            pre_run_shadow_check(session, held.shadow, on_disk),
+        ]
     policy = base_policy(session)  # for the built-in model: builds and warm-starts it, cached for training
     results.append(pre_run_shadow_run(session, policy))
     results.append(release_power_check(session, policy))
@@ -179,11 +212,14 @@ def _drain(scoring: RunScoring) -> ev.ScoringSummary:
 def _same_balanced_pool(on_disk: list[TaskItem], rebuilt: Balanced) -> CheckResult:
     same = on_disk == rebuilt.items
     return CheckResult(
-        name="balanced_pool_reproduces", passed=same,
+        name="balanced_pool_reproduces",
+        passed=same,
         measured={"on_disk": float(len(on_disk)), "rebuilt": float(len(rebuilt.items)), "identical": float(same)},
         thresholds={"identical": 1.0},
-        detail="rebalancing the seed pool gives the balanced pool on disk" if same else
-        "rebalancing the seed pool no longer gives the balanced pool on disk: rebuild it with `rc1 advance` from INIT",
+        detail="rebalancing the seed pool gives the balanced pool on disk"
+        if same
+        else "rebalancing the seed pool no longer gives the balanced pool on disk: rebuild it with `rc1 advance` from "
+        "INIT",
     )
 
 
@@ -206,11 +242,18 @@ def pre_run_shadow_check(session: Session, shadow: list[TaskItem], train_pool: l
     if seen:
         problems.append(f"{seen} training items share an id or a question with the shadow set")
     return CheckResult(
-        name="shadow_pre_run", passed=not problems, tags=["pre_run_check"],
-        measured={"shadow_items": float(len(shadow)), "training_items_seen_in_shadow": float(seen),
-                  "manifest_ok": float(bool(manifest) and not problems)},
+        name="shadow_pre_run",
+        passed=not problems,
+        tags=["pre_run_check"],
+        measured={
+            "shadow_items": float(len(shadow)),
+            "training_items_seen_in_shadow": float(seen),
+            "manifest_ok": float(bool(manifest) and not problems),
+        },
         thresholds={"training_items_seen_in_shadow": 0.0},
-        detail="; ".join(problems) if problems else f"{len(shadow)} shadow items match their manifest; none is in the training pool",
+        detail="; ".join(problems)
+        if problems
+        else f"{len(shadow)} shadow items match their manifest; none is in the training pool",
     )
 
 
@@ -223,19 +266,23 @@ def _read(path) -> list[TaskItem]:
 RUNBOOK: dict[str, Runbook] = {
     "balanced_pool_reproduces": Runbook(
         means="rebalancing the seed pool now gives other items than pool_balanced.jsonl on disk: the difficulty "
-              "metrics or the rebalancing changed since round 1 ran (another rc1 version)",
-        tries=("run round 2 with the rc1 that ran round 1 (run_started records its code version; rc1 --version)",
-               "or rebuild every input with this version: start a new run, rc1 advance --run <new name>"),
+        "metrics or the rebalancing changed since round 1 ran (another rc1 version)",
+        tries=(
+            "run round 2 with the rc1 that ran round 1 (run_started records its code version; rc1 --version)",
+            "or rebuild every input with this version: start a new run, rc1 advance --run <new name>",
+        ),
     ),
     "shadow_pre_run": Runbook(
         means="the shadow set about to be evaluated is not the one round 1 materialized (its manifest is missing, "
-              "unreadable or names another sha256 or ids), or training items share an id or a question with it",
-        tries=("restore data/<run>/shadow_manifest.json as round 1 wrote it; rc1 audit checks the gated inputs "
-               "against round 1's fingerprints",
-               "if the held-out sets must change, rebuild every input: rc1 advance --run <new name>, or change an "
-               "input with --accept-changed-inputs so both rounds run again",
-               "training items in the shadow set: make data.sources.<task>.shadow_path / shadow_split disjoint from "
-               "path / split"),
+        "unreadable or names another sha256 or ids), or training items share an id or a question with it",
+        tries=(
+            "restore data/<run>/shadow_manifest.json as round 1 wrote it; rc1 audit checks the gated inputs "
+            "against round 1's fingerprints",
+            "if the held-out sets must change, rebuild every input: rc1 advance --run <new name>, or change an "
+            "input with --accept-changed-inputs so both rounds run again",
+            "training items in the shadow set: make data.sources.<task>.shadow_path / shadow_split disjoint from "
+            "path / split",
+        ),
     ),
 }
 

@@ -35,22 +35,43 @@ def selected_checkpoint(p: Projection, final: CheckpointRef) -> tuple[Checkpoint
     return final, "final"
 
 
-def release_event(base: ev.GateSetEvaluated, selected: ev.GateSetEvaluated, threshold_pp: float, metric: str,
-                  seed: int | None) -> ev.ReleaseEvaluated:
+def release_event(
+    base: ev.GateSetEvaluated, selected: ev.GateSetEvaluated, threshold_pp: float, metric: str, seed: int | None
+) -> ev.ReleaseEvaluated:
     """The verdict from two gate-set evaluations of the same items (a pure function of the log's events)."""
     if (base.gate_sha256, base.item_ids, base.samples) != (selected.gate_sha256, selected.item_ids, selected.samples):
-        raise TrainingError("the gate set's two evaluations are not of the same items and samples (the gate set "
-                            "changed after round 2?); re-run the rounds (`rc1 advance` from INIT) to evaluate the "
-                            "step-0 policy on the gate set in force")
-    gain = paired_gain([k / base.samples for k in base.sampled], [k / selected.samples for k in selected.sampled],
-                       seed=base.generation_seed)
+        raise TrainingError(
+            "the gate set's two evaluations are not of the same items and samples (the gate set "
+            "changed after round 2?); re-run the rounds (`rc1 advance` from INIT) to evaluate the "
+            "step-0 policy on the gate set in force"
+        )
+    gain = paired_gain(
+        [k / base.samples for k in base.sampled],
+        [k / selected.samples for k in selected.sampled],
+        seed=base.generation_seed,
+    )
     verdict = release_verdict(gain, threshold_pp)
     return ev.ReleaseEvaluated(
-        step=selected.step, selected_by=selected.selected_by, items="gate", n=gain.n, samples=selected.samples,
-        baseline_success=gain.baseline, selected_success=gain.selected, baseline_greedy=base.greedy_success,
-        selected_greedy=selected.greedy_success, hard_gain_pp=gain.gain_pp, ci_low_pp=gain.ci_low_pp,
-        ci_high_pp=gain.ci_high_pp, confidence=gain.confidence, resamples=gain.resamples, bootstrap_seed=gain.seed,
-        threshold_pp=threshold_pp, passed=verdict.passed, failed=list(verdict.failed), metric=metric, seed=seed,
+        step=selected.step,
+        selected_by=selected.selected_by,
+        items="gate",
+        n=gain.n,
+        samples=selected.samples,
+        baseline_success=gain.baseline,
+        selected_success=gain.selected,
+        baseline_greedy=base.greedy_success,
+        selected_greedy=selected.greedy_success,
+        hard_gain_pp=gain.gain_pp,
+        ci_low_pp=gain.ci_low_pp,
+        ci_high_pp=gain.ci_high_pp,
+        confidence=gain.confidence,
+        resamples=gain.resamples,
+        bootstrap_seed=gain.seed,
+        threshold_pp=threshold_pp,
+        passed=verdict.passed,
+        failed=list(verdict.failed),
+        metric=metric,
+        seed=seed,
     )
 
 
@@ -72,9 +93,14 @@ def join_release(session: Session, base_seed: int) -> None:
 
     plan = distributed.share(None)
     if plan is not None:
-        generated = success_counts(session, _policy_at(session, plan[0], base_seed), read_items(session.ws.gate_path))[3]
-        print(f"rank {distributed.rank()}: generated {generated} of the gate set's replies to step {plan[0].step}",
-              file=sys.stderr, flush=True)
+        generated = success_counts(session, _policy_at(session, plan[0], base_seed), read_items(session.ws.gate_path))[
+            3
+        ]
+        print(
+            f"rank {distributed.rank()}: generated {generated} of the gate set's replies to step {plan[0].step}",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def evaluate_release(session: Session, final: CheckpointRef, base_seed: int) -> None:
@@ -87,19 +113,26 @@ def evaluate_release(session: Session, final: CheckpointRef, base_seed: int) -> 
         return
     base = p.gate_base
     if base is None:
-        print("release: not evaluated (round 2 left no gate-set evaluation of the step-0 policy: a run begun before "
-              "gate sets existed)", flush=True)
+        print(
+            "release: not evaluated (round 2 left no gate-set evaluation of the step-0 policy: a run begun before "
+            "gate sets existed)",
+            flush=True,
+        )
         return
     chosen, how = selected_checkpoint(p, final)
     selected = p.gate_selected
     if plan is not None:
         policy = _policy_at(session, chosen, base_seed)
-        print(f"  gate set: evaluating step {chosen.step} ({how}) on {len(base.item_ids)} items × {base.samples} samples",
-              flush=True)
-        selected = evaluate_gate_set(session, policy, which="selected", step=chosen.step, checkpoint=chosen.dir,
-                                     selected_by=how, seed=p.seed)
-    event = session.append(release_event(base, selected, session.config.release.min_hard_gain_pp,
-                                         session.config.release.metric, p.seed))
+        print(
+            f"  gate set: evaluating step {chosen.step} ({how}) on {len(base.item_ids)} items × {base.samples} samples",
+            flush=True,
+        )
+        selected = evaluate_gate_set(
+            session, policy, which="selected", step=chosen.step, checkpoint=chosen.dir, selected_by=how, seed=p.seed
+        )
+    event = session.append(
+        release_event(base, selected, session.config.release.min_hard_gain_pp, session.config.release.metric, p.seed)
+    )
     print(release_table(p.evals, chosen.step), flush=True)
     print(verdict_line(event), flush=True)
 
@@ -130,7 +163,9 @@ def across_seeds_event(p: Projection, threshold_pp: float) -> ev.ReleaseAcrossSe
     mean = statistics.fmean(gains.values())
     spread = statistics.stdev(gains.values()) if len(gains) > 1 else 0.0
     passed = mean - spread >= threshold_pp and all(r.passed for r in releases.values())
-    return ev.ReleaseAcrossSeeds(gains_pp=gains, mean_pp=mean, spread_pp=spread, threshold_pp=threshold_pp, passed=passed)
+    return ev.ReleaseAcrossSeeds(
+        gains_pp=gains, mean_pp=mean, spread_pp=spread, threshold_pp=threshold_pp, passed=passed
+    )
 
 
 def evaluate_release_across_seeds(session: Session) -> None:
@@ -140,6 +175,9 @@ def evaluate_release_across_seeds(session: Session) -> None:
         return
     session.append(event)
     gains = ", ".join(f"seed {seed} {gain:+.1f}" for seed, gain in event.gains_pp.items())
-    print(f"release across {len(event.gains_pp)} seeds (RC1 gate): {'PASSED' if event.passed else 'NOT PASSED'}: "
-          f"hard gain mean {event.mean_pp:+.1f} pp, spread {event.spread_pp:.1f} pp ({gains}); "
-          f"needs mean − spread ≥ {event.threshold_pp:g} pp and every seed passed", flush=True)
+    print(
+        f"release across {len(event.gains_pp)} seeds (RC1 gate): {'PASSED' if event.passed else 'NOT PASSED'}: "
+        f"hard gain mean {event.mean_pp:+.1f} pp, spread {event.spread_pp:.1f} pp ({gains}); "
+        f"needs mean − spread ≥ {event.threshold_pp:g} pp and every seed passed",
+        flush=True,
+    )

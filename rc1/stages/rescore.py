@@ -59,8 +59,9 @@ class RescoreReport(msgspec.Struct, kw_only=True):
     findings: list[Finding]
 
 
-def rescore(ws: Workspace, loaded: LoadedConfig, events: list[ev.Event], sample: int | None, seed: int,
-            rejudge: bool = False) -> RescoreReport:
+def rescore(
+    ws: Workspace, loaded: LoadedConfig, events: list[ev.Event], sample: int | None, seed: int, rejudge: bool = False
+) -> RescoreReport:
     start = time.perf_counter()
     findings: list[Finding] = []
     rows: list[tuple[int, Rollout]] = []  # (the seq of the event vouching for its shard, row)
@@ -86,13 +87,22 @@ def rescore(ws: Workspace, loaded: LoadedConfig, events: list[ev.Event], sample:
     if loaded.config.engine.strategy == "grpo":  # TRL's and rc1's loop normalise a group the same way
         findings += _advantage_findings(rows, loaded.config.train.num_generations, line_of)
     verdicts, verdict_findings = _verdict_findings(events)
-    return RescoreReport(completions=len(rows), rescored=len(chosen), steps=len(steps), verdicts=verdicts,
-                         judged=judged, judge_unverifiable=unverifiable, rejudged=rejudged,
-                         seconds=time.perf_counter() - start,
-                         findings=findings + verdict_findings)
+    return RescoreReport(
+        completions=len(rows),
+        rescored=len(chosen),
+        steps=len(steps),
+        verdicts=verdicts,
+        judged=judged,
+        judge_unverifiable=unverifiable,
+        rejudged=rejudged,
+        seconds=time.perf_counter() - start,
+        findings=findings + verdict_findings,
+    )
 
 
-def _judge_findings(ws: Workspace, loaded: LoadedConfig, rows: list[tuple[int, Rollout]]) -> tuple[int, int, list[Finding]]:
+def _judge_findings(
+    ws: Workspace, loaded: LoadedConfig, rows: list[tuple[int, Rollout]]
+) -> tuple[int, int, list[Finding]]:
     judged_rows = [(seq, row) for seq, row in rows if row.judge_request is not None]
     if not judged_rows:
         return 0, 0, []
@@ -103,8 +113,14 @@ def _judge_findings(ws: Workspace, loaded: LoadedConfig, rows: list[tuple[int, R
     for seq, row in judged_rows:
         where = f"{row.kind} step {row.step} item {row.item_id}"
         if row.judge_request not in asked:
-            findings.append(Finding(check="rescore", seq=seq, message=f"{where}: its judge request "
-                                    f"{row.judge_request[:12]} is not in the ledger {ws.ledger_path.name}"))
+            findings.append(
+                Finding(
+                    check="rescore",
+                    seq=seq,
+                    message=f"{where}: its judge request "
+                    f"{row.judge_request[:12]} is not in the ledger {ws.ledger_path.name}",
+                )
+            )
             continue
         answer = cache.get(row.judge_request) if cache is not None else None
         if answer is None:
@@ -113,13 +129,20 @@ def _judge_findings(ws: Workspace, loaded: LoadedConfig, rows: list[tuple[int, R
         try:
             again = component(item_of(row), parse_verdict(answer))
         except MalformedAnswer as e:
-            findings.append(Finding(check="rescore", seq=seq, message=f"{where}: the cached judge answer is not a "
-                                    f"verdict ({e})"))
+            findings.append(
+                Finding(check="rescore", seq=seq, message=f"{where}: the cached judge answer is not a verdict ({e})")
+            )
             continue
         judged += 1
         if again != row.components.get(JUDGE_COMPONENT):
-            findings.append(Finding(check="rescore", seq=seq, message=f"{where}: judge recorded "
-                                    f"{row.components.get(JUDGE_COMPONENT)}, the cached answer gives {again}"))
+            findings.append(
+                Finding(
+                    check="rescore",
+                    seq=seq,
+                    message=f"{where}: judge recorded "
+                    f"{row.components.get(JUDGE_COMPONENT)}, the cached answer gives {again}",
+                )
+            )
     return judged, unverifiable, findings
 
 
@@ -141,32 +164,61 @@ def _rescore_rows(loaded: LoadedConfig, rows: list[tuple[int, Rollout]]) -> list
             components.update({name: again[name][0] for name in yours})
         for name in (*RULE_COMPONENTS, *yours):
             if not math.isclose(components[name], row.components.get(name, math.nan), abs_tol=EXACT):
-                findings.append(Finding(check="rescore", seq=seq, message=f"{where}: {name} recorded "
-                                        f"{row.components.get(name)}, scored again {components[name]}"))
+                findings.append(
+                    Finding(
+                        check="rescore",
+                        seq=seq,
+                        message=f"{where}: {name} recorded {row.components.get(name)}, scored again {components[name]}",
+                    )
+                )
         clarifications = clarification_count(rule.reply(row.completion).visible)
         if clarifications != row.clarifications:
-            findings.append(Finding(check="rescore", seq=seq, message=f"{where}: clarifications recorded "
-                                    f"{row.clarifications}, counted again {clarifications}"))
+            findings.append(
+                Finding(
+                    check="rescore",
+                    seq=seq,
+                    message=f"{where}: clarifications recorded {row.clarifications}, counted again {clarifications}",
+                )
+            )
         # A judge's verdict is taken as recorded; a sampled evaluation reply was scored by the rules alone.
         components.update({k: v for k, v in row.components.items() if k not in components})
         used = {k: weights[k] for k in components} if row.kind == EVAL_SAMPLED else weights
         if set(used) != set(components):
-            findings.append(Finding(check="rescore", seq=seq, message=f"{where}: components {sorted(components)} "
-                                    f"but the weights file weighs {sorted(used)}"))
+            findings.append(
+                Finding(
+                    check="rescore",
+                    seq=seq,
+                    message=f"{where}: components {sorted(components)} but the weights file weighs {sorted(used)}",
+                )
+            )
             continue
-        parts = reward_parts(components, used, item, clarifications, use_penalty=config.reward.use_overclar_penalty,
-                             alpha=config.reward.overclar_alpha, cap=config.reward.overclar_cap,
-                             beta=config.reward.difficulty_beta)
-        for name, again, recorded in (("penalty", parts.penalty, row.penalty),
-                                      ("difficulty factor", parts.difficulty_factor, row.difficulty_factor),
-                                      ("reward", parts.total, row.reward)):
+        parts = reward_parts(
+            components,
+            used,
+            item,
+            clarifications,
+            use_penalty=config.reward.use_overclar_penalty,
+            alpha=config.reward.overclar_alpha,
+            cap=config.reward.overclar_cap,
+            beta=config.reward.difficulty_beta,
+        )
+        for name, again, recorded in (
+            ("penalty", parts.penalty, row.penalty),
+            ("difficulty factor", parts.difficulty_factor, row.difficulty_factor),
+            ("reward", parts.total, row.reward),
+        ):
             if not math.isclose(again, recorded, abs_tol=EXACT):
-                findings.append(Finding(check="rescore", seq=seq, message=f"{where}: {name} recorded {recorded}, "
-                                        f"computed again {again}"))
+                findings.append(
+                    Finding(
+                        check="rescore", seq=seq, message=f"{where}: {name} recorded {recorded}, computed again {again}"
+                    )
+                )
     return findings
 
 
-def _rejudge_findings(ws: Workspace, loaded: LoadedConfig, rows: list[tuple[int, Rollout]]) -> tuple[int, list[Finding]]:
+def _rejudge_findings(
+    ws: Workspace, loaded: LoadedConfig, rows: list[tuple[int, Rollout]]
+) -> tuple[int, list[Finding]]:
     """Ask the judge again (paid calls, in the ledger under the scope "rescore") about each judged completion whose
     item the run's data files hold; the rebuilt request must be the recorded one (same judge, rubric and item)."""
     from rc1.data.task import read_items
@@ -176,31 +228,53 @@ def _rejudge_findings(ws: Workspace, loaded: LoadedConfig, rows: list[tuple[int,
     judged_rows = [(seq, row) for seq, row in rows if row.judge_request is not None]
     if judge is None or not judged_rows:
         return 0, []
-    items = {item.id: item for path in (ws.pool_path, ws.balanced_pool_path, ws.shadow_path, ws.gate_path)
-             if path.exists() for item in read_items(path)}
+    items = {
+        item.id: item
+        for path in (ws.pool_path, ws.balanced_pool_path, ws.shadow_path, ws.gate_path)
+        if path.exists()
+        for item in read_items(path)
+    }
     rule = rule_scorer(loaded, policy_thinking(loaded))
     findings, asked = [], []
     for seq, row in judged_rows:
         where = f"{row.kind} step {row.step} item {row.item_id}"
         known = items.get(row.item_id)
         if known is None:
-            findings.append(Finding(check="rescore", seq=seq, message=f"{where}: not in the run's data files (a fresh "
-                                    "item): its judge request cannot be rebuilt to ask again"))
+            findings.append(
+                Finding(
+                    check="rescore",
+                    seq=seq,
+                    message=f"{where}: not in the run's data files (a fresh "
+                    "item): its judge request cannot be rebuilt to ask again",
+                )
+            )
             continue
         item = msgspec.structs.replace(known, answer=row.gold)
         visible = rule.reply(row.completion).visible
         messages = judge_messages(judge.rubric, item, visible)
         if request_key(judge.backend.provider, judge.backend.model, judge.rubric.sha256, messages) != row.judge_request:
-            findings.append(Finding(check="rescore", seq=seq, message=f"{where}: its judge request rebuilt now differs "
-                                    "from the recorded one (another judge, rubric or item)"))
+            findings.append(
+                Finding(
+                    check="rescore",
+                    seq=seq,
+                    message=f"{where}: its judge request rebuilt now differs "
+                    "from the recorded one (another judge, rubric or item)",
+                )
+            )
             continue
         asked.append((seq, row, item, visible))
     judge.ledger.scope = "rescore"
     answers = judge.judged([item for _, _, item, _ in asked], [visible for _, _, _, visible in asked], use_cache=False)
     for (seq, row, _, _), (again, _) in zip(asked, answers, strict=True):
         if again != row.components.get(JUDGE_COMPONENT):
-            findings.append(Finding(check="rescore", seq=seq, message=f"{row.kind} step {row.step} item {row.item_id}: "
-                                    f"judge recorded {row.components.get(JUDGE_COMPONENT)}, asked again it gives {again}"))
+            findings.append(
+                Finding(
+                    check="rescore",
+                    seq=seq,
+                    message=f"{row.kind} step {row.step} item {row.item_id}: "
+                    f"judge recorded {row.components.get(JUDGE_COMPONENT)}, asked again it gives {again}",
+                )
+            )
     return len(asked), findings
 
 
@@ -227,8 +301,14 @@ def _step_findings(rows: list[tuple[int, Rollout]], steps: dict, line_of: dict[i
         if not archived:
             findings.append(Finding(check="rescore", seq=seq, message=f"train step {step}: no archived completion"))
         elif not math.isclose(math.fsum(archived) / len(archived), logged, abs_tol=TRAINER):
-            findings.append(Finding(check="rescore", seq=seq, message=f"train step {step}: the trainer's reward "
-                                    f"{logged:.6f}, the archived completions' mean {math.fsum(archived) / len(archived):.6f}"))
+            findings.append(
+                Finding(
+                    check="rescore",
+                    seq=seq,
+                    message=f"train step {step}: the trainer's reward "
+                    f"{logged:.6f}, the archived completions' mean {math.fsum(archived) / len(archived):.6f}",
+                )
+            )
     return findings
 
 
@@ -240,15 +320,21 @@ def _advantage_findings(rows: list[tuple[int, Rollout]], group: int, line_of: di
     findings = []
     for (_, step), members in sorted(by_step.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):
         for start in range(0, len(members) - group + 1, group):
-            chunk = members[start:start + group]
+            chunk = members[start : start + group]
             rewards = [row.reward for _, row in chunk]
             mean = math.fsum(rewards) / group
             std = math.sqrt(math.fsum((r - mean) ** 2 for r in rewards) / (group - 1)) if group > 1 else 0.0
             for seq, row in chunk:
                 again = (row.reward - mean) / (std + 1e-4)
                 if not math.isclose(again, row.advantage, abs_tol=ADVANTAGE):
-                    findings.append(Finding(check="rescore", seq=seq, message=f"train step {step} item {row.item_id}: "
-                                            f"advantage recorded {row.advantage:.6f}, normalised again {again:.6f}"))
+                    findings.append(
+                        Finding(
+                            check="rescore",
+                            seq=seq,
+                            message=f"train step {step} item {row.item_id}: "
+                            f"advantage recorded {row.advantage:.6f}, normalised again {again:.6f}",
+                        )
+                    )
     return findings
 
 
@@ -268,9 +354,17 @@ def _verdict_findings(events: list[ev.Event]) -> tuple[int, list[Finding]]:
             for name, value in msgspec.structs.asdict(again).items():
                 if name in ("seq", "ts", "run", "v", "prev"):
                     continue
-                same = (math.isclose(value, recorded[name], abs_tol=EXACT) if isinstance(value, float)
-                        else value == recorded[name])
+                same = (
+                    math.isclose(value, recorded[name], abs_tol=EXACT)
+                    if isinstance(value, float)
+                    else value == recorded[name]
+                )
                 if not same:
-                    findings.append(Finding(check="rescore", seq=event.seq, message=f"release verdict: {name} "
-                                            f"recorded {recorded[name]}, computed again {value}"))
+                    findings.append(
+                        Finding(
+                            check="rescore",
+                            seq=event.seq,
+                            message=f"release verdict: {name} recorded {recorded[name]}, computed again {value}",
+                        )
+                    )
     return count, findings

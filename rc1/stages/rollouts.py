@@ -33,8 +33,9 @@ class RolloutRecorder:
         self._pending: list[tuple[Sequence[TaskItem], Sequence[str], Sequence[int], Sequence[Scored]]] = []
         self._rows: list[Rollout] = []
 
-    def record(self, items: Sequence[TaskItem], completions: Sequence[str], tokens: Sequence[int],
-               scored: Sequence[Scored]) -> None:
+    def record(
+        self, items: Sequence[TaskItem], completions: Sequence[str], tokens: Sequence[int], scored: Sequence[Scored]
+    ) -> None:
         self._pending.append((list(items), list(completions), list(tokens), list(scored)))
 
     def close_step(self, step: int, advantages: list[float] = ()) -> StepMeans:
@@ -46,17 +47,31 @@ class RolloutRecorder:
         self._pending = []
         if not distributed.is_writer():
             return StepMeans(components={}, penalty=0.0)
-        rows = [row for items, completions, tokens, scored in pending
-                for row in rows_of(TRAIN, step, items, completions, tokens, scored, self._config.reward,
-                                   self._weights, self._config.rollouts)]
+        rows = [
+            row
+            for items, completions, tokens, scored in pending
+            for row in rows_of(
+                TRAIN,
+                step,
+                items,
+                completions,
+                tokens,
+                scored,
+                self._config.reward,
+                self._weights,
+                self._config.rollouts,
+            )
+        ]
         if rows and len(advantages) == len(rows):
             rows = [msgspec.structs.replace(row, advantage=a) for row, a in zip(rows, advantages, strict=True)]
         self._rows += rows
         if not rows:
             return StepMeans(components={}, penalty=0.0)
         names = sorted(rows[0].components)
-        return StepMeans(components={name: math.fsum(r.components[name] for r in rows) / len(rows) for name in names},
-                         penalty=math.fsum(r.penalty for r in rows) / len(rows))
+        return StepMeans(
+            components={name: math.fsum(r.components[name] for r in rows) / len(rows) for name in names},
+            penalty=math.fsum(r.penalty for r in rows) / len(rows),
+        )
 
     def take_shard(self) -> bytes | None:
         """The steps since the last checkpoint, as a shard; None when no step sampled anything (sft)."""

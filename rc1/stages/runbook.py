@@ -5,17 +5,49 @@ the two equal and every check a round can record to an entry)."""
 
 from __future__ import annotations
 
-from rc1.checks import (consistency, coverage, difficulty, diversity, duplicates, gate_set, leak, ngram_kl, overclar,
-                        resources, reward_functions, scorer, seed_pool, shadow, sources, weights)
+from rc1.checks import (
+    consistency,
+    coverage,
+    difficulty,
+    diversity,
+    duplicates,
+    gate_set,
+    leak,
+    ngram_kl,
+    overclar,
+    resources,
+    reward_functions,
+    scorer,
+    seed_pool,
+    shadow,
+    sources,
+    weights,
+)
 from rc1.monitors.rules import MONITORS
 from rc1.runbook import Runbook
-from rc1.stages import gate_set as release_power, preflight, shadow_run
+from rc1.stages import gate_set as release_power
+from rc1.stages import preflight, shadow_run
 
 CHECKS: dict[str, Runbook] = {
-    **sources.RUNBOOK, **shadow.RUNBOOK, **gate_set.RUNBOOK, **seed_pool.RUNBOOK, **diversity.RUNBOOK,
-    **ngram_kl.RUNBOOK, **coverage.RUNBOOK, **duplicates.RUNBOOK, **leak.RUNBOOK, **difficulty.RUNBOOK,
-    **weights.RUNBOOK, **overclar.RUNBOOK, **scorer.RUNBOOK, **reward_functions.RUNBOOK, **consistency.RUNBOOK,
-    **resources.RUNBOOK, **release_power.RUNBOOK, **preflight.RUNBOOK, **shadow_run.RUNBOOK,
+    **sources.RUNBOOK,
+    **shadow.RUNBOOK,
+    **gate_set.RUNBOOK,
+    **seed_pool.RUNBOOK,
+    **diversity.RUNBOOK,
+    **ngram_kl.RUNBOOK,
+    **coverage.RUNBOOK,
+    **duplicates.RUNBOOK,
+    **leak.RUNBOOK,
+    **difficulty.RUNBOOK,
+    **weights.RUNBOOK,
+    **overclar.RUNBOOK,
+    **scorer.RUNBOOK,
+    **reward_functions.RUNBOOK,
+    **consistency.RUNBOOK,
+    **resources.RUNBOOK,
+    **release_power.RUNBOOK,
+    **preflight.RUNBOOK,
+    **shadow_run.RUNBOOK,
 }
 RULES: dict[str, Runbook] = {name: spec.runbook for name, spec in MONITORS.items()}
 

@@ -34,8 +34,10 @@ def policy_thinking(loaded: LoadedConfig, chat_template: str | None = None, *, t
     if template_known:
         opens = template_opens_thinking(chat_template)
         if mode != "auto" and (mode == "on") != opens:
-            raise BadInput(f"{loaded.path}: model.thinking: {mode}, but the chat template of {model.name} "
-                           f"{'opens' if opens else 'does not open'} <think>; set model.thinking: auto")
+            raise BadInput(
+                f"{loaded.path}: model.thinking: {mode}, but the chat template of {model.name} "
+                f"{'opens' if opens else 'does not open'} <think>; set model.thinking: auto"
+            )
         return opens
     if mode != "auto":
         return mode == "on"
@@ -53,8 +55,10 @@ def _chat_template(loaded: LoadedConfig) -> str | None:
     try:
         return AutoTokenizer.from_pretrained(name).chat_template
     except OSError as e:
-        raise BadInput(f"{loaded.path}: model.thinking: auto reads the chat template of {name!r}, which cannot be "
-                       f"loaded here ({e}); set model.thinking to on or off") from None
+        raise BadInput(
+            f"{loaded.path}: model.thinking: auto reads the chat template of {name!r}, which cannot be "
+            f"loaded here ({e}); set model.thinking to on or off"
+        ) from None
 
 
 def judge_buildable(loaded: LoadedConfig) -> bool:
@@ -62,8 +66,15 @@ def judge_buildable(loaded: LoadedConfig) -> bool:
     return not PROVIDERS[loaded.config.scorer.provider].api or api_key() is not None
 
 
-def open_scoring(loaded: LoadedConfig, ws: Workspace, thinking: bool, *, with_weights: bool = True,
-                 with_judge: bool = True, with_functions: bool = True) -> RunScoring:
+def open_scoring(
+    loaded: LoadedConfig,
+    ws: Workspace,
+    thinking: bool,
+    *,
+    with_weights: bool = True,
+    with_judge: bool = True,
+    with_functions: bool = True,
+) -> RunScoring:
     """The run's scorer. A preflight round opens it without the reward functions (`with_functions=False`): its
     reward_functions check imports and probes them, and fails the round on one that does not import."""
     judge = None

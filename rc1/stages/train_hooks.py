@@ -9,10 +9,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rc1 import distributed, failpoints
-from rc1.progress import StepProgress
 from rc1.data.task import TaskItem
 from rc1.events import schema as ev
 from rc1.fsutil import atomic_write_bytes, sha256_file
+from rc1.progress import StepProgress
 from rc1.scoring.archive import EVAL, EVAL_SAMPLED, SHARD_NAME, encode_shard, rows_of
 from rc1.scoring.evaluation import evaluate_buckets, hard_success, metric_value
 from rc1.scoring.pipeline import rewards_of
@@ -22,18 +22,24 @@ from rc1.stages.gate_set import correct_counts, gate_sampling, score_replies
 from rc1.stages.rollouts import RolloutRecorder
 from rc1.stages.scoring import RunScoring
 from rc1.train import checkpoints
-from rc1.train.metrics import StepMetrics
-from rc1.train.metrics import EvalResult
+from rc1.train.metrics import EvalResult, StepMetrics
 from rc1.train.protocols import Verdict
-from rc1.train.together import PUBLISHED, wait_for_publication
 from rc1.train.sampler import BatchMix
+from rc1.train.together import PUBLISHED, wait_for_publication
 
 
 class EventHooks:
     """Turns engine callbacks into events, published checkpoints, evaluations and best promotions."""
 
-    def __init__(self, session: Session, engine, shadow: list[TaskItem], scoring: RunScoring,
-                 batch_mix: Callable[[int], BatchMix], rollouts: RolloutRecorder):
+    def __init__(
+        self,
+        session: Session,
+        engine,
+        shadow: list[TaskItem],
+        scoring: RunScoring,
+        batch_mix: Callable[[int], BatchMix],
+        rollouts: RolloutRecorder,
+    ):
         self.session = session
         self.rollouts = rollouts
         train = session.config.train
@@ -55,16 +61,35 @@ class EventHooks:
         means = self.rollouts.close_step(m.step, m.advantages)  # first: every rank gathers its rollouts here
         failpoints.reached("step")
         mix = self.batch_mix(m.step)
-        self.session.append(self.session.run.record_step(
-            step=m.step, loss=m.loss, kl=m.kl, ratio=m.ratio, lr=m.lr, reward=m.reward, reward_std=m.reward_std,
-            mem_used_mb=m.mem_used_mb, sec_per_step=m.sec_per_step, tokens=m.tokens, scoring=self._judge_calls(),
-            epochs=m.epochs, kl_coef=m.kl_coef, batch_difficulty=mix.difficulty, seed_share=mix.seed_share,
-            low_perf=mix.low_perf, components=means.components, penalty=means.penalty, diagnostics=m.diagnostics,
-            grad_norm=m.grad_norm,
-        ))
+        self.session.append(
+            self.session.run.record_step(
+                step=m.step,
+                loss=m.loss,
+                kl=m.kl,
+                ratio=m.ratio,
+                lr=m.lr,
+                reward=m.reward,
+                reward_std=m.reward_std,
+                mem_used_mb=m.mem_used_mb,
+                sec_per_step=m.sec_per_step,
+                tokens=m.tokens,
+                scoring=self._judge_calls(),
+                epochs=m.epochs,
+                kl_coef=m.kl_coef,
+                batch_difficulty=mix.difficulty,
+                seed_share=mix.seed_share,
+                low_perf=mix.low_perf,
+                components=means.components,
+                penalty=means.penalty,
+                diagnostics=m.diagnostics,
+                grad_norm=m.grad_norm,
+            )
+        )
         verdict = record_trips(self.session)
         self._scope(f"step {m.step + 1}")
-        self.progress.step(m.step, m.sec_per_step, m.tokens, f"loss {m.loss:+.4f}  kl {m.kl:.4f}  reward {m.reward:.4f}")
+        self.progress.step(
+            m.step, m.sec_per_step, m.tokens, f"loss {m.loss:+.4f}  kl {m.kl:.4f}  reward {m.reward:.4f}"
+        )
         return verdict
 
     def close(self) -> None:
@@ -78,8 +103,11 @@ class EventHooks:
             atomic_write_bytes(staged_dir / SHARD_NAME, shard)
         seq, digest = self.session.log.head
         meta = {
-            "run": ws.run, "step": step, "config_sha256": self.session.loaded.sha256,
-            "log_seq": seq, "log_hash": digest,
+            "run": ws.run,
+            "step": step,
+            "config_sha256": self.session.loaded.sha256,
+            "log_seq": seq,
+            "log_hash": digest,
         }
         files = checkpoints.publish(staged_dir, final, meta)
         failpoints.reached("checkpoint")
@@ -114,14 +142,26 @@ class EventHooks:
         hard_sampled = hard_success(self.shadow, rates, tasks)
         overall = buckets[-1]
         per_task = {b.task: b.success for b in buckets if b.difficulty == "all" and b.task != "all"}
-        self.session.append(ev.EvalCompleted(
-            step=step, n=overall.n, mean_reward=overall.mean_reward, success=overall.success,
-            per_task_success=per_task, scoring=self._judge_calls(), buckets=buckets, hard_success=hard,
-            hard_sampled_success=hard_sampled, samples=sampled.samples,
-            rollouts=self._archive_evaluation(step, result, scored, sampled, repeated, sampled_scored),
-            item_ids=[item.id for item in self.shadow], item_greedy=[s.components["correctness"] for s in scored],
-            item_sampled=counts, drift=sampled.drift, seconds=time.perf_counter() - started,
-        ))
+        self.session.append(
+            ev.EvalCompleted(
+                step=step,
+                n=overall.n,
+                mean_reward=overall.mean_reward,
+                success=overall.success,
+                per_task_success=per_task,
+                scoring=self._judge_calls(),
+                buckets=buckets,
+                hard_success=hard,
+                hard_sampled_success=hard_sampled,
+                samples=sampled.samples,
+                rollouts=self._archive_evaluation(step, result, scored, sampled, repeated, sampled_scored),
+                item_ids=[item.id for item in self.shadow],
+                item_greedy=[s.components["correctness"] for s in scored],
+                item_sampled=counts,
+                drift=sampled.drift,
+                seconds=time.perf_counter() - started,
+            )
+        )
         self._scope(f"step {step + 1}")
         return metric_value(config.release.metric, hard, hard_sampled, buckets)
 
@@ -131,10 +171,28 @@ class EventHooks:
         config = self.session.config
         weights = self.scoring.weights
         rule_weights = {name: weights[name] for name in sampled_scored[0].components} if sampled_scored else weights
-        rows = rows_of(EVAL, step, self.shadow, greedy.completions, greedy.completion_tokens, scored, config.reward,
-                       weights, config.rollouts)
-        rows += rows_of(EVAL_SAMPLED, step, repeated, sampled.completions, sampled.completion_tokens, sampled_scored,
-                        config.reward, rule_weights, config.rollouts)
+        rows = rows_of(
+            EVAL,
+            step,
+            self.shadow,
+            greedy.completions,
+            greedy.completion_tokens,
+            scored,
+            config.reward,
+            weights,
+            config.rollouts,
+        )
+        rows += rows_of(
+            EVAL_SAMPLED,
+            step,
+            repeated,
+            sampled.completions,
+            sampled.completion_tokens,
+            sampled_scored,
+            config.reward,
+            rule_weights,
+            config.rollouts,
+        )
         ws = self.session.ws
         path = ws.evaluations_dir / f"step_{step:05d}.jsonl.zst"
         atomic_write_bytes(path, encode_shard(rows))
@@ -145,14 +203,20 @@ class EventHooks:
         (`promotes`, the rule the release verdict's simulations test)."""
         p = self.session.projection
         metric = self.session.config.release.metric
-        earlier = [metric_value(metric, e.hard_success, e.hard_sampled_success, e.buckets)
-                   for e in p.evals if e.step < step and e.buckets]
+        earlier = [
+            metric_value(metric, e.hard_success, e.hard_sampled_success, e.buckets)
+            for e in p.evals
+            if e.step < step and e.buckets
+        ]
         if not promotes(value, earlier):
             return
         best_dir = self.session.ws.checkpoints_dir / "best" / final.name
         files = checkpoints.promote_best(final, best_dir)
-        self.session.append(ev.BestPromoted(step=step, dir=str(best_dir.relative_to(self.session.ws.root)),
-                                            metric=metric, value=value, files=files))
+        self.session.append(
+            ev.BestPromoted(
+                step=step, dir=str(best_dir.relative_to(self.session.ws.root)), metric=metric, value=value, files=files
+            )
+        )
         print(f"  best/ <- step {step} ({metric} {value:.4f})", file=sys.stdout, flush=True)
 
 
@@ -168,8 +232,12 @@ def shadow_replies(engine, shadow: list[TaskItem], config) -> tuple[EvalResult, 
     drift monitor is on). Under a multi-process launch every rank calls it and generates its share."""
     max_tokens = config.train.max_completion_tokens
     greedy = engine.evaluate(shadow, max_tokens)
-    sampled = engine.evaluate(shadow, max_tokens, sampling=gate_sampling(config),
-                              drift=config.monitors.drift.replies_per_item if config.monitors.drift else 0)
+    sampled = engine.evaluate(
+        shadow,
+        max_tokens,
+        sampling=gate_sampling(config),
+        drift=config.monitors.drift.replies_per_item if config.monitors.drift else 0,
+    )
     return greedy, sampled
 
 
@@ -193,9 +261,12 @@ class EvalWorker:
 
     def evaluate(self, step: int) -> None:
         greedy, sampled = shadow_replies(self.engine, self.shadow, self.config)
-        print(f"rank {distributed.rank()}: generated {greedy.generated_here} of {len(greedy.completions)} greedy and "
-              f"{sampled.generated_here} of {len(sampled.completions)} sampled replies of step {step}'s evaluation",
-              file=sys.stderr, flush=True)
+        print(
+            f"rank {distributed.rank()}: generated {greedy.generated_here} of {len(greedy.completions)} greedy and "
+            f"{sampled.generated_here} of {len(sampled.completions)} sampled replies of step {step}'s evaluation",
+            file=sys.stderr,
+            flush=True,
+        )
 
     def close(self) -> None:
         pass

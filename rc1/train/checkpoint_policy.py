@@ -30,8 +30,10 @@ def policy_at(model: torch.nn.Module, directory: Path, method: str) -> torch.nn.
     directory = Path(directory)
     absent = [name for name in layout.WEIGHTS[method] if not (directory / name).is_file()]
     if absent:
-        raise BadInput(f"{directory}: holds no weights of a finetune.method {method} run (missing "
-                       f"{', '.join(absent)}); was it trained with another finetune.method?")
+        raise BadInput(
+            f"{directory}: holds no weights of a finetune.method {method} run (missing "
+            f"{', '.join(absent)}); was it trained with another finetune.method?"
+        )
     if method != "full":
         return PeftModel.from_pretrained(model, str(directory))
     path = directory / layout.FULL_WEIGHTS
@@ -40,14 +42,18 @@ def policy_at(model: torch.nn.Module, directory: Path, method: str) -> torch.nn.
     own = {name: tuple(tensor.shape) for name, tensor in model.state_dict().items()}
     reshaped = sorted(name for name in shapes.keys() & own.keys() if shapes[name] != own[name])
     if reshaped:
-        raise BadInput(f"{path}: not the weights of this model (other shapes: {_names(reshaped)}); evaluate it "
-                       f"with the model.name it was trained from")
+        raise BadInput(
+            f"{path}: not the weights of this model (other shapes: {_names(reshaped)}); evaluate it "
+            f"with the model.name it was trained from"
+        )
     # Onto the CPU first (memory-mapped), then copied into each weight where it lives; tied weights (the
     # embeddings and the LM head) are saved once and count as loaded.
     missing, unexpected = load_model(model, path, strict=False, device="cpu")
     if missing or unexpected:
-        raise BadInput(f"{path}: not the weights of this model (missing {_names(missing)}; unexpected "
-                       f"{_names(unexpected)}); evaluate it with the model.name it was trained from")
+        raise BadInput(
+            f"{path}: not the weights of this model (missing {_names(missing)}; unexpected "
+            f"{_names(unexpected)}); evaluate it with the model.name it was trained from"
+        )
     return model
 
 

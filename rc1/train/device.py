@@ -34,4 +34,3 @@ def select_dtype(device: str, requested: str) -> torch.dtype:
     if device == "mps" and requested == "bf16":
         raise BadInput("model.dtype: bf16 is not supported on MPS; use fp16, fp32 or auto")
     return _DTYPES[requested]
-

@@ -11,7 +11,6 @@ import torch
 
 from rc1.train.metrics import StepMetrics
 
-
 # What torch.multinomial says when generation samples from NaN/inf logits.
 NON_FINITE_SAMPLING = "probability tensor contains either `inf`, `nan` or element < 0"
 
@@ -44,10 +43,16 @@ def check_metrics(metrics: StepMetrics) -> None:
 def check_weights(model: torch.nn.Module, step: int) -> None:
     for name, param in model.named_parameters():
         if param.requires_grad and not torch.isfinite(param).all():
-            raise NonFiniteStep(step, f"trainable weight {name} is not finite after the optimizer step",
-                                {"weight_norm": float(param.detach().float().norm())})
+            raise NonFiniteStep(
+                step,
+                f"trainable weight {name} is not finite after the optimizer step",
+                {"weight_norm": float(param.detach().float().norm())},
+            )
 
 
 def sampling_failed(step: int) -> NonFiniteStep:
-    return NonFiniteStep(step, "sampling met non-finite probabilities (the policy's logits overflowed)",
-                         {"sampling_probabilities": math.nan})
+    return NonFiniteStep(
+        step,
+        "sampling met non-finite probabilities (the policy's logits overflowed)",
+        {"sampling_probabilities": math.nan},
+    )

@@ -61,8 +61,16 @@ class DriftProbe:
         self._tokens = 0
         self._seconds = 0.0
 
-    def observe(self, model, tokenizer, item_ids: list[str], prompt_ids: torch.Tensor, prompt_attention: torch.Tensor,
-                completions: torch.Tensor, eos_ids: list[int]) -> None:
+    def observe(
+        self,
+        model,
+        tokenizer,
+        item_ids: list[str],
+        prompt_ids: torch.Tensor,
+        prompt_attention: torch.Tensor,
+        completions: torch.Tensor,
+        eos_ids: list[int],
+    ) -> None:
         """One batch: `completions[r]` was sampled for `item_ids[r]` after prompt row r."""
         started = time.perf_counter()
         rollout = assemble(tokenizer, item_ids, prompt_ids, prompt_attention, completions, eos_ids)
@@ -79,7 +87,7 @@ class DriftProbe:
             self._per_item.setdefault(item_id, []).append(float(value))
         self._seconds += time.perf_counter() - started
 
-    def spare(self) -> "DriftProbe":
+    def spare(self) -> DriftProbe:
         """A probe of the same settings whose measures are thrown away (a batch run only to keep ranks in lockstep)."""
         return DriftProbe(self._reference, self._temperature, self.replies_per_item, self._confidence)
 
@@ -87,7 +95,9 @@ class DriftProbe:
         """What this rank measured (per-item KLs, tokens, seconds), to be merged with the other ranks'."""
         return self._per_item, self._tokens, self._seconds
 
-    def merged(self, parts: list[tuple[dict[str, list[float]], int, float] | None], item_ids: list[str]) -> Drift | None:
+    def merged(
+        self, parts: list[tuple[dict[str, list[float]], int, float] | None], item_ids: list[str]
+    ) -> Drift | None:
         """The evaluation's drift from every rank's part (`part`), items in `item_ids`' order; seconds summed."""
         per_item: dict[str, list[float]] = {}
         for part in parts:
@@ -103,5 +113,11 @@ class DriftProbe:
         interval = mean_interval(items, self._confidence)
         if interval is None or not math.isfinite(interval.mean + interval.low + interval.high):
             return None  # not measurable here (a policy whose logits overflow halts as non_finite)
-        return Drift(kl=interval.mean, low=interval.low, high=interval.high, items=interval.n, tokens=self._tokens,
-                     seconds=self._seconds)
+        return Drift(
+            kl=interval.mean,
+            low=interval.low,
+            high=interval.high,
+            items=interval.n,
+            tokens=self._tokens,
+            seconds=self._seconds,
+        )

@@ -36,15 +36,23 @@ from rc1.train.model_loading import lora_config
 from rc1.train.policy_math import Rollout
 from rc1.train.protocols import RewardFn, Strategy, TrainingEnded, TrainingHooks
 from rc1.train.runtime import capture_rng, memory_mb, restore_rng
+from rc1.train.sampler import Sampler
 from rc1.train.schedule import set_peak_lr
 from rc1.train.strategies.common import AdaptiveKLStrategy
-from rc1.train.sampler import Sampler
 
 
 class TorchEngine:
-    def __init__(self, config: Config, items: list[TaskItem], reward_fn: RewardFn, model: PreTrainedModel,
-                 tokenizer: PreTrainedTokenizerBase, staging_dir: Path, device: str,
-                 make_sampler: Callable[[int], Sampler]):
+    def __init__(
+        self,
+        config: Config,
+        items: list[TaskItem],
+        reward_fn: RewardFn,
+        model: PreTrainedModel,
+        tokenizer: PreTrainedTokenizerBase,
+        staging_dir: Path,
+        device: str,
+        make_sampler: Callable[[int], Sampler],
+    ):
         if model.dtype == torch.float16:
             # fp16 LoRA weights cannot be unscaled by a GradScaler; the trl engine handles fp16 (MPS)
             raise BadInput("model.dtype: the torch engine trains in fp32 or bf16; use engine.name trl for fp16")
@@ -122,18 +130,31 @@ class TorchEngine:
         self.scheduler.step()
         divergence.check_metrics(metrics)
         divergence.check_weights(self._model, step)
-        return msgspec.structs.replace(metrics, mem_used_mb=memory_mb(self.device), grad_norm=self._grad_norm,
-                                       sec_per_step=time.perf_counter() - started)
+        return msgspec.structs.replace(
+            metrics,
+            mem_used_mb=memory_mb(self.device),
+            grad_norm=self._grad_norm,
+            sec_per_step=time.perf_counter() - started,
+        )
 
-    def eval_step(self, items: list[TaskItem], max_new_tokens: int, sampling: Sampling | None = None,
-                  drift: int = 0) -> EvalResult:
+    def eval_step(
+        self, items: list[TaskItem], max_new_tokens: int, sampling: Sampling | None = None, drift: int = 0
+    ) -> EvalResult:
         """Replies to `items`, greedy or sampled; with `drift` (sampled), their KL to the step-0 policy (the adapter
         switched off) too."""
         probe = DriftProbe(adapter_off, sampling.temperature, drift) if drift and sampling is not None else None
-        return evaluate_policy(self._model, self.tokenizer, items, max_prompt_tokens=self.train_cfg.max_prompt_tokens,
-                               max_new_tokens=max_new_tokens, eos_ids=self.eos_ids,
-                               batch_size=self.train_cfg.per_device_batch_size, device=self.device, sampling=sampling,
-                               drift=probe)
+        return evaluate_policy(
+            self._model,
+            self.tokenizer,
+            items,
+            max_prompt_tokens=self.train_cfg.max_prompt_tokens,
+            max_new_tokens=max_new_tokens,
+            eos_ids=self.eos_ids,
+            batch_size=self.train_cfg.per_device_batch_size,
+            device=self.device,
+            sampling=sampling,
+            drift=probe,
+        )
 
     evaluate = eval_step
 
@@ -168,8 +189,10 @@ class TorchEngine:
             self._amend(amended)
             start = self.scheduler.last_epoch
             if sampler["next_step"] != start + 1:
-                raise TrainingError(f"{resume_from}: sampler at step {sampler['next_step']} but the scheduler after "
-                                    f"step {start}; the checkpoint is inconsistent")
+                raise TrainingError(
+                    f"{resume_from}: sampler at step {sampler['next_step']} but the scheduler after "
+                    f"step {start}; the checkpoint is inconsistent"
+                )
         t = self.train_cfg
         for step in range(start + 1, t.max_steps + 1):
             try:

@@ -52,8 +52,8 @@ from rc1.train.metrics import DIAGNOSTICS, EvalResult, Sampling, StepMetrics
 from rc1.train.model_loading import lora_config
 from rc1.train.protocols import RewardFn, StepProbe, TrainingHooks
 from rc1.train.runtime import memory_mb
-from rc1.train.schedule import set_peak_lr
 from rc1.train.sampler import Sampler
+from rc1.train.schedule import set_peak_lr
 from rc1.train.strategies.adaptive_kl import AdaptiveKL
 from rc1.train.together import decide_together
 
@@ -89,8 +89,10 @@ class TrlEngine:
         if config.finetune.method == "full" and model.dtype == torch.float16:
             # The fp16 loss scaler unscales fp32 gradients only (torch: "Attempting to unscale FP16 gradients"):
             # peft keeps a LoRA adapter in fp32 over an fp16 base; a fully trained model has no fp32 weights.
-            raise BadInput("model.dtype: finetune.method full trains every weight, and fp16 weights cannot be trained "
-                           "under the fp16 loss scaler; use model.dtype bf16 or fp32, or finetune.method lora")
+            raise BadInput(
+                "model.dtype: finetune.method full trains every weight, and fp16 weights cannot be trained "
+                "under the fp16 loss scaler; use model.dtype bf16 or fp32, or finetune.method lora"
+            )
         setup = shared_setup(config, items, model, tokenizer, staging_dir, make_sampler)
         self.config = config
         self.reward_fn = reward_fn
@@ -110,8 +112,12 @@ class TrlEngine:
         probe: StepProbe | None = load(recipe.probe)(self, model) if recipe.probe is not None else None
         if self._spec.trains_on == "gold":  # SFTTrainer tokenizes its dataset up front: the schedule is fixed (passes)
             scheduled = [self._at(position) for position in range(positions)]
-            dataset = Dataset.from_dict({"prompt": [self._prompt(item) for item in scheduled],
-                                         "completion": [gold_reply(item) for item in scheduled]})
+            dataset = Dataset.from_dict(
+                {
+                    "prompt": [self._prompt(item) for item in scheduled],
+                    "completion": [gold_reply(item) for item in scheduled],
+                }
+            )
             trainer_kwargs = {}
         else:
             # Row k is prompt k % P of step k // P + 1, drawn from the sampler only when the trainer fetches it,
@@ -119,15 +125,19 @@ class TrlEngine:
             dataset = Dataset.from_dict({"position": list(range(positions))}).with_transform(self._rows)
             trainer_kwargs = {"reward_funcs": [self._make_trl_reward(probe)]}
         sampler_state = lambda step: self.sampler.state_dict(next_step=step + 1)  # noqa: E731
-        self._bridge = _HookBridge(self._staging_dir, device, setup.replies_per_step, self._kl, self._set_beta,
-                                   sampler_state, probe)
+        self._bridge = _HookBridge(
+            self._staging_dir, device, setup.replies_per_step, self._kl, self._set_beta, sampler_state, probe
+        )
         # The step-0 policy the drift monitor measures against: the adapter switched off; for a full fine-tune, the
         # frozen reference TRL builds at β > 0, else a copy of the base taken now, before any step.
         watch_drift = config.monitors.drift is not None
         full = config.finetune.method == "full"
         # Every rank evaluates its share of the items, so every rank holds the reference.
-        base_copy = copy.deepcopy(model).eval().requires_grad_(False) if watch_drift and full and not (
-            self._spec.uses_beta and config.train.beta > 0) else None
+        base_copy = (
+            copy.deepcopy(model).eval().requires_grad_(False)
+            if watch_drift and full and not (self._spec.uses_beta and config.train.beta > 0)
+            else None
+        )
         with _quiet_renamed_property():
             self.trainer = load(recipe.trainer)(
                 model=model,
@@ -142,8 +152,9 @@ class TrlEngine:
         self._bridge.advantages = self._step_advantages
         self._reference: Reference | None = None
         if watch_drift:
-            self._reference = (adapter_off if not full else
-                               frozen_copy(base_copy if base_copy is not None else self.trainer.ref_model))
+            self._reference = (
+                adapter_off if not full else frozen_copy(base_copy if base_copy is not None else self.trainer.ref_model)
+            )
 
     def _step_advantages(self) -> list[float]:
         """The advantages GRPO's and RLOO's trainers gave the step's completions, in the order rc1's reward function
@@ -172,7 +183,8 @@ class TrlEngine:
         if resume_from is not None:
             resume_from = Path(resume_from)
             absent = layout.missing(resume_from, self.config.finetune.method) + [
-                n for n in (TRAINER_STATE,) if not (resume_from / n).is_file()]
+                n for n in (TRAINER_STATE,) if not (resume_from / n).is_file()
+            ]
             if absent:
                 raise TrainingError(f"{resume_from}: not an rc1 checkpoint (missing {', '.join(absent)})")
             self.sampler.load_state_dict(layout.read_sampler(resume_from), str(resume_from / layout.SAMPLER))
@@ -181,7 +193,9 @@ class TrlEngine:
                 self._kl.beta = self.config.train.beta
             self._set_beta(self._kl.beta)
             # Outside the staging folder and one per rank: no rank's cleanup can remove another's view.
-            resume_from = layout.trainer_view(resume_from, self._staging_dir.parent / f".resume-view-rank{distributed.rank()}")
+            resume_from = layout.trainer_view(
+                resume_from, self._staging_dir.parent / f".resume-view-rank{distributed.rank()}"
+            )
         self._bridge.hooks = hooks
         try:
             with _quiet_renamed_property():
@@ -193,16 +207,28 @@ class TrlEngine:
         finally:
             self._bridge.hooks = None
 
-    def evaluate(self, items: list[TaskItem], max_new_tokens: int, sampling: Sampling | None = None,
-                 drift: int = 0) -> EvalResult:
+    def evaluate(
+        self, items: list[TaskItem], max_new_tokens: int, sampling: Sampling | None = None, drift: int = 0
+    ) -> EvalResult:
         """Greedy (or `sampling`'s sampled) completions of `items`; leaves every RNG and the model's mode as found.
         With `drift` (sampled replies, the drift monitor on), their KL to the step-0 policy too, from that many replies
         per item."""
         batch_size = self.config.train.per_device_batch_size * self.config.train.gradient_accumulation_steps
-        probe = DriftProbe(self._reference, sampling.temperature, drift) if drift and sampling and self._reference else None
-        return evaluate_policy(self.trainer.model, self.tokenizer, items, max_prompt_tokens=self.config.train.max_prompt_tokens,
-                               max_new_tokens=max_new_tokens, eos_ids=self.eos_ids, batch_size=batch_size,
-                               device=self.trainer.args.device, sampling=sampling, drift=probe)
+        probe = (
+            DriftProbe(self._reference, sampling.temperature, drift) if drift and sampling and self._reference else None
+        )
+        return evaluate_policy(
+            self.trainer.model,
+            self.tokenizer,
+            items,
+            max_prompt_tokens=self.config.train.max_prompt_tokens,
+            max_new_tokens=max_new_tokens,
+            eos_ids=self.eos_ids,
+            batch_size=batch_size,
+            device=self.trainer.args.device,
+            sampling=sampling,
+            drift=probe,
+        )
 
     def _at(self, position: int) -> TaskItem:
         return self.sampler.batch(position // self._per_step + 1)[position % self._per_step]
@@ -220,8 +246,11 @@ class TrlEngine:
             # One call scores one step's replies, each rank its share: every rank's sampler observes them all, so
             # all draw the same next batches (as TRL gathers the rewards right after this call).
             shares = distributed.gather((items, rewards))
-            sampler.observe(item_index[0] // per_step + 1, [item for mine, _ in shares for item in mine],
-                            [reward for _, theirs in shares for reward in theirs])
+            sampler.observe(
+                item_index[0] // per_step + 1,
+                [item for mine, _ in shares for item in mine],
+                [reward for _, theirs in shares for reward in theirs],
+            )
             if probe is not None:
                 probe.rewarded(rewards, lengths)
             return rewards
@@ -238,22 +267,35 @@ class TrlEngine:
             shutil.rmtree(path)
 
 
-def trl_args(config: Config, staging_dir: Path, device: str, dtype: torch.dtype,
-             backend: str | None = None) -> TrainingArguments:
+def trl_args(
+    config: Config, staging_dir: Path, device: str, dtype: torch.dtype, backend: str | None = None
+) -> TrainingArguments:
     """The arguments of the strategy's TRL trainer: what every trainer is given, from rc1's config, and what
     the strategy's recipe adds (rc1/registry/strategies/). `backend`: who samples the rollouts (`generation_backend`
     of the config unless given)."""
     train: TrainConfig = config.train
     recipe = STRATEGIES[config.engine.strategy].trl
     shared = dict(
-        output_dir=str(staging_dir), max_steps=train.max_steps, save_strategy="steps", save_steps=train.save_steps,
-        save_total_limit=None, logging_strategy="steps", logging_steps=1,
+        output_dir=str(staging_dir),
+        max_steps=train.max_steps,
+        save_strategy="steps",
+        save_steps=train.save_steps,
+        save_total_limit=None,
+        logging_strategy="steps",
+        logging_steps=1,
         logging_nan_inf_filter=False,  # a non-finite loss must reach our callback, not be papered over
-        learning_rate=train.learning_rate, warmup_steps=train.warmup_steps,
+        learning_rate=train.learning_rate,
+        warmup_steps=train.warmup_steps,
         per_device_train_batch_size=train.per_device_batch_size,
-        gradient_accumulation_steps=launch_accumulation(train), max_grad_norm=train.max_grad_norm,
-        seed=config.run.seed, report_to="none", dataloader_num_workers=0, disable_tqdm=not sys.stderr.isatty(),
-        bf16=dtype == torch.bfloat16, fp16=dtype == torch.float16, use_cpu=device == "cpu",
+        gradient_accumulation_steps=launch_accumulation(train),
+        max_grad_norm=train.max_grad_norm,
+        seed=config.run.seed,
+        report_to="none",
+        dataloader_num_workers=0,
+        disable_tqdm=not sys.stderr.isatty(),
+        bf16=dtype == torch.bfloat16,
+        fp16=dtype == torch.float16,
+        use_cpu=device == "cpu",
     )
     backend = backend or generation_backend(config.engine.name, config.engine.strategy, device, train.rollouts)
     options = recipe.options(train, config.run.seed, backend != "hf")
@@ -266,8 +308,16 @@ def trl_args(config: Config, staging_dir: Path, device: str, dtype: torch.dtype,
 class _HookBridge(TrainerCallback):
     """Turns trainer events into `StepMetrics` and staged-checkpoint notices."""
 
-    def __init__(self, staging_dir: Path, device: str, completions_per_step: int, kl: AdaptiveKL,
-                 set_beta: Callable[[float], None], sampler: Callable[[int], dict], probe: StepProbe | None = None):
+    def __init__(
+        self,
+        staging_dir: Path,
+        device: str,
+        completions_per_step: int,
+        kl: AdaptiveKL,
+        set_beta: Callable[[float], None],
+        sampler: Callable[[int], dict],
+        probe: StepProbe | None = None,
+    ):
         self.hooks: TrainingHooks | None = None
         self._sampler = sampler
         self._probe = probe
@@ -310,9 +360,15 @@ class _HookBridge(TrainerCallback):
             return  # the end-of-training summary, or a step already reported
         measured = self._probe.measured if self._probe is not None else None
         if measured is not None:  # what the trainer does not log (SFT: all but loss and lr), the probe measured
-            logs = {**logs, **{KEY_KL: measured["kl"], KEY_REWARD: measured["reward"],
-                               KEY_REWARD_STD: measured["reward_std"],
-                               KEY_COMPLETION_LEN: measured["tokens"] / self._completions_per_step}}
+            logs = {
+                **logs,
+                **{
+                    KEY_KL: measured["kl"],
+                    KEY_REWARD: measured["reward"],
+                    KEY_REWARD_STD: measured["reward_std"],
+                    KEY_COMPLETION_LEN: measured["tokens"] / self._completions_per_step,
+                },
+            }
         metrics = StepMetrics(
             step=state.global_step,
             loss=float(logs[KEY_LOSS]),
@@ -327,8 +383,11 @@ class _HookBridge(TrainerCallback):
             sec_per_step=time.perf_counter() - self._step_started,
             tokens=round(float(logs[KEY_COMPLETION_LEN]) * self._completions_per_step),
             kl_coef=self._kl.beta,
-            diagnostics={name: float(logs[key]) for name, key in DIAGNOSTICS.items()
-                         if isinstance(logs.get(key), (int, float)) and math.isfinite(logs[key])},
+            diagnostics={
+                name: float(logs[key])
+                for name, key in DIAGNOSTICS.items()
+                if isinstance(logs.get(key), (int, float)) and math.isfinite(logs[key])
+            },
             advantages=self.advantages(),
             grad_norm=_float(logs[KEY_GRAD_NORM]) if isinstance(logs.get(KEY_GRAD_NORM), (int, float)) else None,
         )

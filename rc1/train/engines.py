@@ -36,8 +36,9 @@ class Setup:
     sampler: Sampler  # the step's items
 
 
-def shared_setup(config: Config, items: list[TaskItem], model, tokenizer, staging_dir: Path,
-                 make_sampler: Callable[[int], Sampler]) -> Setup:
+def shared_setup(
+    config: Config, items: list[TaskItem], model, tokenizer, staging_dir: Path, make_sampler: Callable[[int], Sampler]
+) -> Setup:
     """Refuse an empty pool, make the staging folder, switch the KV cache off under gradient checkpointing, fit
     the prompts, and build the sampler for the strategy's prompts per step (its replies per prompt on this
     engine divide the batch of replies)."""
@@ -51,9 +52,14 @@ def shared_setup(config: Config, items: list[TaskItem], model, tokenizer, stagin
     # Replies per optimizer step over every rank: TRL's sampler hands each step's rows out across processes.
     batch = train.per_device_batch_size * launch_accumulation(train) * distributed.world_size()
     per_step = batch // spec.replies(config.engine.name, train.num_generations)
-    return Setup(spec=spec, eos_ids=eos_token_ids(model, tokenizer),
-                 prompts=FittedPrompts(tokenizer, items, train.max_prompt_tokens),
-                 replies_per_step=batch, prompts_per_step=per_step, sampler=make_sampler(per_step))
+    return Setup(
+        spec=spec,
+        eos_ids=eos_token_ids(model, tokenizer),
+        prompts=FittedPrompts(tokenizer, items, train.max_prompt_tokens),
+        replies_per_step=batch,
+        prompts_per_step=per_step,
+        sampler=make_sampler(per_step),
+    )
 
 
 def launch_accumulation(train) -> int:
@@ -64,17 +70,29 @@ def launch_accumulation(train) -> int:
     if train.step_batch == "scales" or processes == 1:
         return train.gradient_accumulation_steps
     if train.gradient_accumulation_steps % processes:
-        fits = sorted({n for n in range(1, train.gradient_accumulation_steps + 1) if train.gradient_accumulation_steps % n == 0})
-        raise BadInput(f"train.step_batch: fixed keeps a step at per_device_batch_size × gradient_accumulation_steps "
-                       f"({train.per_device_batch_size} × {train.gradient_accumulation_steps}) completions, which "
-                       f"{processes} processes cannot share evenly: launch {', '.join(map(str, fits))} processes, or "
-                       f"set train.gradient_accumulation_steps to a multiple of {processes} (and per_device_batch_size "
-                       "to keep the batch), or train.step_batch: scales")
+        fits = sorted(
+            {n for n in range(1, train.gradient_accumulation_steps + 1) if train.gradient_accumulation_steps % n == 0}
+        )
+        raise BadInput(
+            f"train.step_batch: fixed keeps a step at per_device_batch_size × gradient_accumulation_steps "
+            f"({train.per_device_batch_size} × {train.gradient_accumulation_steps}) completions, which "
+            f"{processes} processes cannot share evenly: launch {', '.join(map(str, fits))} processes, or "
+            f"set train.gradient_accumulation_steps to a multiple of {processes} (and per_device_batch_size "
+            "to keep the batch), or train.step_batch: scales"
+        )
     return train.gradient_accumulation_steps // processes
 
 
-def build_engine(config: Config, items: list[TaskItem], reward_fn: RewardFn, model, tokenizer, staging_dir: Path,
-                 device: str, make_sampler: Callable[[int], Sampler] | None = None) -> TrainingEngine:
+def build_engine(
+    config: Config,
+    items: list[TaskItem],
+    reward_fn: RewardFn,
+    model,
+    tokenizer,
+    staging_dir: Path,
+    device: str,
+    make_sampler: Callable[[int], Sampler] | None = None,
+) -> TrainingEngine:
     """The engine for `config.engine`; batches come from `make_sampler(prompts per step)`, by default seeded
     passes over `items`."""
     if make_sampler is None:

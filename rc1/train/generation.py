@@ -34,11 +34,14 @@ def generation_backend(engine: str, strategy: str, device: str, choice: str = "a
         return "vllm"
     if not possible:
         samplers = ", ".join(name for name, spec in STRATEGIES.items() if spec.trl is not None and spec.trl.vllm)
-        raise BadInput(f"train.rollouts: {choice} samples through TRL's vLLM, which only the trl engine's {samplers} "
-                       f"trainers do (this run: {engine} × {strategy}); set train.rollouts: transformers")
+        raise BadInput(
+            f"train.rollouts: {choice} samples through TRL's vLLM, which only the trl engine's {samplers} "
+            f"trainers do (this run: {engine} × {strategy}); set train.rollouts: transformers"
+        )
     if device != "cuda":
-        raise BadInput(f"train.rollouts: {choice} needs CUDA GPUs (this run trains on {device}); set "
-                       "train.rollouts: transformers")
+        raise BadInput(
+            f"train.rollouts: {choice} needs CUDA GPUs (this run trains on {device}); set train.rollouts: transformers"
+        )
     if not runnable:
         raise BadInput(f"train.rollouts: {choice} needs vllm, which is not installed: pip install -e '.[vllm]'")
     return "vllm" if choice == "vllm" else "vllm_server"
@@ -50,9 +53,19 @@ def eos_token_ids(model, tokenizer: PreTrainedTokenizerBase) -> list[int]:
     return [eos] if isinstance(eos, int) else list(eos or [tokenizer.eos_token_id])
 
 
-def generate_replies(model, tokenizer: PreTrainedTokenizerBase, items: list[TaskItem], *, max_prompt_tokens: int,
-                     generation: GenerationConfig, eos_ids: list[int], batch_size: int, device,
-                     drift: DriftProbe | None = None, synced: bool = False) -> tuple[list[str], list[int]]:
+def generate_replies(
+    model,
+    tokenizer: PreTrainedTokenizerBase,
+    items: list[TaskItem],
+    *,
+    max_prompt_tokens: int,
+    generation: GenerationConfig,
+    eos_ids: list[int],
+    batch_size: int,
+    device,
+    drift: DriftProbe | None = None,
+    synced: bool = False,
+) -> tuple[list[str], list[int]]:
     """`generation.num_return_sequences` replies per item, item by item; returns (texts, token counts). `drift`
     scores each batch's replies under the policy and the step-0 policy as they come. `synced`: the policy's parameters
     are sharded (`distributed.sharded`), and every rank steps until every rank's replies have ended."""
@@ -62,19 +75,27 @@ def generate_replies(model, tokenizer: PreTrainedTokenizerBase, items: list[Task
         for start in range(0, len(items), batch_size):
             prompts = [fit_prompt(tokenizer, item, max_prompt_tokens)[0] for item in items[start : start + batch_size]]
             # as the trainers tokenize prompts: the chat template already wrote every special token
-            encoded = tokenizer(text=prompts, return_tensors="pt", padding=True, padding_side="left",
-                                add_special_tokens=False)
+            encoded = tokenizer(
+                text=prompts, return_tensors="pt", padding=True, padding_side="left", add_special_tokens=False
+            )
             encoded = {k: v.to(device) for k, v in encoded.items()}
             output = model.generate(**encoded, generation_config=generation, synced_gpus=synced)
             width = encoded["input_ids"].size(1)
             if drift is not None:  # each item's first `replies_per_item` sampled replies (rows come item by item)
                 per_item = generation.num_return_sequences or 1
                 k = min(drift.replies_per_item, per_item)
-                rows = torch.tensor([i * per_item + j for i in range(len(prompts)) for j in range(k)],
-                                    device=output.device)
-                drift.observe(model, tokenizer, [item.id for item in items[start:start + batch_size] for _ in range(k)],
-                              encoded["input_ids"].repeat_interleave(k, 0), encoded["attention_mask"].repeat_interleave(k, 0),
-                              output[rows, width:], eos_ids)
+                rows = torch.tensor(
+                    [i * per_item + j for i in range(len(prompts)) for j in range(k)], device=output.device
+                )
+                drift.observe(
+                    model,
+                    tokenizer,
+                    [item.id for item in items[start : start + batch_size] for _ in range(k)],
+                    encoded["input_ids"].repeat_interleave(k, 0),
+                    encoded["attention_mask"].repeat_interleave(k, 0),
+                    output[rows, width:],
+                    eos_ids,
+                )
             for row in output[:, width:].tolist():
                 ends = [i for i, token in enumerate(row) if token in eos_ids]
                 kept = row[: ends[0] + 1] if ends else row
@@ -83,9 +104,19 @@ def generate_replies(model, tokenizer: PreTrainedTokenizerBase, items: list[Task
     return texts, counts
 
 
-def evaluate_policy(model, tokenizer: PreTrainedTokenizerBase, items: list[TaskItem], *, max_prompt_tokens: int,
-                    max_new_tokens: int, eos_ids: list[int], batch_size: int, device,
-                    sampling: Sampling | None = None, drift: DriftProbe | None = None) -> EvalResult:
+def evaluate_policy(
+    model,
+    tokenizer: PreTrainedTokenizerBase,
+    items: list[TaskItem],
+    *,
+    max_prompt_tokens: int,
+    max_new_tokens: int,
+    eos_ids: list[int],
+    batch_size: int,
+    device,
+    sampling: Sampling | None = None,
+    drift: DriftProbe | None = None,
+) -> EvalResult:
     """Replies of `model` to `items`: greedy, or `sampling.samples` sampled ones per item. `batch_size` counts replies
     per forward pass; the items are cut into fixed batches by position, and under a multi-process launch every rank
     generates the batches dealt to it (round-robin) and all gather the rest. Each batch's sampler is seeded by
@@ -98,14 +129,22 @@ def evaluate_policy(model, tokenizer: PreTrainedTokenizerBase, items: list[TaskI
     was_training = model.training
     rng = capture_rng()
     if sampling is None:
-        generation = GenerationConfig(max_new_tokens=max_new_tokens, do_sample=False, pad_token_id=tokenizer.pad_token_id,
-                                      eos_token_id=eos_ids)
+        generation = GenerationConfig(
+            max_new_tokens=max_new_tokens, do_sample=False, pad_token_id=tokenizer.pad_token_id, eos_token_id=eos_ids
+        )
     else:
-        generation = GenerationConfig(max_new_tokens=max_new_tokens, do_sample=True, temperature=sampling.temperature,
-                                      top_k=0, top_p=1.0, num_return_sequences=sampling.samples,
-                                      pad_token_id=tokenizer.pad_token_id, eos_token_id=eos_ids)
+        generation = GenerationConfig(
+            max_new_tokens=max_new_tokens,
+            do_sample=True,
+            temperature=sampling.temperature,
+            top_k=0,
+            top_p=1.0,
+            num_return_sequences=sampling.samples,
+            pad_token_id=tokenizer.pad_token_id,
+            eos_token_id=eos_ids,
+        )
         batch_size = max(1, batch_size // sampling.samples)
-    batches = [items[start:start + batch_size] for start in range(0, len(items), batch_size)]
+    batches = [items[start : start + batch_size] for start in range(0, len(items), batch_size)]
     mine: dict[int, tuple[list[str], list[int]]] = {}
     share = list(distributed.my_share(len(batches)))
     synced = distributed.sharded(model)
@@ -118,10 +157,18 @@ def evaluate_policy(model, tokenizer: PreTrainedTokenizerBase, items: list[TaskI
             batch = batches[0 if k is None else k]
             if sampling is not None:
                 torch.manual_seed(batch_seed(sampling.seed, batch))
-            replies = generate_replies(model, tokenizer, batch, max_prompt_tokens=max_prompt_tokens,
-                                       generation=generation, eos_ids=eos_ids, batch_size=len(batch), device=device,
-                                       drift=drift if k is not None or drift is None else drift.spare(),
-                                       synced=synced)
+            replies = generate_replies(
+                model,
+                tokenizer,
+                batch,
+                max_prompt_tokens=max_prompt_tokens,
+                generation=generation,
+                eos_ids=eos_ids,
+                batch_size=len(batch),
+                device=device,
+                drift=drift if k is not None or drift is None else drift.spare(),
+                synced=synced,
+            )
             if k is not None:
                 mine[k] = replies
     except Exception as error:  # every rank learns of it at the gather below, and all raise it together
@@ -139,11 +186,15 @@ def evaluate_policy(model, tokenizer: PreTrainedTokenizerBase, items: list[TaskI
     completions = [text for k in range(len(batches)) for text in replies[k][0]]
     counts = [count for k in range(len(batches)) for count in replies[k][1]]
     samples = 1 if sampling is None else sampling.samples
-    return EvalResult(item_ids=[item.id for item in items for _ in range(samples)], completions=completions,
-                      completion_tokens=counts, seconds=time.perf_counter() - started, samples=samples,
-                      generated_here=sum(len(texts) for texts, _ in mine.values()),
-                      drift=drift.merged([part for _, part, _ in parts], [item.id for item in items])
-                      if drift is not None else None)
+    return EvalResult(
+        item_ids=[item.id for item in items for _ in range(samples)],
+        completions=completions,
+        completion_tokens=counts,
+        seconds=time.perf_counter() - started,
+        samples=samples,
+        generated_here=sum(len(texts) for texts, _ in mine.values()),
+        drift=drift.merged([part for _, part, _ in parts], [item.id for item in items]) if drift is not None else None,
+    )
 
 
 class EvaluationFailed(RuntimeError):

@@ -30,7 +30,6 @@ from pathlib import Path
 
 import torch
 
-
 ADAPTER, ADAPTER_CONFIG = "adapter_model.safetensors", "adapter_config.json"
 FULL_WEIGHTS, MODEL_CONFIG = "model.safetensors", "config.json"
 WEIGHTS = {"lora": (ADAPTER, ADAPTER_CONFIG), "qlora": (ADAPTER, ADAPTER_CONFIG), "full": (FULL_WEIGHTS, MODEL_CONFIG)}

@@ -19,7 +19,6 @@ from rc1.config import ModelConfig
 from rc1.errors import BadInput
 
 
-
 def load_policy(
     model_cfg: ModelConfig, finetune_method: str, device: str, dtype: torch.dtype, builtin_dir: Path
 ) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
@@ -27,8 +26,10 @@ def load_policy(
     if finetune_method == "qlora" and device != "cuda":
         raise BadInput(f"finetune.method: qlora needs a CUDA GPU (this machine trains on {device}); use lora")
     if finetune_method == "qlora" and importlib.util.find_spec("bitsandbytes") is None:
-        raise BadInput("finetune.method: qlora loads the base model in 4 bits with bitsandbytes, which is not "
-                       "installed: pip install -e '.[qlora]'")
+        raise BadInput(
+            "finetune.method: qlora loads the base model in 4 bits with bitsandbytes, which is not "
+            "installed: pip install -e '.[qlora]'"
+        )
     if model_cfg.name == BUILTIN_TINY:
         if finetune_method == "qlora":
             raise BadInput("finetune.method: qlora needs a CUDA model from the hub; use lora with builtin models")

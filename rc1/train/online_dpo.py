@@ -72,5 +72,10 @@ class OnlineDpoProbe:
     def measured(self) -> dict[str, float]:
         kl, ratio = self._trainer().take_measured()
         rewards = torch.tensor(self._rewards, dtype=torch.float64)
-        return {"reward": float(rewards.mean()), "reward_std": float(rewards.std()) if rewards.numel() > 1 else 0.0,
-                "tokens": float(sum(self._lengths)), "kl": kl, "ratio": ratio}
+        return {
+            "reward": float(rewards.mean()),
+            "reward_std": float(rewards.std()) if rewards.numel() > 1 else 0.0,
+            "tokens": float(sum(self._lengths)),
+            "kl": kl,
+            "ratio": ratio,
+        }

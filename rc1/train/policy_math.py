@@ -32,9 +32,15 @@ class Rollout:
     def completion_width(self) -> int:
         return self.completion_mask.size(1)
 
-    def rows(self, index: slice) -> "Rollout":
-        return Rollout(self.items[index], self.ids[index], self.attention[index], self.completion_mask[index],
-                       self.texts[index], self.counts[index])
+    def rows(self, index: slice) -> Rollout:
+        return Rollout(
+            self.items[index],
+            self.ids[index],
+            self.attention[index],
+            self.completion_mask[index],
+            self.texts[index],
+            self.counts[index],
+        )
 
 
 def encode_prompts(tokenizer: PreTrainedTokenizerBase, prompts: list[str], device) -> tuple[torch.Tensor, torch.Tensor]:
@@ -49,31 +55,62 @@ def completion_mask(completions: torch.Tensor, eos_ids: list[int], pad_id: int) 
     return (~ended_before).int()
 
 
-def sample_rollout(model, tokenizer: PreTrainedTokenizerBase, items: list[TaskItem], prompts: list[str], *, per_prompt: int,
-                   max_new_tokens: int, temperature: float, eos_ids: list[int], device) -> Rollout:
+def sample_rollout(
+    model,
+    tokenizer: PreTrainedTokenizerBase,
+    items: list[TaskItem],
+    prompts: list[str],
+    *,
+    per_prompt: int,
+    max_new_tokens: int,
+    temperature: float,
+    eos_ids: list[int],
+    device,
+) -> Rollout:
     """`per_prompt` sampled completions of each prompt (rows grouped by prompt), with the model in eval mode."""
     prompt_ids, prompt_attention = encode_prompts(tokenizer, prompts, device)
     # Every logits processor off but the temperature: a field left unset is filled from the model's own
     # generation_config (a repetition penalty, say), and the samples would no longer come from the
     # distribution token_logprobs scores them under.
-    generation = GenerationConfig(max_new_tokens=max_new_tokens, do_sample=True, temperature=temperature, top_p=1.0,
-                                  top_k=0, min_p=0.0, typical_p=1.0, epsilon_cutoff=0.0, eta_cutoff=0.0,
-                                  repetition_penalty=1.0, no_repeat_ngram_size=0, bad_words_ids=None,
-                                  num_return_sequences=per_prompt, pad_token_id=tokenizer.pad_token_id,
-                                  eos_token_id=eos_ids)
+    generation = GenerationConfig(
+        max_new_tokens=max_new_tokens,
+        do_sample=True,
+        temperature=temperature,
+        top_p=1.0,
+        top_k=0,
+        min_p=0.0,
+        typical_p=1.0,
+        epsilon_cutoff=0.0,
+        eta_cutoff=0.0,
+        repetition_penalty=1.0,
+        no_repeat_ngram_size=0,
+        bad_words_ids=None,
+        num_return_sequences=per_prompt,
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=eos_ids,
+    )
     was_training = model.training
     model.eval()
     entropy = EntropyMeter(temperature)
     try:
         with torch.no_grad():
-            output = model.generate(input_ids=prompt_ids, attention_mask=prompt_attention, generation_config=generation,
-                                    logits_processor=LogitsProcessorList([entropy]))
+            output = model.generate(
+                input_ids=prompt_ids,
+                attention_mask=prompt_attention,
+                generation_config=generation,
+                logits_processor=LogitsProcessorList([entropy]),
+            )
     finally:
         model.train(was_training)
-    completions = output[:, prompt_ids.size(1):]
-    rollout = assemble(tokenizer, [item for item in items for _ in range(per_prompt)],
-                       prompt_ids.repeat_interleave(per_prompt, 0), prompt_attention.repeat_interleave(per_prompt, 0),
-                       completions, eos_ids)
+    completions = output[:, prompt_ids.size(1) :]
+    rollout = assemble(
+        tokenizer,
+        [item for item in items for _ in range(per_prompt)],
+        prompt_ids.repeat_interleave(per_prompt, 0),
+        prompt_attention.repeat_interleave(per_prompt, 0),
+        completions,
+        eos_ids,
+    )
     ended = torch.isin(completions, torch.tensor(eos_ids, device=completions.device)).any(1)
     rollout.clipped_share = float(1.0 - ended.float().mean())
     rollout.mean_entropy = entropy.mean(rollout.completion_mask)
@@ -99,16 +136,27 @@ class EntropyMeter(LogitsProcessor):
         if not self._steps:
             return None
         per_token = torch.stack(self._steps, 1)
-        return float(masked_mean(per_token, mask[:, :per_token.size(1)]))
+        return float(masked_mean(per_token, mask[:, : per_token.size(1)]))
 
 
-def teacher_rollout(tokenizer: PreTrainedTokenizerBase, items: list[TaskItem], prompts: list[str], replies: list[str],
-                    eos_ids: list[int], device) -> Rollout:
+def teacher_rollout(
+    tokenizer: PreTrainedTokenizerBase,
+    items: list[TaskItem],
+    prompts: list[str],
+    replies: list[str],
+    eos_ids: list[int],
+    device,
+) -> Rollout:
     """Given replies (gold ones, for SFT), each closed by the tokenizer's end-of-turn token."""
     prompt_ids, prompt_attention = encode_prompts(tokenizer, prompts, device)
     end = tokenizer.convert_ids_to_tokens(eos_ids[0])
-    encoded = tokenizer(text=[r + end for r in replies], return_tensors="pt", padding=True, padding_side="right",
-                        add_special_tokens=False)
+    encoded = tokenizer(
+        text=[r + end for r in replies],
+        return_tensors="pt",
+        padding=True,
+        padding_side="right",
+        add_special_tokens=False,
+    )
     completions = encoded["input_ids"].to(device)
     completions[encoded["attention_mask"].to(device) == 0] = tokenizer.pad_token_id
     return assemble(tokenizer, items, prompt_ids, prompt_attention, completions, eos_ids)
@@ -119,8 +167,14 @@ def assemble(tokenizer, items, prompt_ids, prompt_attention, completions, eos_id
     completions = completions.masked_fill(mask == 0, tokenizer.pad_token_id)
     counts = mask.sum(1).tolist()
     texts = [tokenizer.decode(row[:n], skip_special_tokens=True) for row, n in zip(completions.tolist(), counts)]
-    return Rollout(items=items, ids=torch.cat([prompt_ids, completions], 1), attention=torch.cat([prompt_attention, mask], 1),
-                   completion_mask=mask, texts=texts, counts=counts)
+    return Rollout(
+        items=items,
+        ids=torch.cat([prompt_ids, completions], 1),
+        attention=torch.cat([prompt_attention, mask], 1),
+        completion_mask=mask,
+        texts=texts,
+        counts=counts,
+    )
 
 
 def token_logprobs(model, rollout: Rollout, temperature: float, *, hidden: bool = False):
@@ -128,8 +182,13 @@ def token_logprobs(model, rollout: Rollout, temperature: float, *, hidden: bool 
     at the position that predicts it: the state a value head reads)."""
     width = rollout.completion_width
     positions = (rollout.attention.cumsum(-1) - 1).clamp(min=0)
-    out = model(input_ids=rollout.ids, attention_mask=rollout.attention, position_ids=positions,
-                logits_to_keep=width + 1, output_hidden_states=hidden)
+    out = model(
+        input_ids=rollout.ids,
+        attention_mask=rollout.attention,
+        position_ids=positions,
+        logits_to_keep=width + 1,
+        output_hidden_states=hidden,
+    )
     logits = out.logits[:, :-1, :].float() / temperature
     targets = rollout.ids[:, -width:]
     logprobs = torch.log_softmax(logits, dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)

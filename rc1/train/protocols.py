@@ -78,8 +78,9 @@ class TrainingEngine(Protocol):
         keys (rc1/stages/amend.py) whose config value replaces what the checkpoint holds (a rollback that changed
         them); every other value is the checkpoint's, so a resume stays exact."""
 
-    def evaluate(self, items: list[TaskItem], max_new_tokens: int, sampling: Sampling | None = None,
-                 drift: int = 0) -> EvalResult:
+    def evaluate(
+        self, items: list[TaskItem], max_new_tokens: int, sampling: Sampling | None = None, drift: int = 0
+    ) -> EvalResult:
         """Replies of the current policy to `items`, greedy or sampled (`sampling`); leaves every RNG and the
         model's mode as found. With `drift` and `sampling`: the KL to the step-0 policy of that many replies per item
         (EvalResult.drift)."""

@@ -56,7 +56,7 @@ class PassSampler:
 
     def batch(self, step: int) -> list[TaskItem]:
         first = (step - 1) * self._per_step
-        return [self._items[i] for i in self._order[first:first + self._per_step]]
+        return [self._items[i] for i in self._order[first : first + self._per_step]]
 
     def observe(self, step: int, items: Sequence[TaskItem], rewards: Sequence[float]) -> None:
         pass
@@ -65,7 +65,12 @@ class PassSampler:
         return BatchMix(difficulty=_counts(self.batch(step)), seed_share=1.0, low_perf=0)
 
     def state_dict(self, next_step: int) -> dict:
-        return {"kind": "passes", "next_step": next_step, "next_prompt": (next_step - 1) * self._per_step, **self._identity()}
+        return {
+            "kind": "passes",
+            "next_step": next_step,
+            "next_prompt": (next_step - 1) * self._per_step,
+            **self._identity(),
+        }
 
     def load_state_dict(self, state: dict, where: str) -> None:
         _same_identity({"kind": "passes", **state}, {"kind": "passes", **self._identity()}, where)  # older: no kind
@@ -75,9 +80,21 @@ class PassSampler:
 
 
 class PrioritySampler:
-    def __init__(self, items: list[TaskItem], prompts_per_step: int, seed: int, policy: PrioritySamplingConfig,
-                 fresh: FreshSupply):
-        self._items, self._per_step, self._seed, self._policy, self._fresh = items, prompts_per_step, seed, policy, fresh
+    def __init__(
+        self,
+        items: list[TaskItem],
+        prompts_per_step: int,
+        seed: int,
+        policy: PrioritySamplingConfig,
+        fresh: FreshSupply,
+    ):
+        self._items, self._per_step, self._seed, self._policy, self._fresh = (
+            items,
+            prompts_per_step,
+            seed,
+            policy,
+            fresh,
+        )
         self._by_id = {item.id: item for item in items}
         self._buckets = {d: [i.id for i in items if i.difficulty == d] for d in DIFFICULTIES}
         # item id -> [(step, failed)], oldest first; pruned to what a later draw can still ask about
@@ -97,8 +114,10 @@ class PrioritySampler:
         if step not in self._drawn:
             as_of = step - LAG
             if as_of > self._observed_through:
-                raise TrainingError(f"sampler: step {step}'s batch was asked for before step {as_of} was scored "
-                                    f"(observed through {self._observed_through}); its draw would not be reproducible")
+                raise TrainingError(
+                    f"sampler: step {step}'s batch was asked for before step {as_of} was scored "
+                    f"(observed through {self._observed_through}); its draw would not be reproducible"
+                )
             self._drawn[step] = self._compose(step, as_of)
             for old in [s for s in self._drawn if s < step - 2 * LAG]:
                 del self._drawn[old]
@@ -172,8 +191,12 @@ class PrioritySampler:
         self._drawn.clear()
 
     def _identity(self) -> dict:
-        return {"prompts_per_step": self._per_step, "seed": self._seed, "items": len(self._items),
-                "policy": msgspec.to_builtins(self._policy)}
+        return {
+            "prompts_per_step": self._per_step,
+            "seed": self._seed,
+            "items": len(self._items),
+            "policy": msgspec.to_builtins(self._policy),
+        }
 
 
 Sampler = PassSampler | PrioritySampler

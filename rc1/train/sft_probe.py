@@ -18,16 +18,31 @@ from rc1.train.strategies.sft import gold_rollout
 def probe_for(engine, model) -> SftProbe:
     """trl×sft's probe (rc1/registry/strategies/sft.py), on the engine's batches and prompts. Full fine-tuning
     has no adapter to switch off: the reference is then a frozen copy of the start."""
-    reference = (copy.deepcopy(model).eval().requires_grad_(False) if engine.config.finetune.method == "full"
-                 else None)
-    return SftProbe(engine.sampler.batch, engine.prompts_for, engine.tokenizer, engine.reward_fn, engine.eos_ids,
-                    engine.config.train, engine.device, reference)
+    reference = copy.deepcopy(model).eval().requires_grad_(False) if engine.config.finetune.method == "full" else None
+    return SftProbe(
+        engine.sampler.batch,
+        engine.prompts_for,
+        engine.tokenizer,
+        engine.reward_fn,
+        engine.eos_ids,
+        engine.config.train,
+        engine.device,
+        reference,
+    )
 
 
 class SftProbe:
-    def __init__(self, items_of_step: Callable[[int], list[TaskItem]], prompts_for: Callable[[list[TaskItem]], list[str]],
-                 tokenizer, reward_fn: RewardFn, eos_ids: list[int], train, device: str,
-                 reference: torch.nn.Module | None = None):
+    def __init__(
+        self,
+        items_of_step: Callable[[int], list[TaskItem]],
+        prompts_for: Callable[[list[TaskItem]], list[str]],
+        tokenizer,
+        reward_fn: RewardFn,
+        eos_ids: list[int],
+        train,
+        device: str,
+        reference: torch.nn.Module | None = None,
+    ):
         """`reference`: the policy training started from, where it is not the model with its adapter off
         (`finetune.method` full)."""
         self._items_of_step = items_of_step
@@ -47,8 +62,17 @@ class SftProbe:
         items = self._items_of_step(step)
         prompts = self._prompts_for(items)
         t = self._train
-        sampled = sample_rollout(model, self._tokenizer, items, prompts, per_prompt=1, max_new_tokens=t.max_completion_tokens,
-                                 temperature=t.temperature, eos_ids=self._eos_ids, device=self._device)
+        sampled = sample_rollout(
+            model,
+            self._tokenizer,
+            items,
+            prompts,
+            per_prompt=1,
+            max_new_tokens=t.max_completion_tokens,
+            temperature=t.temperature,
+            eos_ids=self._eos_ids,
+            device=self._device,
+        )
         rewards = torch.tensor(self._reward_fn(sampled.items, sampled.texts, sampled.counts), dtype=torch.float64)
         gold = gold_rollout(self._tokenizer, items, prompts, self._eos_ids, self._device)
         was_training = model.training

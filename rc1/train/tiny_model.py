@@ -81,8 +81,14 @@ def _fingerprint(texts: list[str], seed: int) -> dict:
     digest = hashlib.sha256()
     for text in texts:
         digest.update(hashlib.sha256(text.encode("utf-8")).digest())
-    return {"kind": BUILTIN_TINY, "seed": seed, "texts_sha256": digest.hexdigest(), "arch": ARCH,
-            "vocab_size": VOCAB_SIZE, "chat_template_sha256": hashlib.sha256(CHAT_TEMPLATE.encode()).hexdigest()}
+    return {
+        "kind": BUILTIN_TINY,
+        "seed": seed,
+        "texts_sha256": digest.hexdigest(),
+        "arch": ARCH,
+        "vocab_size": VOCAB_SIZE,
+        "chat_template_sha256": hashlib.sha256(CHAT_TEMPLATE.encode()).hexdigest(),
+    }
 
 
 def _is_complete(out_dir: Path, fingerprint: dict) -> bool:

@@ -42,5 +42,6 @@ def wait_for_publication(step: int) -> None:
     said = distributed.share(None)
     if said != PUBLISHED:
         detail = said[1] if isinstance(said, tuple) else repr(said)
-        raise PeerFailed(f"rank {distributed.rank()}: rank 0 failed before evaluating step {step} ({detail}); see its "
-                         "error")
+        raise PeerFailed(
+            f"rank {distributed.rank()}: rank 0 failed before evaluating step {step} ({detail}); see its error"
+        )

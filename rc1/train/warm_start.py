@@ -23,8 +23,16 @@ from rc1.fsutil import fsync_dir, fsync_tree
 MARKER = "rc1_warm_start.json"
 
 
-def warm_start(base_dir: Path, out_dir: Path, pairs: list[tuple[str, str]], *, steps: int, seed: int,
-               learning_rate: float = 3e-3, batch_size: int = 16) -> tuple[Path, bool]:
+def warm_start(
+    base_dir: Path,
+    out_dir: Path,
+    pairs: list[tuple[str, str]],
+    *,
+    steps: int,
+    seed: int,
+    learning_rate: float = 3e-3,
+    batch_size: int = 16,
+) -> tuple[Path, bool]:
     """Fine-tune the model in `base_dir` on (prompt, reply) `pairs` for `steps` steps into `out_dir`;
     returns it and whether it was trained now (False: the cached one matched)."""
     out_dir = Path(out_dir)
@@ -41,11 +49,24 @@ def warm_start(base_dir: Path, out_dir: Path, pairs: list[tuple[str, str]], *, s
     model = AutoModelForCausalLM.from_pretrained(base_dir)
     tokenizer = AutoTokenizer.from_pretrained(base_dir)
     args = SFTConfig(
-        output_dir=str(tmp / "trainer"), max_steps=steps, per_device_train_batch_size=batch_size,
-        learning_rate=learning_rate, lr_scheduler_type="cosine", warmup_steps=0, seed=seed, data_seed=seed,
-        logging_steps=max(1, steps // 4), save_strategy="no", report_to="none", use_cpu=True,
-        dataloader_num_workers=0, disable_tqdm=not sys.stderr.isatty(), completion_only_loss=True,
-        max_length=None, bf16=False, fp16=False,  # TRL defaults to bf16 autocast and checkpointing: slow on a CPU
+        output_dir=str(tmp / "trainer"),
+        max_steps=steps,
+        per_device_train_batch_size=batch_size,
+        learning_rate=learning_rate,
+        lr_scheduler_type="cosine",
+        warmup_steps=0,
+        seed=seed,
+        data_seed=seed,
+        logging_steps=max(1, steps // 4),
+        save_strategy="no",
+        report_to="none",
+        use_cpu=True,
+        dataloader_num_workers=0,
+        disable_tqdm=not sys.stderr.isatty(),
+        completion_only_loss=True,
+        max_length=None,
+        bf16=False,
+        fp16=False,  # TRL defaults to bf16 autocast and checkpointing: slow on a CPU
         activation_checkpointing=False,
     )
     dataset = Dataset.from_dict({"prompt": [p for p, _ in pairs], "completion": [c for _, c in pairs]})
@@ -72,10 +93,16 @@ def warm_start_losses(out_dir: Path) -> list[float]:
 def _fingerprint(base_dir: Path, pairs: list[tuple[str, str]], steps: int, seed: int, lr: float, batch: int) -> dict:
     digest = hashlib.sha256()
     for prompt, reply in pairs:
-        digest.update(hashlib.sha256(f"{prompt}\x00{reply}".encode("utf-8")).digest())
+        digest.update(hashlib.sha256(f"{prompt}\x00{reply}".encode()).digest())
     base = (Path(base_dir) / "model.safetensors").read_bytes()
-    return {"base_sha256": hashlib.sha256(base).hexdigest(), "pairs_sha256": digest.hexdigest(), "steps": steps,
-            "seed": seed, "learning_rate": lr, "batch_size": batch}
+    return {
+        "base_sha256": hashlib.sha256(base).hexdigest(),
+        "pairs_sha256": digest.hexdigest(),
+        "steps": steps,
+        "seed": seed,
+        "learning_rate": lr,
+        "batch_size": batch,
+    }
 
 
 def _is_complete(out_dir: Path, fingerprint: dict) -> bool:

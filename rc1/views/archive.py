@@ -34,12 +34,18 @@ def archive_shards(events: list[ev.Event]) -> list[Shard]:
             lines[seed] = {key: shard for key, shard in kept.items() if shard.step <= event.resume_from_step}
         elif isinstance(event, ev.CheckpointSaved) and SHARD_NAME in event.files:
             lines.setdefault(seed, {})[("train", event.step)] = Shard(
-                kind="train", step=event.step, seed=seed, path=f"{event.dir}/{SHARD_NAME}", sha256=event.files[SHARD_NAME],
-                seq=event.seq)
+                kind="train",
+                step=event.step,
+                seed=seed,
+                path=f"{event.dir}/{SHARD_NAME}",
+                sha256=event.files[SHARD_NAME],
+                seq=event.seq,
+            )
         elif isinstance(event, ev.EvalCompleted):
             for path, sha in event.rollouts.items():
-                lines.setdefault(seed, {})[("eval", event.step)] = Shard(kind="eval", step=event.step, seed=seed, path=path,
-                                                                          sha256=sha, seq=event.seq)
+                lines.setdefault(seed, {})[("eval", event.step)] = Shard(
+                    kind="eval", step=event.step, seed=seed, path=path, sha256=sha, seq=event.seq
+                )
     return [shard for line in lines.values() for _, shard in sorted(line.items(), key=lambda kv: (kv[1].step, kv[0]))]
 
 

@@ -72,9 +72,13 @@ def _near(leaf: str, keys: list[str], n: int, spelled_out: bool = False) -> list
     names: dict[str, str] = {}
     for k in keys:
         names.setdefault(k.rpartition(".")[2], k)
-    found = [k for name, k in names.items()
-             if "".join(word[:1] for word in name.split("_")) == leaf or (len(leaf) > 1 and name.startswith(leaf))
-             or (spelled_out and leaf.startswith(name))]
+    found = [
+        k
+        for name, k in names.items()
+        if "".join(word[:1] for word in name.split("_")) == leaf
+        or (len(leaf) > 1 and name.startswith(leaf))
+        or (spelled_out and leaf.startswith(name))
+    ]
     return found + [names[name] for name in difflib.get_close_matches(leaf, list(names), n=n, cutoff=0.6)]
 
 
@@ -85,8 +89,11 @@ def render_text(rows: list[KeyRow], loaded: LoadedConfig) -> str:
         about = textwrap.fill(row.description, 108, initial_indent="    ", subsequent_indent="    ")
         template = "<" in row.key
         if row.kind == "section":
-            state = ("one per name the config gives" if template else
-                     ("absent · " if row.value is None else "") + f"from {_where(row, loaded)}")
+            state = (
+                "one per name the config gives"
+                if template
+                else ("absent · " if row.value is None else "") + f"from {_where(row, loaded)}"
+            )
             blocks.append(f"[{row.key}]  {state}\n{about}")
             continue
         default = "required" if row.required else f"default {_flow(row.default)}"
@@ -103,8 +110,11 @@ def _where(row: KeyRow, loaded: LoadedConfig) -> str:
         return f"file {_shown(loaded.path)}"
     if row.source == "default":
         return "default"
-    return "--set " + ", ".join(item for key, item in zip(loaded.set_keys, loaded.overrides)
-                               if key == row.key or key.startswith(row.key + ".") or row.key.startswith(key + "."))
+    return "--set " + ", ".join(
+        item
+        for key, item in zip(loaded.set_keys, loaded.overrides)
+        if key == row.key or key.startswith(row.key + ".") or row.key.startswith(key + ".")
+    )
 
 
 def _walk(struct: mi.StructType, value: Any, prefix: str, loaded: LoadedConfig, absent: bool):
@@ -115,29 +125,72 @@ def _walk(struct: mi.StructType, value: Any, prefix: str, loaded: LoadedConfig, 
         section = _section_of(kind)
         default = _default(field)
         if section is not None:
-            yield KeyRow(key=key, kind="section", type="section" if section is kind else "section | null",
-                         value=msgspec.to_builtins(current), default=default, required=field.required,
-                         source=_section_source(loaded, key), description=description or _doc(section), absent=absent)
+            yield KeyRow(
+                key=key,
+                kind="section",
+                type="section" if section is kind else "section | null",
+                value=msgspec.to_builtins(current),
+                default=default,
+                required=field.required,
+                source=_section_source(loaded, key),
+                description=description or _doc(section),
+                absent=absent,
+            )
             yield from _walk(section, current, key + ".", loaded, absent=absent or current is None)
             continue
-        yield KeyRow(key=key, kind="field", type=_type_name(kind), value=msgspec.to_builtins(current), default=default,
-                     required=field.required, source=loaded.source_of(key), description=description, absent=absent)
+        yield KeyRow(
+            key=key,
+            kind="field",
+            type=_type_name(kind),
+            value=msgspec.to_builtins(current),
+            default=default,
+            required=field.required,
+            source=loaded.source_of(key),
+            description=description,
+            absent=absent,
+        )
         if isinstance(kind, mi.DictType) and isinstance(kind.value_type, mi.StructType):
             entry = kind.value_type
             for name, sub in (current or {}).items():
-                yield KeyRow(key=f"{key}.{name}", kind="section", type="section", value=msgspec.to_builtins(sub),
-                             default=None, required=False, source=_section_source(loaded, f"{key}.{name}"),
-                             description=_doc(entry), absent=absent)
+                yield KeyRow(
+                    key=f"{key}.{name}",
+                    kind="section",
+                    type="section",
+                    value=msgspec.to_builtins(sub),
+                    default=None,
+                    required=False,
+                    source=_section_source(loaded, f"{key}.{name}"),
+                    description=_doc(entry),
+                    absent=absent,
+                )
                 yield from _walk(entry, sub, f"{key}.{name}.", loaded, absent=absent)
             template = f"{key}.{_placeholder(kind.key_type)}"
-            yield KeyRow(key=template, kind="section", type="section", value=None, default=None, required=False,
-                         source="default", description=_doc(entry), absent=True)
+            yield KeyRow(
+                key=template,
+                kind="section",
+                type="section",
+                value=None,
+                default=None,
+                required=False,
+                source="default",
+                description=_doc(entry),
+                absent=True,
+            )
             yield from _walk(entry, None, template + ".", loaded, absent=True)
         if isinstance(kind, mi.ListType) and isinstance(kind.item_type, mi.StructType):
             entry = kind.item_type  # a list of sections (reward.functions): each entry's keys, as key[].field
             template = f"{key}[]"
-            yield KeyRow(key=template, kind="section", type="section", value=None, default=None, required=False,
-                         source="default", description=_doc(entry), absent=True)
+            yield KeyRow(
+                key=template,
+                kind="section",
+                type="section",
+                value=None,
+                default=None,
+                required=False,
+                source="default",
+                description=_doc(entry),
+                absent=True,
+            )
             yield from _walk(entry, None, template + ".", loaded, absent=True)
 
 
@@ -191,8 +244,8 @@ def _as_template(rows: list[KeyRow], key: str) -> str | None:
     for row in rows:
         head, sep, _ = row.key.partition(".<")
         if sep and key.startswith(head + "."):
-            name, _, rest = key[len(head) + 1:].partition(".")
-            placeholder = row.key[len(head) + 1:].partition(".")[0]
+            name, _, rest = key[len(head) + 1 :].partition(".")
+            placeholder = row.key[len(head) + 1 :].partition(".")[0]
             if name in _placeholder_values(placeholder):
                 return f"{head}.{placeholder}" + (f".{rest}" if rest else "")
     return None

@@ -25,8 +25,11 @@ def library_line(record: logging.LogRecord) -> str:
     message = record.getMessage()
     if record.name == "py.warnings":  # "file:line: Category: text\n  source line\n": the first line says it
         message = message.strip().splitlines()[0] if message.strip() else message
-    return _RENDER(None, "", {"ts": ts, "event": "library", "level": record.levelname.lower(), "logger": record.name,
-                              "message": message})
+    return _RENDER(
+        None,
+        "",
+        {"ts": ts, "event": "library", "level": record.levelname.lower(), "logger": record.name, "message": message},
+    )
 
 
 def is_library_line(line: str) -> bool:
@@ -35,7 +38,7 @@ def is_library_line(line: str) -> bool:
 
 def line_ts(line: str) -> str:
     """The ts of a train.log line (every line begins with it)."""
-    return line[4: line.find("'", 4)] if line.startswith("ts='") else ""
+    return line[4 : line.find("'", 4)] if line.startswith("ts='") else ""
 
 
 class LibraryOutput(logging.Handler):
@@ -47,7 +50,7 @@ class LibraryOutput(logging.Handler):
         self._captured_warnings = False
         self._last: logging.LogRecord | None = None
 
-    def install(self) -> "LibraryOutput":
+    def install(self) -> LibraryOutput:
         self._captured_warnings = True
         logging.captureWarnings(True)
         for name in ("", *_NON_PROPAGATING):

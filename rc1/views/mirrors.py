@@ -10,7 +10,6 @@ from __future__ import annotations
 import heapq
 import os
 from pathlib import Path
-from typing import Union
 
 import msgspec
 import structlog
@@ -55,8 +54,8 @@ def _flatten(payload: dict) -> dict:
 class RoundAttempt(msgspec.Struct, kw_only=True):
     """The latest attempt at a round: its checks so far, and its outcome once decided."""
 
-    checks: list[Union[ev.CheckPassed, ev.CheckFailed]] = msgspec.field(default_factory=list)
-    outcome: Union[ev.Round1Passed, ev.Round2Passed, ev.GateFailed, None] = None
+    checks: list[ev.CheckPassed | ev.CheckFailed] = msgspec.field(default_factory=list)
+    outcome: ev.Round1Passed | ev.Round2Passed | ev.GateFailed | None = None
 
     def fold(self, event: ev.Event, round_no: int) -> bool:
         """Take in an event; True when it decided this round (its report file is due)."""
@@ -74,8 +73,14 @@ class RoundAttempt(msgspec.Struct, kw_only=True):
             return None
         outcome = self.outcome
         checks = [
-            {"seq": e.seq, "name": e.name, "passed": isinstance(e, ev.CheckPassed), "measured": e.measured,
-             "thresholds": e.thresholds, "detail": e.detail}
+            {
+                "seq": e.seq,
+                "name": e.name,
+                "passed": isinstance(e, ev.CheckPassed),
+                "measured": e.measured,
+                "thresholds": e.thresholds,
+                "detail": e.detail,
+            }
             for e in self.checks
         ]
         report = {
@@ -130,7 +135,9 @@ class Mirrors:
 
     def written(self) -> list[Path]:
         """Every view file of the run that exists now (what `rc1 report` names)."""
-        rounds = [self.ws.reports_dir / "preflight" / name for name in ("round1.json", "round2.json", "round2_pass.json")]
+        rounds = [
+            self.ws.reports_dir / "preflight" / name for name in ("round1.json", "round2.json", "round2_pass.json")
+        ]
         return [path for path in (*self._files(), *rounds) if path.exists()]
 
     def _files(self) -> tuple[Path, ...]:
@@ -143,9 +150,12 @@ class Mirrors:
             for round_no, attempt in self._rounds.items():
                 attempt.fold(event, round_no)
         atomic_write_bytes(self.metrics_path, b"".join(metrics_line(e) for e in events if isinstance(e, ev.TrainStep)))
-        atomic_write_bytes(self.manifest_path, b"".join(manifest_line(e) for e in events if isinstance(e, ev.CheckpointSaved)))
-        atomic_write_bytes(self.train_log_path, "".join(_merged(
-            [log_line(e) for e in events], self._library_lines())).encode())
+        atomic_write_bytes(
+            self.manifest_path, b"".join(manifest_line(e) for e in events if isinstance(e, ev.CheckpointSaved))
+        )
+        atomic_write_bytes(
+            self.train_log_path, "".join(_merged([log_line(e) for e in events], self._library_lines())).encode()
+        )
         for round_no in (1, 2):
             self._write_round(round_no)
 

@@ -72,7 +72,11 @@ def render(f: CardFacts) -> str:
 
 
 def _front_matter(f: CardFacts) -> str:
-    lines = ["---", f"library_name: {'peft' if f.form == 'adapter' else 'transformers'}", "pipeline_tag: text-generation"]
+    lines = [
+        "---",
+        f"library_name: {'peft' if f.form == 'adapter' else 'transformers'}",
+        "pipeline_tag: text-generation",
+    ]
     if f.base_on_hub:
         lines.append(f"base_model: {f.base_model}")
     lines += ["tags:", "- rc1", f"- {f.strategy}", f"- {f.method}", "---"]
@@ -96,7 +100,8 @@ def _body(f: CardFacts) -> list[str]:
         f"| base model | `{f.base_model}` |",
         f"| method | {f.method}{_lora(f.lora)} |",
         f"| strategy | {f.strategy} on the {f.engine} engine |",
-        f"| checkpoint | step {f.step} of {f.max_steps if f.max_steps is not None else '?'} (`--checkpoint {f.asked}`), "
+        f"| checkpoint | step {f.step} of {f.max_steps if f.max_steps is not None else '?'} (`--checkpoint "
+        f"{f.asked}`), "
         f"`{f.checkpoint}`, vouched for by `checkpoint_saved` at seq {f.checkpoint_seq} |",
         f"| training | {f.segments} segment(s) (1 + resumes); {', '.join(f'{k} {v}' for k, v in f.hyper.items())} |",
         f"| monitors | {'; '.join(f.trips) or 'no rule tripped'}"
@@ -127,13 +132,24 @@ def _reward(f: CardFacts) -> list[str]:
     yours = {**{name: f"your function `{path}`" for name, path in f.functions.items()}}
     lines = ["## Reward and tasks", ""]
     if f.reward_weights:
-        lines += ["Reward components and their weights (round 2's `weights` check):", "",
-                  "| component | weight | |", "|---|---|---|",
-                  *[f"| {name} | {weight:g} | {yours.get(name, 'rc1')} |" for name, weight in f.reward_weights.items()], ""]
+        lines += [
+            "Reward components and their weights (round 2's `weights` check):",
+            "",
+            "| component | weight | |",
+            "|---|---|---|",
+            *[f"| {name} | {weight:g} | {yours.get(name, 'rc1')} |" for name, weight in f.reward_weights.items()],
+            "",
+        ]
     if f.mix:
-        lines += ["Task shares of the data (`data.mix`): " + ", ".join(
-            f"{task} {share:g}" + (f" (yours, checked by {f.your_tasks[task]})" if task in f.your_tasks else "")
-            for task, share in f.mix.items()) + ".", ""]
+        lines += [
+            "Task shares of the data (`data.mix`): "
+            + ", ".join(
+                f"{task} {share:g}" + (f" (yours, checked by {f.your_tasks[task]})" if task in f.your_tasks else "")
+                for task, share in f.mix.items()
+            )
+            + ".",
+            "",
+        ]
     return lines
 
 
@@ -142,9 +158,16 @@ def _data(f: CardFacts) -> list[str]:
         return []
     fp = f.fingerprints
     rows = [(name, getattr(fp, name)) for name in ev.GATED_INPUTS if getattr(fp, name)]
-    return ["## Data fingerprints", "",
-            "The sha256 of every input the gates passed on (`round2_passed`): training refuses to run on any other.", "",
-            "| input | sha256 |", "|---|---|", *[f"| {name} | `{sha}` |" for name, sha in rows], ""]
+    return [
+        "## Data fingerprints",
+        "",
+        "The sha256 of every input the gates passed on (`round2_passed`): training refuses to run on any other.",
+        "",
+        "| input | sha256 |",
+        "|---|---|",
+        *[f"| {name} | `{sha}` |" for name, sha in rows],
+        "",
+    ]
 
 
 def _gates(f: CardFacts) -> list[str]:
@@ -164,12 +187,16 @@ def _release(f: CardFacts) -> list[str]:
         if r.step == f.step:
             lines.append(f"The verdict measured this checkpoint (step {f.step}).")
         else:
-            lines.append(f"The verdict measured step {r.step}, not this checkpoint (step {f.step}): it does not speak "
-                         "for this export.")
+            lines.append(
+                f"The verdict measured step {r.step}, not this checkpoint (step {f.step}): it does not speak "
+                "for this export."
+            )
     if f.across_seeds is not None:
         a = f.across_seeds
-        lines.append(f"Across seeds: {'PASSED' if a.passed else 'NOT PASSED'}, mean gain {a.mean_pp:+.1f} pp, spread "
-                     f"{a.spread_pp:.1f} pp (needs mean − spread ≥ {a.threshold_pp:g} pp and every seed passed).")
+        lines.append(
+            f"Across seeds: {'PASSED' if a.passed else 'NOT PASSED'}, mean gain {a.mean_pp:+.1f} pp, spread "
+            f"{a.spread_pp:.1f} pp (needs mean − spread ≥ {a.threshold_pp:g} pp and every seed passed)."
+        )
     if f.evaluation is not None:
         e = f.evaluation
         sampled = f", sampled {e.hard_sampled_success:.3f}" if e.hard_sampled_success is not None else ""
@@ -180,39 +207,75 @@ def _release(f: CardFacts) -> list[str]:
 
 def _loading(f: CardFacts) -> list[str]:
     if f.form != "adapter":
-        lines = ["## Loading", "", "```python", "from transformers import AutoModelForCausalLM, AutoTokenizer",
-                 'model = AutoModelForCausalLM.from_pretrained("<this directory or repo>")',
-                 'tokenizer = AutoTokenizer.from_pretrained("<this directory or repo>")  # with its chat template', "```",
-                 "", "vLLM: `vllm serve <this directory or repo>`.", ""]
+        lines = [
+            "## Loading",
+            "",
+            "```python",
+            "from transformers import AutoModelForCausalLM, AutoTokenizer",
+            'model = AutoModelForCausalLM.from_pretrained("<this directory or repo>")',
+            'tokenizer = AutoTokenizer.from_pretrained("<this directory or repo>")  # with its chat template',
+            "```",
+            "",
+            "vLLM: `vllm serve <this directory or repo>`.",
+            "",
+        ]
         if f.form == "merged" and f.method == "qlora":
-            lines += [f"QLoRA trained on a 4-bit base; to merge, the base was loaded in {f.dtype} (as PEFT recommends: "
-                      "merging into 4-bit weights rounds the adapter away), so this model is the size of the base "
-                      f"in {f.dtype}{_memory(f)}.", ""]
+            lines += [
+                f"QLoRA trained on a 4-bit base; to merge, the base was loaded in {f.dtype} (as PEFT recommends: "
+                "merging into 4-bit weights rounds the adapter away), so this model is the size of the base "
+                f"in {f.dtype}{_memory(f)}.",
+                "",
+            ]
         return lines
     if f.base_on_hub:
-        return ["## Loading", "", f"The base is `{f.base_reference}` on the hub (`base_model_name_or_path`).", "",
-                "```python", "from peft import AutoPeftModelForCausalLM", "from transformers import AutoTokenizer",
-                'model = AutoPeftModelForCausalLM.from_pretrained("<this directory or repo>")',
-                'tokenizer = AutoTokenizer.from_pretrained("<this directory or repo>")', "```", ""]
-    return ["## Loading", "",
-            f"The base (`{f.base_model}`, on no hub) is exported beside the adapter in `base/`, a whole transformers "
-            f"model with its tokenizer; `base_model_name_or_path` is `{f.base_reference}`, a path relative to the "
-            "directory the reader runs in:", "",
-            "```python", "from peft import PeftModel", "from transformers import AutoModelForCausalLM, AutoTokenizer",
-            'base = AutoModelForCausalLM.from_pretrained("<dir>/base")',
-            'model = PeftModel.from_pretrained(base, "<dir>")',
-            'tokenizer = AutoTokenizer.from_pretrained("<dir>")', "```", "",
-            "or, from inside the directory, `AutoPeftModelForCausalLM.from_pretrained(\".\")`.", ""]
+        return [
+            "## Loading",
+            "",
+            f"The base is `{f.base_reference}` on the hub (`base_model_name_or_path`).",
+            "",
+            "```python",
+            "from peft import AutoPeftModelForCausalLM",
+            "from transformers import AutoTokenizer",
+            'model = AutoPeftModelForCausalLM.from_pretrained("<this directory or repo>")',
+            'tokenizer = AutoTokenizer.from_pretrained("<this directory or repo>")',
+            "```",
+            "",
+        ]
+    return [
+        "## Loading",
+        "",
+        f"The base (`{f.base_model}`, on no hub) is exported beside the adapter in `base/`, a whole transformers "
+        f"model with its tokenizer; `base_model_name_or_path` is `{f.base_reference}`, a path relative to the "
+        "directory the reader runs in:",
+        "",
+        "```python",
+        "from peft import PeftModel",
+        "from transformers import AutoModelForCausalLM, AutoTokenizer",
+        'base = AutoModelForCausalLM.from_pretrained("<dir>/base")',
+        'model = PeftModel.from_pretrained(base, "<dir>")',
+        'tokenizer = AutoTokenizer.from_pretrained("<dir>")',
+        "```",
+        "",
+        'or, from inside the directory, `AutoPeftModelForCausalLM.from_pretrained(".")`.',
+        "",
+    ]
 
 
 def _memory(f: CardFacts) -> str:
     if not f.parameters:
         return ""
     size = {"bfloat16": 2, "float16": 2, "float32": 4}.get(f.dtype, 2)
-    return (f": about {f.parameters * size / 1e9:.1f} GB of memory to merge and to load ({f.parameters / 1e9:.2f} B "
-            f"parameters × {size} bytes), against about {f.parameters * 0.5 / 1e9:.1f} GB for the 4-bit base")
+    return (
+        f": about {f.parameters * size / 1e9:.1f} GB of memory to merge and to load ({f.parameters / 1e9:.2f} B "
+        f"parameters × {size} bytes), against about {f.parameters * 0.5 / 1e9:.1f} GB for the 4-bit base"
+    )
 
 
 def _files(f: CardFacts) -> list[str]:
-    return ["## Files", "", "| file | bytes | sha256 |", "|---|---:|---|",
-            *[f"| `{rel}` | {entry.bytes:,} | `{entry.sha256}` |" for rel, entry in sorted(f.files.items())]]
+    return [
+        "## Files",
+        "",
+        "| file | bytes | sha256 |",
+        "|---|---:|---|",
+        *[f"| `{rel}` | {entry.bytes:,} | `{entry.sha256}` |" for rel, entry in sorted(f.files.items())],
+    ]

@@ -44,17 +44,31 @@ def _training_curves(out: Path, steps: list[ev.TrainStep]) -> Path | None:
     # At β 0 TRL computes no KL to the reference (it builds none), and train_step records 0.
     unmeasured = not any(s.kl_coef or s.kl for s in steps)
     kl = "kl (not measured: β = 0, no reference)" if unmeasured else "kl"
-    for ax, (name, values) in zip(axes.flat, [("reward", [s.reward for s in steps]), ("loss", [s.loss for s in steps]),
-                                              (kl, [s.kl for s in steps]),
-                                              ("completion tokens per step", [s.tokens for s in steps])]):
+    for ax, (name, values) in zip(
+        axes.flat,
+        [
+            ("reward", [s.reward for s in steps]),
+            ("loss", [s.loss for s in steps]),
+            (kl, [s.kl for s in steps]),
+            ("completion tokens per step", [s.tokens for s in steps]),
+        ],
+    ):
         ax.plot(x, values, marker=".", linewidth=1)
         ax.set_title(name)
         ax.grid(alpha=0.3)
     # The reward's parts (the archived completions' means) and the trainer's diagnostics, where the log has them.
-    _lines(axes[2][0], steps, lambda s: {**s.components, "penalty": s.penalty} if s.components else {},
-           "reward components (mean over the step's completions)")
-    _lines(axes[2][1], steps, lambda s: {k: v for k, v in s.diagnostics.items() if not k.startswith("completion_length")},
-           "trainer diagnostics")
+    _lines(
+        axes[2][0],
+        steps,
+        lambda s: {**s.components, "penalty": s.penalty} if s.components else {},
+        "reward components (mean over the step's completions)",
+    )
+    _lines(
+        axes[2][1],
+        steps,
+        lambda s: {k: v for k, v in s.diagnostics.items() if not k.startswith("completion_length")},
+        "trainer diagnostics",
+    )
     for ax in axes[2]:
         ax.set_xlabel("step")
     return _save(fig, out / "training.png")
@@ -79,10 +93,13 @@ def _lines(ax, steps: list[ev.TrainStep], values_of, title: str) -> None:
 def _current_line(events: list[ev.Event]) -> tuple[list[ev.EvalCompleted], ev.ReleaseEvaluated | None]:
     """The evaluations of the last line of training (a run of several seeds trains one after another) and its
     release verdict, if it has one."""
-    start = max((i for i, e in enumerate(events) if isinstance(e, ev.TrainingStarted) and e.resume_from_step == 0),
-                default=0)
+    start = max(
+        (i for i, e in enumerate(events) if isinstance(e, ev.TrainingStarted) and e.resume_from_step == 0), default=0
+    )
     line = events[start:]
-    evals = {e.step: e for e in line if isinstance(e, ev.EvalCompleted) and e.buckets}  # a step evaluated again: the last
+    evals = {
+        e.step: e for e in line if isinstance(e, ev.EvalCompleted) and e.buckets
+    }  # a step evaluated again: the last
     release = next((e for e in reversed(line) if isinstance(e, ev.ReleaseEvaluated)), None)
     return [evals[step] for step in sorted(evals)], release
 
@@ -96,25 +113,47 @@ def _success_by_difficulty(out: Path, line: tuple[list[ev.EvalCompleted], ev.Rel
     fig, ax = plt.subplots(figsize=(8, 4.5))
     x = [e.step for e in evals]
     for difficulty in (*DIFFICULTIES, "all"):
-        ys = [next((b.success for b in e.buckets if b.task == "all" and b.difficulty == difficulty), None) for e in evals]
+        ys = [
+            next((b.success for b in e.buckets if b.task == "all" and b.difficulty == difficulty), None) for e in evals
+        ]
         ax.plot(x, ys, marker="o", label=f"{difficulty} (greedy)", linewidth=2 if difficulty == "all" else 1, alpha=0.6)
     ax.plot(x, [e.hard_success for e in evals], marker="s", linestyle="--", label="hard release tasks (greedy)")
     if any(e.hard_sampled_success is not None for e in evals):
-        overall = [next((b.sampled_success for b in e.buckets if b.task == "all" and b.difficulty == "all"), None)
-                   for e in evals]
-        ax.plot(x, overall, marker="o", linestyle="-.", color="grey", label=f"all (sampled, {evals[-1].samples} per item)")
-        ax.plot(x, [e.hard_sampled_success for e in evals], marker="s", linestyle="-", color="black",
-                label=f"hard release tasks (sampled, {evals[-1].samples} per item)")
+        overall = [
+            next((b.sampled_success for b in e.buckets if b.task == "all" and b.difficulty == "all"), None)
+            for e in evals
+        ]
+        ax.plot(
+            x, overall, marker="o", linestyle="-.", color="grey", label=f"all (sampled, {evals[-1].samples} per item)"
+        )
+        ax.plot(
+            x,
+            [e.hard_sampled_success for e in evals],
+            marker="s",
+            linestyle="-",
+            color="black",
+            label=f"hard release tasks (sampled, {evals[-1].samples} per item)",
+        )
     if release is not None and release.step is not None:
-        ax.axvline(release.step, color="grey", linestyle=":", label=f"selected: step {release.step} ({release.selected_by})")
+        ax.axvline(
+            release.step, color="grey", linestyle=":", label=f"selected: step {release.step} ({release.selected_by})"
+        )
         if release.ci_low_pp is not None:
             base, gain = release.baseline_success, release.selected_success - release.baseline_success
             low, high = base + release.ci_low_pp / 100, base + release.ci_high_pp / 100
-            ax.errorbar([0, release.step], [base, base + gain], yerr=[[0, base + gain - low], [0, high - base - gain]],
-                        color="red", marker="D", capsize=4, linestyle="-", linewidth=1.5,
-                        label=f"gate set n={release.n}: {release.hard_gain_pp:+.1f} pp "
-                              f"[{release.ci_low_pp:+.1f}, {release.ci_high_pp:+.1f}] "
-                              f"{'PASSED' if release.passed else 'NOT PASSED'}")
+            ax.errorbar(
+                [0, release.step],
+                [base, base + gain],
+                yerr=[[0, base + gain - low], [0, high - base - gain]],
+                color="red",
+                marker="D",
+                capsize=4,
+                linestyle="-",
+                linewidth=1.5,
+                label=f"gate set n={release.n}: {release.hard_gain_pp:+.1f} pp "
+                f"[{release.ci_low_pp:+.1f}, {release.ci_high_pp:+.1f}] "
+                f"{'PASSED' if release.passed else 'NOT PASSED'}",
+            )
     ax.set_xlabel("step")
     ax.set_ylabel("success")
     ax.set_title("shadow set by difficulty; the release verdict on the gate set")
@@ -125,8 +164,11 @@ def _success_by_difficulty(out: Path, line: tuple[list[ev.EvalCompleted], ev.Rel
 
 
 def _pool_difficulty(out: Path, ws: Workspace) -> Path | None:
-    pools = [(name, path) for name, path in (("seed pool", ws.pool_path), ("balanced pool", ws.balanced_pool_path))
-             if path.exists()]
+    pools = [
+        (name, path)
+        for name, path in (("seed pool", ws.pool_path), ("balanced pool", ws.balanced_pool_path))
+        if path.exists()
+    ]
     if not pools:
         return None
     import matplotlib.pyplot as plt
@@ -137,7 +179,12 @@ def _pool_difficulty(out: Path, ws: Workspace) -> Path | None:
         tasks = sorted({task for task, _ in counts})
         width = 0.8 / len(DIFFICULTIES)
         for k, difficulty in enumerate(DIFFICULTIES):
-            ax.bar([i + k * width for i in range(len(tasks))], [counts[(t, difficulty)] for t in tasks], width, label=difficulty)
+            ax.bar(
+                [i + k * width for i in range(len(tasks))],
+                [counts[(t, difficulty)] for t in tasks],
+                width,
+                label=difficulty,
+            )
         ax.set_xticks([i + width for i in range(len(tasks))], tasks)
         ax.set_title(f"{name}: items by difficulty")
         ax.legend(fontsize=8)

@@ -60,9 +60,14 @@ class SpendView(msgspec.Struct, frozen=True, kw_only=True):
     wall_hours: float = 0.0
 
     @classmethod
-    def of(cls, spend: Spend) -> "SpendView":
-        return cls(judge_calls=spend.judge_calls, judge_tokens=spend.judge_tokens, judge_cost_usd=spend.judge_cost_usd,
-                   accelerator_hours=spend.accelerator_hours, wall_hours=spend.wall_hours)
+    def of(cls, spend: Spend) -> SpendView:
+        return cls(
+            judge_calls=spend.judge_calls,
+            judge_tokens=spend.judge_tokens,
+            judge_cost_usd=spend.judge_cost_usd,
+            accelerator_hours=spend.accelerator_hours,
+            wall_hours=spend.wall_hours,
+        )
 
 
 class StatusView(msgspec.Struct, frozen=True, kw_only=True):
@@ -100,7 +105,11 @@ def status_view(replayer: Replayer, current: ev.Fingerprints | None, run: str, t
     p = replayer.projection
     gates = {}
     for name, gate in p.gates.items():
-        changed = [n for n, _, _ in ev.changed_inputs(gate.fingerprints, current)] if gate.passed and gate.fingerprints and current else []
+        changed = (
+            [n for n, _, _ in ev.changed_inputs(gate.fingerprints, current)]
+            if gate.passed and gate.fingerprints and current
+            else []
+        )
         gates[name] = GateStatus(
             passed=gate.passed,
             fingerprints=gate.fingerprints,
@@ -155,16 +164,27 @@ def _monitor_status(p: Projection) -> dict[str, MonitorStatus]:
     if p.watched is None:
         return {}
     trips = p.monitor.trips
-    shown = {NON_FINITE: MonitorStatus(value=None, threshold=None, action="halt",
-                                       tripped=any(t.rule == NON_FINITE for t in trips),
-                                       trips=sum(t.rule == NON_FINITE for t in trips), detail="always on")}
+    shown = {
+        NON_FINITE: MonitorStatus(
+            value=None,
+            threshold=None,
+            action="halt",
+            tripped=any(t.rule == NON_FINITE for t in trips),
+            trips=sum(t.rule == NON_FINITE for t in trips),
+            detail="always on",
+        )
+    }
     for rule, params in rules_of(p.watched).items():
         reading = p.monitor.watch.readings.get(rule)
         count = sum(t.rule == rule for t in trips)
-        shown[rule] = MonitorStatus(value=reading.value if reading else None,
-                                    threshold=reading.threshold if reading else None, action=params.action,
-                                    tripped=count > 0, trips=count,
-                                    detail=reading.detail if reading else f"not read yet ({MONITORS[rule].signal})")
+        shown[rule] = MonitorStatus(
+            value=reading.value if reading else None,
+            threshold=reading.threshold if reading else None,
+            action=params.action,
+            tripped=count > 0,
+            trips=count,
+            detail=reading.detail if reading else f"not read yet ({MONITORS[rule].signal})",
+        )
     return shown
 
 
@@ -183,7 +203,8 @@ def render_text(view: StatusView) -> str:
         f"state      {view.state}{'  (complete)' if view.complete else ''}",
         f"allowed    {', '.join(view.allowed) or '-'}",
         f"step       {progress}",
-        f"checkpoint {f'step {view.latest_checkpoint.step} at {view.latest_checkpoint.dir}' if view.latest_checkpoint else '-'}",
+        "checkpoint "
+        f"{f'step {view.latest_checkpoint.step} at {view.latest_checkpoint.dir}' if view.latest_checkpoint else '-'}",
         f"best       {f'step {view.best_step}' if view.best_step is not None else '-'}",
         f"events     {view.events} (head seq {view.head_seq}{', at ' + view.last_ts if view.last_ts else ''})",
     ]
@@ -191,7 +212,10 @@ def render_text(view: StatusView) -> str:
         s = view.last_step
         lines.append(f"last step  loss {s['loss']:.4f}  kl {s['kl']:.4f}  reward {s['reward']:.4f}  lr {s['lr']:.2e}")
     if view.last_eval:
-        lines.append(f"last eval  step {int(view.last_eval['step'])}: success {view.last_eval['success']:.3f}, mean reward {view.last_eval['mean_reward']:.4f}")
+        lines.append(
+            f"last eval  step {int(view.last_eval['step'])}: success {view.last_eval['success']:.3f}, mean reward "
+            f"{view.last_eval['mean_reward']:.4f}"
+        )
     if view.release:
         lines.append(f"release    {verdict_text(view.release)}")
     if len(view.seeds) > 1:
@@ -200,24 +224,37 @@ def render_text(view: StatusView) -> str:
         for seed in view.seeds:
             line = done.get(seed)
             if line is None:
-                lines.append(f"  seed {seed:<6} {'in training' if seed == view.seed and not view.complete else 'pending'}")
+                lines.append(
+                    f"  seed {seed:<6} {'in training' if seed == view.seed and not view.complete else 'pending'}"
+                )
                 continue
             r = line.release
             verdict = verdict_text(r) if r else "release not evaluated"
-            lines.append(f"  seed {seed:<6} complete at step {line.step}, best {line.best_step if line.best_step is not None else '-'}; {verdict}")
+            lines.append(
+                f"  seed {seed:<6} complete at step {line.step}, best "
+                f"{line.best_step if line.best_step is not None else '-'}; {verdict}"
+            )
         if view.across_seeds:
             a = view.across_seeds
-            lines.append(f"release across seeds {'PASSED' if a.passed else 'NOT PASSED'}: mean {a.mean_pp:+.1f} pp, "
-                         f"spread {a.spread_pp:.1f} pp (needs mean − spread ≥ {a.threshold_pp:g}, every seed passed)")
+            lines.append(
+                f"release across seeds {'PASSED' if a.passed else 'NOT PASSED'}: mean {a.mean_pp:+.1f} pp, "
+                f"spread {a.spread_pp:.1f} pp (needs mean − spread ≥ {a.threshold_pp:g}, every seed passed)"
+            )
     for name, gate in view.gates.items():
         if not gate.passed:
             lines.append(f"{name:<10} not passed")
             continue
-        match = {True: "inputs match", False: "INPUTS CHANGED: " + ", ".join(gate.changed), None: "inputs not compared"}[gate.inputs_match]
+        match = {
+            True: "inputs match",
+            False: "INPUTS CHANGED: " + ", ".join(gate.changed),
+            None: "inputs not compared",
+        }[gate.inputs_match]
         fp = gate.fingerprints
         lines.append(f"{name:<10} passed; {match}")
-        lines.append(f"           pool {fp.pool[:12]}  shadow {fp.shadow[:12]}  gate set {fp.gate[:12] or '-'}  "
-                     f"config {fp.config[:12]}  weights {fp.weights[:12]}")
+        lines.append(
+            f"           pool {fp.pool[:12]}  shadow {fp.shadow[:12]}  gate set {fp.gate[:12] or '-'}  "
+            f"config {fp.config[:12]}  weights {fp.weights[:12]}"
+        )
     for export in view.exports:
         seed = f" of seed {export.seed}" if len(view.seeds) > 1 else ""
         lines.append(f"export     step {export.step}{seed} as {export.form} in {export.out} (seq {export.seq})")
@@ -226,8 +263,10 @@ def render_text(view: StatusView) -> str:
         lines.append(f"HALTED     by {h.rule} at step {h.step}: {h.detail}")
         lines.append(f"           usually: {h.means}")
         lines += [f"           try: {t}" for t in h.tries]
-        lines.append("           the way forward (recorded with your reason): rc1 advance --because TEXT | --from "
-                     "best|latest|step_N [--set KEY=V] --because TEXT | --stop --because TEXT")
+        lines.append(
+            "           the way forward (recorded with your reason): rc1 advance --because TEXT | --from "
+            "best|latest|step_N [--set KEY=V] --because TEXT | --stop --because TEXT"
+        )
     if view.monitors:
         lines.append("monitors   (rule: latest value vs threshold, action, trips in this line)")
         for rule, m in view.monitors.items():
@@ -235,9 +274,11 @@ def render_text(view: StatusView) -> str:
             threshold = "" if m.threshold is None else f" vs {m.threshold:.4g}"
             lines.append(f"  {rule:<18} {value}{threshold}  {m.action}  {m.trips} trip(s)  {m.detail}")
     s = view.spend
-    lines.append(f"spend      judge {s.judge_calls} calls, {s.judge_tokens} tokens, ${s.judge_cost_usd:.2f}; "
-                 f"{s.accelerator_hours:.2f} accelerator h, {s.wall_hours:.2f} wall h (run); this line "
-                 f"{view.line_spend.judge_calls} calls, {view.line_spend.wall_hours:.2f} wall h")
+    lines.append(
+        f"spend      judge {s.judge_calls} calls, {s.judge_tokens} tokens, ${s.judge_cost_usd:.2f}; "
+        f"{s.accelerator_hours:.2f} accelerator h, {s.wall_hours:.2f} wall h (run); this line "
+        f"{view.line_spend.judge_calls} calls, {view.line_spend.wall_hours:.2f} wall h"
+    )
     if view.amendments:
         lines.append("amended    " + ", ".join(f"{k}={v}" for k, v in view.amendments.items()))
     if view.torn_tail_bytes:

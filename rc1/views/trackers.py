@@ -65,10 +65,26 @@ class Tracker(abc.ABC):
             self.scalars(self._line, _eval_scalars(event), event.step)
             self.cursor.evals[self._line] = event.step
         elif isinstance(event, ev.MonitorTripped):
-            self.alert(_alert_title(event), _alert_text(event), "WARN" if event.action == "warn" else "ERROR",
-                       event.step, event.seq)
-        elif isinstance(event, (ev.RoundPassed, ev.GateFailed, ev.GateInvalidated, ev.ReleaseEvaluated,
-                                ev.ReleaseAcrossSeeds, ev.TrainingFailed, ev.HaltAcknowledged, ev.TrainingAmended)):
+            self.alert(
+                _alert_title(event),
+                _alert_text(event),
+                "WARN" if event.action == "warn" else "ERROR",
+                event.step,
+                event.seq,
+            )
+        elif isinstance(
+            event,
+            (
+                ev.RoundPassed,
+                ev.GateFailed,
+                ev.GateInvalidated,
+                ev.ReleaseEvaluated,
+                ev.ReleaseAcrossSeeds,
+                ev.TrainingFailed,
+                ev.HaltAcknowledged,
+                ev.TrainingAmended,
+            ),
+        ):
             self.text(ev.event_type(event), _text(event), event.seq)
         self.cursor.seq = event.seq
         self._moved = True
@@ -187,8 +203,12 @@ class MLflow(Tracker):
         from mlflow.entities import Metric
 
         now = int(time.time() * 1000)
-        self._client_.log_batch(self.run_id, metrics=[Metric(key=f"{line}/{tag}", value=value, timestamp=now, step=step)
-                                                      for tag, value in values.items()])
+        self._client_.log_batch(
+            self.run_id,
+            metrics=[
+                Metric(key=f"{line}/{tag}", value=value, timestamp=now, step=step) for tag, value in values.items()
+            ],
+        )
 
     def text(self, tag: str, text: str, seq: int) -> None:
         self._client_.log_text(self.run_id, text, f"events/{seq:08d}_{tag.replace('/', '_')}.md")
@@ -227,9 +247,14 @@ class WandB(Tracker):
         self.folder.mkdir(parents=True, exist_ok=True)
         self._wandb = wandb
         # console off: W&B must not wrap rc1's stdout; resume allow: the id the log recorded, reused on resume.
-        self._run = wandb.init(project=os.environ.get("WANDB_PROJECT", "rc1"), id=run_id, name=ws.run,
-                               resume="allow", dir=os.environ.get("WANDB_DIR", str(self.folder)),
-                               settings=wandb.Settings(console="off", silent=True))
+        self._run = wandb.init(
+            project=os.environ.get("WANDB_PROJECT", "rc1"),
+            id=run_id,
+            name=ws.run,
+            resume="allow",
+            dir=os.environ.get("WANDB_DIR", str(self.folder)),
+            settings=wandb.Settings(console="off", silent=True),
+        )
         self._lines: set[str] = set()
 
     def scalars(self, line: str, values: dict[str, float], step: int) -> None:
@@ -279,8 +304,14 @@ class Trackio(Tracker):
             raise RuntimeError(f"TRACKIO_DIR is {wanted}, but trackio was imported with {trackio.utils.TRACKIO_DIR}")
         self._trackio = trackio
         with contextlib.redirect_stdout(io.StringIO()):  # its banner is not rc1's output
-            self._run = trackio.init(project=os.environ.get("TRACKIO_PROJECT", "rc1"), name=run_id, resume="allow",
-                                     embed=False, auto_log_cpu=False, auto_log_gpu=False)
+            self._run = trackio.init(
+                project=os.environ.get("TRACKIO_PROJECT", "rc1"),
+                name=run_id,
+                resume="allow",
+                embed=False,
+                auto_log_cpu=False,
+                auto_log_gpu=False,
+            )
         # Without the inline flush (another trackio than 0.43's), the cursor moves at finish only, as W&B's does.
         self.flushes_durably = hasattr(self._run, "_flush_queues_inline") and hasattr(self._run, "_client_lock")
 
@@ -328,7 +359,7 @@ def send_plots(ws: Workspace, run_ids: dict[str, str], report_to: list[str], pat
     return trackers.names
 
 
-def start_tracker(name: str, ws: Workspace, run_id: str) -> "Tracker | None":
+def start_tracker(name: str, ws: Workspace, run_id: str) -> Tracker | None:
     """The backend's tracker on run `run_id`, or None with a warning: a tracker that cannot be reached (its service
     busy, its server down) never stops a run or a report."""
     try:
@@ -360,22 +391,26 @@ class Trackers:
 
     def config(self, text: str, seq: int) -> None:
         for tracker in list(self._trackers):
-            self._guard(tracker, lambda: tracker.config(text, seq))
+            self._guard(tracker, lambda tracker=tracker: tracker.config(text, seq))
 
     def plots(self, paths: list[Path], step: int) -> None:
         for tracker in list(self._trackers):
-            self._guard(tracker, lambda: tracker.plots(paths, step))
+            self._guard(tracker, lambda tracker=tracker: tracker.plots(paths, step))
 
     def __call__(self, event: ev.Event) -> None:
         for tracker in list(self._trackers):
-            self._guard(tracker, lambda: tracker.send(event))
+            self._guard(tracker, lambda tracker=tracker: tracker.send(event))
 
     def _guard(self, tracker, call) -> None:
         try:
             call()
         except Exception as e:  # a tracker must never stop training: warned once, then left off
-            log.warning("tracker %s failed (%s: %s); it is left off for the rest of this command",
-                        tracker.name, type(e).__name__, e)
+            log.warning(
+                "tracker %s failed (%s: %s); it is left off for the rest of this command",
+                tracker.name,
+                type(e).__name__,
+                e,
+            )
             self._trackers.remove(tracker)
 
     def close(self) -> None:
@@ -384,9 +419,16 @@ class Trackers:
 
 
 def _step_scalars(step: ev.TrainStep) -> dict[str, float]:
-    scalars = {"train/loss": step.loss, "train/kl": step.kl, "train/reward": step.reward,
-               "train/reward_std": step.reward_std, "train/lr": step.lr, "train/kl_coef": step.kl_coef,
-               "train/tokens": float(step.tokens), "train/sec_per_step": step.sec_per_step}
+    scalars = {
+        "train/loss": step.loss,
+        "train/kl": step.kl,
+        "train/reward": step.reward,
+        "train/reward_std": step.reward_std,
+        "train/lr": step.lr,
+        "train/kl_coef": step.kl_coef,
+        "train/tokens": float(step.tokens),
+        "train/sec_per_step": step.sec_per_step,
+    }
     scalars |= {f"reward/{name}": value for name, value in step.components.items()}
     if step.components:
         scalars["reward/penalty"] = step.penalty

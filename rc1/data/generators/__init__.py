@@ -23,17 +23,15 @@ import random
 import zlib
 from collections.abc import Callable, Sequence
 
-from rc1.data.generators.gsm8k import _gsm8k
-from rc1.data.generators.gsm8k import _MONEY_START, _MONEY_STEPS, _STOCK_START, _STOCK_STEPS  # noqa: F401 (tests read them here)
+from rc1.catalog import TASKS
+from rc1.data.generators.gsm8k import _MONEY_START, _MONEY_STEPS, _STOCK_START, _STOCK_STEPS, _gsm8k  # noqa: F401 (tests read them here)
 from rc1.data.generators.hotpotqa import _hotpotqa
 from rc1.data.generators.item import _Item
-from rc1.catalog import TASKS
 from rc1.data.generators.prompt import INSTRUCTION, MIN_PROMPT_WORDS, render_prompt
 from rc1.data.generators.strategyqa import _strategyqa
 from rc1.data.task import DIFFICULTIES, Difficulty, TaskItem
 
 __all__ = ["INSTRUCTION", "MIN_PROMPT_WORDS", "TASKS", "generate", "render_prompt"]
-
 
 
 def generate(
@@ -56,13 +54,22 @@ def generate(
         # Yes/no labels are balanced exactly within each pair of consecutive items, in a per-pair order.
         yes = i % 2 != zlib.crc32(f"{key}|pair{i // 2}".encode()) & 1
         question, context, answer = build(_Item(rng), difficulty, yes)
-        items.append(TaskItem(
-            id=f"{id_prefix}-{i:06d}", task=task, question=question, context=context, answer=answer,
-            difficulty=difficulty, prompt=render_prompt(question, context),
-        ))
+        items.append(
+            TaskItem(
+                id=f"{id_prefix}-{i:06d}",
+                task=task,
+                question=question,
+                context=context,
+                answer=answer,
+                difficulty=difficulty,
+                prompt=render_prompt(question, context),
+            )
+        )
     return items
 
 
 _BUILDERS: dict[str, Callable[[_Item, Difficulty, bool], tuple[str, str, str]]] = {
-    "gsm8k": _gsm8k, "hotpotqa": _hotpotqa, "strategyqa": _strategyqa,
+    "gsm8k": _gsm8k,
+    "hotpotqa": _hotpotqa,
+    "strategyqa": _strategyqa,
 }

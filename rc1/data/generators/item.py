@@ -13,7 +13,14 @@ import string
 from collections.abc import Callable, Sequence
 
 from rc1.data.generators.names import (
-    _COMPANY_KINDS, _GIVEN, _OCCUPATIONS, _PRODUCTS, _RIVERS, _SURNAMES, _TOWNS, _VENUES,
+    _COMPANY_KINDS,
+    _GIVEN,
+    _OCCUPATIONS,
+    _PRODUCTS,
+    _RIVERS,
+    _SURNAMES,
+    _TOWNS,
+    _VENUES,
 )
 
 
@@ -77,11 +84,17 @@ class _Item:
 
 
 _NEW: dict[str, Callable[[_Item], str]] = {
-    "P": _Item.person, "C": _Item.company, "L": _Item.place,
-    "G": lambda it: it.fresh(_GIVEN), "T": lambda it: it.fresh(_TOWNS), "R": lambda it: it.fresh(_RIVERS),
-    "occ": lambda it: it.pick(_OCCUPATIONS), "Occ": lambda it: it.pick(_OCCUPATIONS).capitalize(),
+    "P": _Item.person,
+    "C": _Item.company,
+    "L": _Item.place,
+    "G": lambda it: it.fresh(_GIVEN),
+    "T": lambda it: it.fresh(_TOWNS),
+    "R": lambda it: it.fresh(_RIVERS),
+    "occ": lambda it: it.pick(_OCCUPATIONS),
+    "Occ": lambda it: it.pick(_OCCUPATIONS).capitalize(),
     "a_occ": lambda it: _article(it.pick(_OCCUPATIONS)),
-    "prod": lambda it: it.pick(_PRODUCTS), "yr": lambda it: str(it.randint(1800, 2015)),
+    "prod": lambda it: it.pick(_PRODUCTS),
+    "yr": lambda it: str(it.randint(1800, 2015)),
 }
 
 

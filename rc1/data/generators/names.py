@@ -36,7 +36,9 @@ _COMPANY_KINDS = (
     "Works Mills Foundry Press Brewery Shipyard Ironworks Textiles Glassworks Potteries Bank Railways "
     "Instruments Chemicals Motors Tannery Papermill Optics Clockworks Ceramics Distillery Canning"
 ).split()
-_VENUES = "Market Fair Depot Workshop Bazaar Harbor Station School Library Bakery Warehouse Orchard Garden Store Museum Mill".split()
+_VENUES = (
+    "Market Fair Depot Workshop Bazaar Harbor Station School Library Bakery Warehouse Orchard Garden Store Museum Mill"
+).split()
 _OCCUPATIONS = (
     "shipwright cartographer glassblower weaver astronomer botanist printer clockmaker surveyor "
     "architect engraver bookbinder brewer chemist composer sculptor physician lawyer banker potter "

@@ -47,13 +47,24 @@ def _pad(it: _Item, body: list[str], extra: int, aside: Callable[[], tuple[str, 
 
 # Asides: elaboration that no question asks about. {g} is the given name of a question's person.
 _PERSON_ASIDES = (
-    "{g} trained {P1}, {P2} and {P3}.", "{P1} and {P2} taught {g} in {T1}.", "{g} married {P1} in {T1}.",
-    "{g} befriended {P1} in {T1} and {P2} in {T2}.", "{g} visited {T1}, {T2} and {T3} with {P1}.",
-    "{g} joined {C1} alongside {P1}.", "{g} hosted {P1} and {P2} at {L1}.", "{g} outlived {P1} and {P2}.",
-    "{g} sponsored {C1} and {C2}.", "{P1} painted {g} for {C1}.",
+    "{g} trained {P1}, {P2} and {P3}.",
+    "{P1} and {P2} taught {g} in {T1}.",
+    "{g} married {P1} in {T1}.",
+    "{g} befriended {P1} in {T1} and {P2} in {T2}.",
+    "{g} visited {T1}, {T2} and {T3} with {P1}.",
+    "{g} joined {C1} alongside {P1}.",
+    "{g} hosted {P1} and {P2} at {L1}.",
+    "{g} outlived {P1} and {P2}.",
+    "{g} sponsored {C1} and {C2}.",
+    "{P1} painted {g} for {C1}.",
 )
 _WORLD_ASIDES = (
-    "{T1} supplies {T2}, {T3} and {T4}.", "{P1} governs {T1}; {P2} governs {T2}.", "{C1} serves {T1}, {T2} and {T3}.",
-    "{P1} painted {T1} and {T2}.", "{T1} borders {T2} and {T3}.", "{P1} and {P2} rebuilt {T1} for {C1}.",
-    "{C1} bought {C2} from {P1}.", "{P1} mapped {T1}, {T2} and {T3}.",
+    "{T1} supplies {T2}, {T3} and {T4}.",
+    "{P1} governs {T1}; {P2} governs {T2}.",
+    "{C1} serves {T1}, {T2} and {T3}.",
+    "{P1} painted {T1} and {T2}.",
+    "{T1} borders {T2} and {T3}.",
+    "{P1} and {P2} rebuilt {T1} for {C1}.",
+    "{C1} bought {C2} from {P1}.",
+    "{P1} mapped {T1}, {T2} and {T3}.",
 )

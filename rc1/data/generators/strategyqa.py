@@ -8,7 +8,17 @@ from __future__ import annotations
 
 from rc1.data.generators.item import _Item
 from rc1.data.generators.names import (
-    _BUILDINGS, _CATEGORIES, _FESTIVALS, _HEAVY, _LANDS, _MONTHS, _RIVERS, _TOWERS, _TOWNS, _UNITS, _given,
+    _BUILDINGS,
+    _CATEGORIES,
+    _FESTIVALS,
+    _HEAVY,
+    _LANDS,
+    _MONTHS,
+    _RIVERS,
+    _TOWERS,
+    _TOWNS,
+    _UNITS,
+    _given,
 )
 from rc1.data.generators.prompt import _PERSON_ASIDES, _WORLD_ASIDES, _pad, _words
 from rc1.data.task import Difficulty
@@ -26,9 +36,15 @@ def _sq_met(it: _Item, yes: bool, hard: bool):
         born_b = r.randint(born_a - life_b + 5, died_a - 5)
     else:  # at least three years apart
         born_b = r.pick((r.randint(died_a + 3, died_a + 80), r.randint(born_a - life_b - 80, born_a - life_b - 3)))
-    facts = [it.fill_one(_LIFESPAN, p=a, b=born_a, d=died_a),
-             f"{b} was born {born_b} and died aged {life_b}." if hard else it.fill_one(_LIFESPAN, p=b, b=born_b, d=born_b + life_b)]
-    q = it.pick((f"Could {a} have met {b}?", f"Were {a} and {b} ever alive at once?", f"Could {a} have written to {b}?"))
+    facts = [
+        it.fill_one(_LIFESPAN, p=a, b=born_a, d=died_a),
+        f"{b} was born {born_b} and died aged {life_b}."
+        if hard
+        else it.fill_one(_LIFESPAN, p=b, b=born_b, d=born_b + life_b),
+    ]
+    q = it.pick(
+        (f"Could {a} have met {b}?", f"Were {a} and {b} ever alive at once?", f"Could {a} have written to {b}?")
+    )
     return q, facts, [a, b]
 
 
@@ -37,14 +53,23 @@ def _sq_opening(it: _Item, yes: bool, hard: bool):
     person, building = it.person(), f"{it.fresh(_TOWNS)} {it.pick(_BUILDINGS)}"
     born = r.randint(1600, 1930)
     died = born + r.randint(45, 90)
-    opened = r.randint(born + 8, died - 2) if yes else r.pick((r.randint(died + 2, died + 90), r.randint(born - 90, born - 2)))
+    opened = (
+        r.randint(born + 8, died - 2)
+        if yes
+        else r.pick((r.randint(died + 2, died + 90), r.randint(born - 90, born - 2)))
+    )
     facts = [it.fill_one(_LIFESPAN, p=person, b=born, d=died)]
     if hard:
         older, gap = f"{it.fresh(_TOWNS)} {it.pick(_BUILDINGS)}", r.randint(3, 60)
         facts += [f"The {building} opened {gap} years after the {older}.", f"The {older} opened {opened - gap}."]
     else:
         facts.append(it.fill_one(("The {bl} opened {y}.", "{P1} opened the {bl} in {y}."), bl=building, y=opened))
-    q = it.pick((f"Could {person} have attended the opening of the {building}?", f"Was {person} alive when the {building} opened?"))
+    q = it.pick(
+        (
+            f"Could {person} have attended the opening of the {building}?",
+            f"Was {person} alive when the {building} opened?",
+        )
+    )
     return q, facts, [person]
 
 
@@ -58,8 +83,15 @@ def _sq_vote(it: _Item, yes: bool, hard: bool):
         other, gap = it.person(), r.randint(2, 30)
         facts += [f"{person} of {land} was born {gap} years after {other}.", f"{other} was born {born - gap}."]
     else:
-        facts.append(it.pick((f"{person} of {land} was born {born}.", f"{person}, citizen of {land}, was born {born}.")))
-    q = it.pick((f"Could {person} vote in the {land} election of {year}?", f"Was {person} old enough to vote in {land} in {year}?"))
+        facts.append(
+            it.pick((f"{person} of {land} was born {born}.", f"{person}, citizen of {land}, was born {born}."))
+        )
+    q = it.pick(
+        (
+            f"Could {person} vote in the {land} election of {year}?",
+            f"Was {person} old enough to vote in {land} in {year}?",
+        )
+    )
     return q, facts, [person]
 
 
@@ -70,11 +102,18 @@ def _sq_lift(it: _Item, yes: bool, hard: bool):
     crate = r.randint(3, 12) if hard else 0
     total = each * count + crate
     limit = total + r.randint(2, 25) if yes else total - r.randint(2, min(25, total - 1))
-    facts = [f"Each {town} {thing} weighs {each} kg.",
-             it.pick((f"{person} can lift {limit} kg.", f"{person} lifts {limit} kg at most."))]
+    facts = [
+        f"Each {town} {thing} weighs {each} kg.",
+        it.pick((f"{person} can lift {limit} kg.", f"{person} lifts {limit} kg at most.")),
+    ]
     if hard:
         facts.append(f"The empty crate itself weighs {crate} kg.")
-    q = it.pick((f"Could {person} lift a crate of {count} {town} {thing}s?", f"Can {person} carry {count} {town} {thing}s in a crate alone?"))
+    q = it.pick(
+        (
+            f"Could {person} lift a crate of {count} {town} {thing}s?",
+            f"Can {person} carry {count} {town} {thing}s in a crate alone?",
+        )
+    )
     return q, facts, [person]
 
 
@@ -85,11 +124,16 @@ def _sq_walk(it: _Item, yes: bool, hard: bool):
     rest = r.randint(1, 2) if hard else 0
     reach = speed * (hours - rest)
     dist = r.randint(max(2, reach - 12), reach - 1) if yes else r.randint(reach + 1, reach + 12)
-    facts = [f"{a} lies {dist} km from {b}.", f"{person} walks {speed} km an hour.",
-             f"{person} leaves {a} {hours} hours before nightfall."]
+    facts = [
+        f"{a} lies {dist} km from {b}.",
+        f"{person} walks {speed} km an hour.",
+        f"{person} leaves {a} {hours} hours before nightfall.",
+    ]
     if hard:
         facts.append(f"{person} rests {rest} hours at {it.place()} on the way.")
-    q = it.pick((f"Could {person} walk from {a} to {b} before nightfall?", f"Will {person} reach {b} on foot before dark?"))
+    q = it.pick(
+        (f"Could {person} walk from {a} to {b} before nightfall?", f"Will {person} reach {b} on foot before dark?")
+    )
     return q, facts, [person]
 
 
@@ -101,11 +145,18 @@ def _sq_submerge(it: _Item, yes: bool, hard: bool):
     spire = r.randint(3, 12) if hard else 0
     facts = [f"Lake {lake} is {depth} m deep."]
     if hard:
-        facts += [f"The {town} {tower} stands {height - spire} m without its spire.", f"The {town} spire adds {spire} m."]
+        facts += [
+            f"The {town} {tower} stands {height - spire} m without its spire.",
+            f"The {town} spire adds {spire} m.",
+        ]
     else:
         facts.append(f"The {town} {tower} is {height} m tall.")
-    q = it.pick((f"Could the {town} {tower} be hidden completely under Lake {lake}?",
-                 f"Would the {town} {tower} vanish entirely if sunk in Lake {lake}?"))
+    q = it.pick(
+        (
+            f"Could the {town} {tower} be hidden completely under Lake {lake}?",
+            f"Would the {town} {tower} vanish entirely if sunk in Lake {lake}?",
+        )
+    )
     return q, facts, []
 
 
@@ -119,7 +170,12 @@ def _sq_market(it: _Item, yes: bool, hard: bool):
     else:
         facts = [it.pick((f"The {species} is one of the {kind}.", f"Zoologists class the {species} among {kind}."))]
     facts.append(it.pick((f"{town} Market turns away all {banned}.", f"No {banned} may enter {town} Market.")))
-    q = it.pick((f"Would {person}'s pet {species} be let into {town} Market?", f"Can {person} take a pet {species} into {town} Market?"))
+    q = it.pick(
+        (
+            f"Would {person}'s pet {species} be let into {town} Market?",
+            f"Can {person} take a pet {species} into {town} Market?",
+        )
+    )
     return q, facts, [person]
 
 
@@ -133,7 +189,12 @@ def _sq_afford(it: _Item, yes: bool, hard: bool):
     facts = [f"At {town} Fair, {unit} cost {price} coins apiece.", f"{person} brings {purse} coins to {town}."]
     if hard:
         facts.append(f"Entry to {town} Fair costs {fee} coins.")
-    q = it.pick((f"Can {person} afford {count} {unit} at {town} Fair?", f"Does {person} have coins enough for {count} {unit} in {town}?"))
+    q = it.pick(
+        (
+            f"Can {person} afford {count} {unit} at {town} Fair?",
+            f"Does {person} have coins enough for {count} {unit} in {town}?",
+        )
+    )
     return q, facts, [person]
 
 
@@ -147,8 +208,12 @@ def _sq_frozen(it: _Item, yes: bool, hard: bool):
         facts.append(f"{town} holds its {festival} the month after {_MONTHS[month - 1]}.")
     else:
         facts.append(f"The {town} {festival} takes place every {_MONTHS[month]}.")
-    q = it.pick((f"Would Lake {lake} be frozen during the {town} {festival}?",
-                 f"Could skaters cross Lake {lake} during the {town} {festival}?"))
+    q = it.pick(
+        (
+            f"Would Lake {lake} be frozen during the {town} {festival}?",
+            f"Could skaters cross Lake {lake} during the {town} {festival}?",
+        )
+    )
     return q, facts, []
 
 
@@ -160,7 +225,10 @@ def _sq_before_birth(it: _Item, yes: bool, hard: bool):
     facts = [it.fill("{T1} native {p} was born {b}.", p=person, b=born)]
     if hard:
         gap, town = r.randint(3, 40), it.fresh(_TOWNS)
-        facts += [f"{company} was founded {gap} years after the {town} fire.", f"The {town} fire broke out in {founded - gap}."]
+        facts += [
+            f"{company} was founded {gap} years after the {town} fire.",
+            f"The {town} fire broke out in {founded - gap}.",
+        ]
     else:
         facts.append(it.fill_one(("{c} was founded {y}.", "{P1} founded {c} in {y}."), c=company, y=founded))
     q = it.pick((f"Was {company} already in business when {person} was born?", f"Is {company} older than {person}?"))
@@ -180,8 +248,19 @@ def _sq_read(it: _Item, yes: bool, hard: bool):
     return q, facts, [person]
 
 
-_SQ_KINDS = (_sq_met, _sq_opening, _sq_vote, _sq_lift, _sq_walk, _sq_submerge, _sq_market, _sq_afford,
-             _sq_frozen, _sq_before_birth, _sq_read)
+_SQ_KINDS = (
+    _sq_met,
+    _sq_opening,
+    _sq_vote,
+    _sq_lift,
+    _sq_walk,
+    _sq_submerge,
+    _sq_market,
+    _sq_afford,
+    _sq_frozen,
+    _sq_before_birth,
+    _sq_read,
+)
 
 
 def _strategyqa(it: _Item, difficulty: Difficulty, yes: bool) -> tuple[str, str, str]:

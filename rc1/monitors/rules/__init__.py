@@ -4,13 +4,33 @@ rule is one module (its thresholds, its `read`, its runbook) and one line here; 
 
 from __future__ import annotations
 
-from rc1.monitors.rules import (budget, drift, entropy_floor, no_signal, non_finite, plateau, reward_hacking,
-                                shadow_regression, truncation)
+from rc1.monitors.rules import (
+    budget,
+    drift,
+    entropy_floor,
+    no_signal,
+    non_finite,
+    plateau,
+    reward_hacking,
+    shadow_regression,
+    truncation,
+)
 from rc1.monitors.spec import MonitorSpec
 
-MONITORS: dict[str, MonitorSpec] = {spec.name: spec for spec in (
-    non_finite.SPEC, entropy_floor.SPEC, truncation.SPEC, no_signal.SPEC, drift.SPEC, shadow_regression.SPEC,
-    reward_hacking.SPEC, plateau.SPEC, budget.SPEC)}
+MONITORS: dict[str, MonitorSpec] = {
+    spec.name: spec
+    for spec in (
+        non_finite.SPEC,
+        entropy_floor.SPEC,
+        truncation.SPEC,
+        no_signal.SPEC,
+        drift.SPEC,
+        shadow_regression.SPEC,
+        reward_hacking.SPEC,
+        plateau.SPEC,
+        budget.SPEC,
+    )
+}
 
 # The rules the config can set (the non-finite guard cannot be switched off).
 CONFIGURABLE: dict[str, MonitorSpec] = {name: spec for name, spec in MONITORS.items() if spec.params is not None}

@@ -19,28 +19,43 @@ class DriftRule(RuleParams):
     """Drift from the start: per-token KL of the policy to the step-0 policy on each evaluation's sampled replies
     (eval_completed.drift), with its interval over the shadow items."""
 
-    max_kl: Annotated[float, Meta(gt=0.0, description="Trips when the interval's lower bound exceeds this (nats per "
-                                                       "token).")] = 1.0
+    max_kl: Annotated[
+        float, Meta(gt=0.0, description="Trips when the interval's lower bound exceeds this (nats per token).")
+    ] = 1.0
     window: Annotated[int, Meta(ge=1, description="Evaluations in a row that must exceed it.")] = 1
-    replies_per_item: Annotated[int, Meta(ge=1, description="Sampled replies per shadow item it is measured on (of "
-                                                            "release.samples): each costs two forward passes; the "
-                                                            "per-token KL is heavy-tailed, so fewer read lower in a "
-                                                            "typical evaluation.")] = 1
+    replies_per_item: Annotated[
+        int,
+        Meta(
+            ge=1,
+            description="Sampled replies per shadow item it is measured on (of "
+            "release.samples): each costs two forward passes; the "
+            "per-token KL is heavy-tailed, so fewer read lower in a "
+            "typical evaluation.",
+        ),
+    ] = 1
     action: Annotated[Action, Meta(description="warn, halt or stop (end the line early as complete).")] = "warn"
 
 
 def read(params: DriftRule, state: MonitorState) -> Reading | None:
-    measured = [e.drift for e in state.evals[-params.window:] if e.drift is not None]
+    measured = [e.drift for e in state.evals[-params.window :] if e.drift is not None]
     if len(measured) < params.window or not measured:
         return None
     now = measured[-1]
     breach = all(d.low > params.max_kl for d in measured)
-    detail = (f"KL to the step-0 policy {now.kl:.4f} per token (95 % interval {now.low:.4f} to {now.high:.4f}, "
-              f"{now.items} items, {now.tokens} tokens)")
-    return Reading(step=state.step, value=now.kl, threshold=params.max_kl, breach=breach,
-                   measured={"kl": now.kl, "ci_low": now.low, "ci_high": now.high, "items": float(now.items)},
-                   thresholds={"max_kl": params.max_kl}, window=params.window,
-                   detail=detail + (f", above {params.max_kl:g} at {params.window} evaluation(s) in a row" if breach else ""))
+    detail = (
+        f"KL to the step-0 policy {now.kl:.4f} per token (95 % interval {now.low:.4f} to {now.high:.4f}, "
+        f"{now.items} items, {now.tokens} tokens)"
+    )
+    return Reading(
+        step=state.step,
+        value=now.kl,
+        threshold=params.max_kl,
+        breach=breach,
+        measured={"kl": now.kl, "ci_low": now.low, "ci_high": now.high, "items": float(now.items)},
+        thresholds={"max_kl": params.max_kl},
+        window=params.window,
+        detail=detail + (f", above {params.max_kl:g} at {params.window} evaluation(s) in a row" if breach else ""),
+    )
 
 
 SPEC = MonitorSpec(
@@ -52,9 +67,11 @@ SPEC = MonitorSpec(
     signal="eval_completed.drift",
     runbook=Runbook(
         means="the policy has moved far from where it started: with β 0 nothing holds it back, and a large move "
-              "without a matching gain on the shadow set is often reward hacking or forgetting",
-        tries=("read what changed: rc1 rollouts --eval STEP --worst 5 against rc1 rollouts --eval 0",
-               "hold it nearer its start: roll back with --set train.beta=<above 0> --set train.target_kl=<0.02…0.05>",
-               "lower the learning rate: --set train.learning_rate=<lower>"),
+        "without a matching gain on the shadow set is often reward hacking or forgetting",
+        tries=(
+            "read what changed: rc1 rollouts --eval STEP --worst 5 against rc1 rollouts --eval 0",
+            "hold it nearer its start: roll back with --set train.beta=<above 0> --set train.target_kl=<0.02…0.05>",
+            "lower the learning rate: --set train.learning_rate=<lower>",
+        ),
     ),
 )

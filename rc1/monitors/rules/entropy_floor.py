@@ -19,10 +19,16 @@ class EntropyFloor(RuleParams):
     """Entropy collapse or a sudden rise: the mean token entropy (nats) of the last `window` steps' sampled replies
     (train_step.diagnostics.entropy)."""
 
-    min_entropy: Annotated[float, Meta(ge=0.0, description="Trips when the window's mean entropy falls below this.")] = 0.02
-    max_rise: Annotated[Annotated[float, Meta(gt=1.0)] | None, Meta(
-        description="Trips when the window's mean entropy exceeds this many times the mean of the window before "
-                            "it; null: no check of a rise.")] = 4.0
+    min_entropy: Annotated[
+        float, Meta(ge=0.0, description="Trips when the window's mean entropy falls below this.")
+    ] = 0.02
+    max_rise: Annotated[
+        Annotated[float, Meta(gt=1.0)] | None,
+        Meta(
+            description="Trips when the window's mean entropy exceeds this many times the mean of the window before "
+            "it; null: no check of a rise."
+        ),
+    ] = 4.0
     window: Annotated[int, Meta(ge=1, description="Steps in the window.")] = 10
     action: Annotated[Action, Meta(description="warn, halt or stop (end the line early as complete).")] = "halt"
 
@@ -45,12 +51,22 @@ def read(params: EntropyFloor, state: MonitorState) -> Reading | None:
     if fell:
         detail = f"mean entropy {now:.4f} over the last {params.window} steps is below {params.min_entropy:g}"
     elif rose:
-        detail = (f"mean entropy {now:.4f} over the last {params.window} steps is {measured['rise']:.1f}× the "
-                  f"{before:.4f} of the {params.window} before (more than {params.max_rise:g}×)")
+        detail = (
+            f"mean entropy {now:.4f} over the last {params.window} steps is {measured['rise']:.1f}× the "
+            f"{before:.4f} of the {params.window} before (more than {params.max_rise:g}×)"
+        )
     else:
         detail = f"mean entropy {now:.4f} over the last {params.window} steps"
-    return Reading(step=state.step, value=now, threshold=params.min_entropy, breach=fell or rose, measured=measured,
-                   thresholds=thresholds, window=params.window, detail=detail)
+    return Reading(
+        step=state.step,
+        value=now,
+        threshold=params.min_entropy,
+        breach=fell or rose,
+        measured=measured,
+        thresholds=thresholds,
+        window=params.window,
+        detail=detail,
+    )
 
 
 SPEC = MonitorSpec(
@@ -62,10 +78,12 @@ SPEC = MonitorSpec(
     signal="train_step.diagnostics.entropy",
     runbook=Runbook(
         means="a collapse: the policy samples nearly one reply per prompt, so groups tie and nothing is learned; a "
-              "rise: the update is too large and the policy is coming apart",
-        tries=("roll back and lower the learning rate: rc1 advance --from best --set train.learning_rate=<lower> "
-               "--because …",
-               "sample more widely: --set train.temperature=<higher> (training rollouts only; evaluations keep theirs)",
-               "hold the policy nearer its start: --set train.beta=<higher> (with train.target_kl)"),
+        "rise: the update is too large and the policy is coming apart",
+        tries=(
+            "roll back and lower the learning rate: rc1 advance --from best --set train.learning_rate=<lower> "
+            "--because …",
+            "sample more widely: --set train.temperature=<higher> (training rollouts only; evaluations keep theirs)",
+            "hold the policy nearer its start: --set train.beta=<higher> (with train.target_kl)",
+        ),
     ),
 )

@@ -18,14 +18,17 @@ class NoSignal(RuleParams):
     """No learning signal: the share of a step's groups (one prompt's replies) whose rewards all tie
     (train_step.diagnostics.frac_reward_zero_std), averaged over `window` steps."""
 
-    max_share: Annotated[float, Meta(ge=0.0, le=1.0, description="Trips when the window's mean share exceeds this.")] = 0.9
+    max_share: Annotated[
+        float, Meta(ge=0.0, le=1.0, description="Trips when the window's mean share exceeds this.")
+    ] = 0.9
     window: Annotated[int, Meta(ge=1, description="Steps in the window.")] = 10
     action: Annotated[Action, Meta(description="warn, halt or stop (end the line early as complete).")] = "halt"
 
 
 def read(params: NoSignal, state: MonitorState) -> Reading | None:
-    return share_above(state, "no_signal", params.window, params.max_share, "tied_group_share",
-                       "groups had rewards that all tie")
+    return share_above(
+        state, "no_signal", params.window, params.max_share, "tied_group_share", "groups had rewards that all tie"
+    )
 
 
 SPEC = MonitorSpec(
@@ -37,10 +40,12 @@ SPEC = MonitorSpec(
     signal="train_step.diagnostics.frac_reward_zero_std",
     runbook=Runbook(
         means="the items are all too hard or all too easy for the policy now, or its replies have collapsed onto one "
-              "answer (see entropy_floor): no group has a better and a worse reply to learn from",
-        tries=("sample more replies per prompt, or more widely: --set train.temperature=<higher> (amendable); "
-               "train.num_generations goes through the gates again",
-               "rebalance what steps train on: priority_sampling (by_difficulty, low_perf_cap)",
-               "read a step's groups: rc1 rollouts --step N"),
+        "answer (see entropy_floor): no group has a better and a worse reply to learn from",
+        tries=(
+            "sample more replies per prompt, or more widely: --set train.temperature=<higher> (amendable); "
+            "train.num_generations goes through the gates again",
+            "rebalance what steps train on: priority_sampling (by_difficulty, low_perf_cap)",
+            "read a step's groups: rc1 rollouts --step N",
+        ),
     ),
 )

@@ -14,10 +14,12 @@ SPEC = MonitorSpec(
     signal="the trainer's loss and gradient norm",
     runbook=Runbook(
         means="the update overflowed: the learning rate is too high for this model and precision, or a reward or "
-              "advantage was not finite",
-        tries=("roll back with a lower learning rate: rc1 advance --from latest --set train.learning_rate=<lower> "
-               "--because …",
-               "tighten gradient clipping: --set train.max_grad_norm=<lower>",
-               "check the rewards of the last steps: rc1 rollouts --step N --worst 5"),
+        "advantage was not finite",
+        tries=(
+            "roll back with a lower learning rate: rc1 advance --from latest --set train.learning_rate=<lower> "
+            "--because …",
+            "tighten gradient clipping: --set train.max_grad_norm=<lower>",
+            "check the rewards of the last steps: rc1 rollouts --step N --worst 5",
+        ),
     ),
 )

@@ -22,10 +22,21 @@ class Plateau(RuleParams):
     before, paired over items, not significantly above min_gain_pp."""
 
     window: Annotated[int, Meta(ge=1, description="Evaluations back to compare with.")] = 4
-    min_gain_pp: Annotated[float, Meta(description="The gain, in percentage points, the interval's lower bound must "
-                                                   "clear for the line to go on.")] = 0.0
-    confidence: Annotated[float, Meta(gt=0.5, lt=1.0, description="The interval's confidence (90 %: a stop ends a "
-                                                                  "line, so a gain that is likely is enough to go on).")] = 0.9
+    min_gain_pp: Annotated[
+        float,
+        Meta(
+            description="The gain, in percentage points, the interval's lower bound must clear for the line to go on."
+        ),
+    ] = 0.0
+    confidence: Annotated[
+        float,
+        Meta(
+            gt=0.5,
+            lt=1.0,
+            description="The interval's confidence (90 %: a stop ends a "
+            "line, so a gain that is likely is enough to go on).",
+        ),
+    ] = 0.9
     action: Annotated[Action, Meta(description="warn, halt or stop (end the line early as complete).")] = "stop"
 
 
@@ -40,15 +51,27 @@ def read(params: Plateau, state: MonitorState) -> Reading | None:
     if gain is None:
         return None
     breach = 100 * gain.low <= params.min_gain_pp
-    detail = (f"sampled success {100 * gain.mean:+.1f} pp since step {then.step} ({params.confidence:.0%} interval "
-              f"{100 * gain.low:+.1f} to {100 * gain.high:+.1f} pp over {gain.n} items)")
-    return Reading(step=state.step, value=100 * gain.mean, threshold=params.min_gain_pp, breach=breach,
-                   measured={"gain_pp": 100 * gain.mean, "ci_low_pp": 100 * gain.low, "ci_high_pp": 100 * gain.high,
-                             "from_step": float(then.step), "items": float(gain.n)},
-                   thresholds={"min_gain_pp": params.min_gain_pp, "confidence": params.confidence},
-                   window=params.window,
-                   detail=detail + (f": no gain above {params.min_gain_pp:g} pp over {params.window} evaluations"
-                                    if breach else ""))
+    detail = (
+        f"sampled success {100 * gain.mean:+.1f} pp since step {then.step} ({params.confidence:.0%} interval "
+        f"{100 * gain.low:+.1f} to {100 * gain.high:+.1f} pp over {gain.n} items)"
+    )
+    return Reading(
+        step=state.step,
+        value=100 * gain.mean,
+        threshold=params.min_gain_pp,
+        breach=breach,
+        measured={
+            "gain_pp": 100 * gain.mean,
+            "ci_low_pp": 100 * gain.low,
+            "ci_high_pp": 100 * gain.high,
+            "from_step": float(then.step),
+            "items": float(gain.n),
+        },
+        thresholds={"min_gain_pp": params.min_gain_pp, "confidence": params.confidence},
+        window=params.window,
+        detail=detail
+        + (f": no gain above {params.min_gain_pp:g} pp over {params.window} evaluations" if breach else ""),
+    )
 
 
 SPEC = MonitorSpec(
@@ -60,9 +83,11 @@ SPEC = MonitorSpec(
     signal="eval_completed.item_sampled",
     runbook=Runbook(
         means="the line has stopped improving on held-out items: more steps of the same spend money without changing "
-              "the verdict",
-        tries=("let it end (the default action, stop): the release verdict runs on the checkpoint the shadow set chose",
-               "if it was set to halt: rc1 advance --stop --because …, or go on: rc1 advance --because …",
-               "for a next run: a higher learning rate or more varied items (priority_sampling)"),
+        "the verdict",
+        tries=(
+            "let it end (the default action, stop): the release verdict runs on the checkpoint the shadow set chose",
+            "if it was set to halt: rc1 advance --stop --because …, or go on: rc1 advance --because …",
+            "for a next run: a higher learning rate or more varied items (priority_sampling)",
+        ),
     ),
 )

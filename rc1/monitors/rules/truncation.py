@@ -18,14 +18,17 @@ class Truncation(RuleParams):
     """Replies running into the length limit: the share of a step's sampled replies with no end token before
     train.max_completion_tokens (train_step.diagnostics.clipped_ratio), averaged over `window` steps."""
 
-    max_share: Annotated[float, Meta(ge=0.0, le=1.0, description="Trips when the window's mean share exceeds this.")] = 0.5
+    max_share: Annotated[
+        float, Meta(ge=0.0, le=1.0, description="Trips when the window's mean share exceeds this.")
+    ] = 0.5
     window: Annotated[int, Meta(ge=1, description="Steps in the window.")] = 10
     action: Annotated[Action, Meta(description="warn, halt or stop (end the line early as complete).")] = "warn"
 
 
 def read(params: Truncation, state: MonitorState) -> Reading | None:
-    return share_above(state, "truncation", params.window, params.max_share, "truncated_share",
-                       "replies were cut at the length limit")
+    return share_above(
+        state, "truncation", params.window, params.max_share, "truncated_share", "replies were cut at the length limit"
+    )
 
 
 SPEC = MonitorSpec(
@@ -37,10 +40,12 @@ SPEC = MonitorSpec(
     signal="train_step.diagnostics.clipped_ratio",
     runbook=Runbook(
         means="replies run into train.max_completion_tokens before they answer: the limit is too short for the "
-              "task's reasoning, or the policy learned to ramble (a length reward, a weak end-of-reply habit)",
-        tries=("raise the limit (a change of the gated config: the rounds run again): --set "
-               "train.max_completion_tokens=<higher> --accept-changed-inputs",
-               "read the cut replies: rc1 rollouts --step N --worst 5",
-               "weigh the length component more (reward.weights) or lower reward.overlong_cache_fraction"),
+        "task's reasoning, or the policy learned to ramble (a length reward, a weak end-of-reply habit)",
+        tries=(
+            "raise the limit (a change of the gated config: the rounds run again): --set "
+            "train.max_completion_tokens=<higher> --accept-changed-inputs",
+            "read the cut replies: rc1 rollouts --step N --worst 5",
+            "weigh the length component more (reward.weights) or lower reward.overlong_cache_fraction",
+        ),
     ),
 )

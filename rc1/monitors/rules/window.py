@@ -14,7 +14,7 @@ def recent(steps: Sequence[StepPoint], signal: str, count: int, skip: int = 0) -
     end = len(values) - skip
     if end < count:
         return None
-    return values[end - count:end]
+    return values[end - count : end]
 
 
 def window_mean(steps: Sequence[StepPoint], signal: str, window: int, skip: int = 0) -> float | None:
@@ -22,13 +22,25 @@ def window_mean(steps: Sequence[StepPoint], signal: str, window: int, skip: int 
     return None if values is None else sum(values) / len(values)
 
 
-def share_above(state: MonitorState, signal: str, window: int, max_share: float, name: str, what: str) -> Reading | None:
+def share_above(
+    state: MonitorState, signal: str, window: int, max_share: float, name: str, what: str
+) -> Reading | None:
     """A rule on the window's mean of a share (`signal`, a share of each step's replies or groups), breaching above
     `max_share`; `what` says what the share is of ("replies … cut at the length limit")."""
     share = window_mean(state.watch.steps, signal, window)
     if share is None:
         return None
     breach = share > max_share
-    detail = f"{share:.0%} of the {what} over the last {window} steps" + (f" (more than {max_share:.0%})" if breach else "")
-    return Reading(step=state.step, value=share, threshold=max_share, breach=breach, measured={name: share},
-                   thresholds={"max_share": max_share}, window=window, detail=detail)
+    detail = f"{share:.0%} of the {what} over the last {window} steps" + (
+        f" (more than {max_share:.0%})" if breach else ""
+    )
+    return Reading(
+        step=state.step,
+        value=share,
+        threshold=max_share,
+        breach=breach,
+        measured={name: share},
+        thresholds={"max_share": max_share},
+        window=window,
+        detail=detail,
+    )

@@ -10,12 +10,19 @@ TRL_REPLIES = 2  # OnlineDPOTrainer samples two replies per prompt
 
 def _trl_arguments(train, seed: int, vllm: bool) -> dict:
     # rc1's batch counts replies, as for GRPO; OnlineDPOTrainer's counts prompts, each sampled twice
-    return dict(per_device_train_batch_size=train.per_device_batch_size // TRL_REPLIES, **in_schedule_order(seed),
-                max_new_tokens=train.max_completion_tokens,
-                max_length=train.max_prompt_tokens + train.max_completion_tokens,
-                temperature=train.temperature, top_k=0, top_p=1.0, beta=[train.beta], loss_type="sigmoid",
-                remove_unused_columns=False,  # keep `item_index` for the reward function
-                gradient_checkpointing=train.gradient_checkpointing)
+    return dict(
+        per_device_train_batch_size=train.per_device_batch_size // TRL_REPLIES,
+        **in_schedule_order(seed),
+        max_new_tokens=train.max_completion_tokens,
+        max_length=train.max_prompt_tokens + train.max_completion_tokens,
+        temperature=train.temperature,
+        top_k=0,
+        top_p=1.0,
+        beta=[train.beta],
+        loss_type="sigmoid",
+        remove_unused_columns=False,  # keep `item_index` for the reward function
+        gradient_checkpointing=train.gradient_checkpointing,
+    )
 
 
 def _beta_above_zero(config) -> list[str]:
@@ -24,22 +31,32 @@ def _beta_above_zero(config) -> list[str]:
 
 def _trl_samples_pairs(config) -> list[str]:
     train = config.train
-    if config.engine.name == "trl" and (train.num_generations != TRL_REPLIES or train.per_device_batch_size % TRL_REPLIES):
-        return [f"train.num_generations: TRL's OnlineDPOTrainer samples {TRL_REPLIES} replies per prompt, so trl×dpo "
-                f"needs num_generations {TRL_REPLIES} and an even per_device_batch_size (--set "
-                f"train.num_generations={TRL_REPLIES}), or engine.name torch (any group)"]
+    if config.engine.name == "trl" and (
+        train.num_generations != TRL_REPLIES or train.per_device_batch_size % TRL_REPLIES
+    ):
+        return [
+            f"train.num_generations: TRL's OnlineDPOTrainer samples {TRL_REPLIES} replies per prompt, so trl×dpo "
+            f"needs num_generations {TRL_REPLIES} and an even per_device_batch_size (--set "
+            f"train.num_generations={TRL_REPLIES}), or engine.name torch (any group)"
+        ]
     return []
 
 
 SPEC = StrategySpec(
     name="dpo",
-    trl=TrlRecipe(trainer="rc1.train.online_dpo:MeasuredOnlineDPOTrainer",
-                  arguments="rc1.train.online_dpo:OnlineDPOConfig", options=_trl_arguments,
-                  replies_per_prompt=TRL_REPLIES, probe="rc1.train.online_dpo:probe_for",
-                  about="TRL `OnlineDPOTrainer` (`trl.experimental`; `DPOTrainer` is offline): 2 sampled replies per "
-                        "prompt, the better-scored chosen; needs `train.num_generations: 2`; KL and ratio measured "
-                        "from the trainer's own log-probabilities (`rc1/train/online_dpo.py`)"),
-    torch=TorchRecipe(objective="rc1.train.strategies.dpo:DpoStrategy",
-                      about="online DPO: best- and worst-scored sample of each prompt as the pair, β = `train.beta`"),
+    trl=TrlRecipe(
+        trainer="rc1.train.online_dpo:MeasuredOnlineDPOTrainer",
+        arguments="rc1.train.online_dpo:OnlineDPOConfig",
+        options=_trl_arguments,
+        replies_per_prompt=TRL_REPLIES,
+        probe="rc1.train.online_dpo:probe_for",
+        about="TRL `OnlineDPOTrainer` (`trl.experimental`; `DPOTrainer` is offline): 2 sampled replies per "
+        "prompt, the better-scored chosen; needs `train.num_generations: 2`; KL and ratio measured "
+        "from the trainer's own log-probabilities (`rc1/train/online_dpo.py`)",
+    ),
+    torch=TorchRecipe(
+        objective="rc1.train.strategies.dpo:DpoStrategy",
+        about="online DPO: best- and worst-scored sample of each prompt as the pair, β = `train.beta`",
+    ),
     rules=(_beta_above_zero, _trl_samples_pairs),
 )

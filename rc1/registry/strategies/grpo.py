@@ -8,18 +8,30 @@ from rc1.registry.spec import StrategySpec, TorchRecipe, TrlRecipe
 
 def group_arguments(train, seed: int, vllm: bool) -> dict:
     """GRPOConfig's arguments (and RLOOConfig's): groups of num_generations replies, β, the dataset unshuffled."""
-    return dict(num_generations=train.num_generations, max_completion_length=train.max_completion_tokens,
-                temperature=train.temperature, beta=train.beta, shuffle_dataset=False,
-                remove_unused_columns=False,  # keep `item_index` for the reward function
-                activation_checkpointing=train.gradient_checkpointing,
-                **({"use_vllm": True, "vllm_mode": "colocate"} if vllm else {}))
+    return dict(
+        num_generations=train.num_generations,
+        max_completion_length=train.max_completion_tokens,
+        temperature=train.temperature,
+        beta=train.beta,
+        shuffle_dataset=False,
+        remove_unused_columns=False,  # keep `item_index` for the reward function
+        activation_checkpointing=train.gradient_checkpointing,
+        **({"use_vllm": True, "vllm_mode": "colocate"} if vllm else {}),
+    )
 
 
 SPEC = StrategySpec(
     name="grpo",
-    trl=TrlRecipe(trainer="trl:GRPOTrainer", arguments="trl:GRPOConfig", options=group_arguments, vllm=True,
-                  about="TRL `GRPOTrainer` (the default)"),
-    torch=TorchRecipe(objective="rc1.train.strategies.grpo:GrpoStrategy",
-                      about="rc1's loop: group-normalised advantages, clipped surrogate, β·KL to the reference"),
+    trl=TrlRecipe(
+        trainer="trl:GRPOTrainer",
+        arguments="trl:GRPOConfig",
+        options=group_arguments,
+        vllm=True,
+        about="TRL `GRPOTrainer` (the default)",
+    ),
+    torch=TorchRecipe(
+        objective="rc1.train.strategies.grpo:GrpoStrategy",
+        about="rc1's loop: group-normalised advantages, clipped surrogate, β·KL to the reference",
+    ),
     target_kl="adapts_beta",
 )

@@ -9,9 +9,16 @@ from rc1.registry.strategies.grpo import group_arguments
 
 SPEC = StrategySpec(
     name="rloo",
-    trl=TrlRecipe(trainer="trl:RLOOTrainer", arguments="trl:RLOOConfig", options=group_arguments, vllm=True,
-                  about="TRL `RLOOTrainer`"),
-    torch=TorchRecipe(objective="rc1.train.strategies.rloo:RlooStrategy",
-                      about="rc1's loop: reward − β·sequence KL, leave-one-out baseline, clipped surrogate"),
+    trl=TrlRecipe(
+        trainer="trl:RLOOTrainer",
+        arguments="trl:RLOOConfig",
+        options=group_arguments,
+        vllm=True,
+        about="TRL `RLOOTrainer`",
+    ),
+    torch=TorchRecipe(
+        objective="rc1.train.strategies.rloo:RlooStrategy",
+        about="rc1's loop: reward − β·sequence KL, leave-one-out baseline, clipped surrogate",
+    ),
     target_kl="adapts_beta",
 )

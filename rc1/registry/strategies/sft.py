@@ -7,18 +7,28 @@ from rc1.registry.spec import StrategySpec, TorchRecipe, TrlRecipe, in_schedule_
 
 
 def _trl_arguments(train, seed: int, vllm: bool) -> dict:
-    return dict(**in_schedule_order(seed), completion_only_loss=True, max_length=None,
-                activation_checkpointing=train.gradient_checkpointing)
+    return dict(
+        **in_schedule_order(seed),
+        completion_only_loss=True,
+        max_length=None,
+        activation_checkpointing=train.gradient_checkpointing,
+    )
 
 
 SPEC = StrategySpec(
     name="sft",
-    trl=TrlRecipe(trainer="trl:SFTTrainer", arguments="trl:SFTConfig", options=_trl_arguments,
-                  probe="rc1.train.sft_probe:probe_for",
-                  about="TRL `SFTTrainer` on gold replies; reward, KL and ratio measured before each step by "
-                        "`rc1/train/sft_probe.py`"),
-    torch=TorchRecipe(objective="rc1.train.strategies.sft:SftStrategy",
-                      about="cross-entropy on the gold replies (the warm start's objective)"),
+    trl=TrlRecipe(
+        trainer="trl:SFTTrainer",
+        arguments="trl:SFTConfig",
+        options=_trl_arguments,
+        probe="rc1.train.sft_probe:probe_for",
+        about="TRL `SFTTrainer` on gold replies; reward, KL and ratio measured before each step by "
+        "`rc1/train/sft_probe.py`",
+    ),
+    torch=TorchRecipe(
+        objective="rc1.train.strategies.sft:SftStrategy",
+        about="cross-entropy on the gold replies (the warm start's objective)",
+    ),
     trains_on="gold",
     replies_per_prompt=1,
     uses_beta=False,

@@ -32,9 +32,17 @@ class StrategyBase:
     def sample(self, items, per_prompt: int) -> tuple[Rollout, torch.Tensor]:
         """`per_prompt` sampled replies to each item's prompt and their rewards."""
         e, t = self.engine, self.train
-        rollout = sample_rollout(e.model, e.tokenizer, items, e.prompts_for(items), per_prompt=per_prompt,
-                                 max_new_tokens=t.max_completion_tokens, temperature=t.temperature,
-                                 eos_ids=e.eos_ids, device=e.device)
+        rollout = sample_rollout(
+            e.model,
+            e.tokenizer,
+            items,
+            e.prompts_for(items),
+            per_prompt=per_prompt,
+            max_new_tokens=t.max_completion_tokens,
+            temperature=t.temperature,
+            eos_ids=e.eos_ids,
+            device=e.device,
+        )
         return rollout, e.rewards(rollout)
 
     def reference_logprobs(self, rollout: Rollout, *, with_reference: bool = True, hidden: bool = False):
@@ -75,23 +83,48 @@ class AdaptiveKLStrategy(StrategyBase):
         self.kl.load_state_dict(state["kl"])
 
 
-def step_metrics(*, loss: float, kl: float, ratio: float, rewards: torch.Tensor, rollout: Rollout, epochs: int,
-                 kl_coef: float, advantages: torch.Tensor | None = None, group: int | None = None) -> StepMetrics:
+def step_metrics(
+    *,
+    loss: float,
+    kl: float,
+    ratio: float,
+    rewards: torch.Tensor,
+    rollout: Rollout,
+    epochs: int,
+    kl_coef: float,
+    advantages: torch.Tensor | None = None,
+    group: int | None = None,
+) -> StepMetrics:
     """The strategy's part of a step report; the engine fills step, lr, memory and time. `advantages`: one per
     completion, in the order they were scored (GRPO's, RLOO's), for the rollout archive; `group`: replies per prompt
     (the share of groups whose rewards tie)."""
-    return StepMetrics(step=0, loss=float(loss), kl=float(kl), ratio=float(ratio), lr=0.0,
-                       reward=float(rewards.mean()), reward_std=float(rewards.std()) if rewards.numel() > 1 else 0.0,
-                       mem_used_mb=0.0, sec_per_step=0.0, tokens=int(sum(rollout.counts)), epochs=epochs,
-                       kl_coef=float(kl_coef), diagnostics=sample_diagnostics(rollout, rewards, group),
-                       advantages=[] if advantages is None else [float(a) for a in advantages.reshape(-1)])
+    return StepMetrics(
+        step=0,
+        loss=float(loss),
+        kl=float(kl),
+        ratio=float(ratio),
+        lr=0.0,
+        reward=float(rewards.mean()),
+        reward_std=float(rewards.std()) if rewards.numel() > 1 else 0.0,
+        mem_used_mb=0.0,
+        sec_per_step=0.0,
+        tokens=int(sum(rollout.counts)),
+        epochs=epochs,
+        kl_coef=float(kl_coef),
+        diagnostics=sample_diagnostics(rollout, rewards, group),
+        advantages=[] if advantages is None else [float(a) for a in advantages.reshape(-1)],
+    )
 
 
 def sample_diagnostics(rollout: Rollout, rewards: torch.Tensor, group: int | None) -> dict[str, float]:
     """What rc1's own loop measures of TRL's diagnostics (rc1/train/metrics.py DIAGNOSTICS): the completions' length,
     the sampled tokens' entropy, the share cut at the length limit, and the share of groups whose rewards tie."""
     counts = [int(c) for c in rollout.counts]
-    found = {"completion_length_mean": sum(counts) / len(counts), "completion_length_max": float(max(counts))} if counts else {}
+    found = (
+        {"completion_length_mean": sum(counts) / len(counts), "completion_length_max": float(max(counts))}
+        if counts
+        else {}
+    )
     if rollout.mean_entropy is not None:
         found["entropy"] = rollout.mean_entropy
     if rollout.clipped_share is not None:

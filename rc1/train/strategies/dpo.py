@@ -36,8 +36,16 @@ class DpoStrategy(StrategyBase):
                 drift.append((logprobs.detach(), ref[part], mask[part]))
             kl, ratio = reference_drift(drift)
         e.optimizer_step()
-        return step_metrics(loss=loss_value, kl=kl, ratio=ratio, rewards=rewards, rollout=rollout, epochs=1,
-                            kl_coef=t.beta, group=t.num_generations)
+        return step_metrics(
+            loss=loss_value,
+            kl=kl,
+            ratio=ratio,
+            rewards=rewards,
+            rollout=rollout,
+            epochs=1,
+            kl_coef=t.beta,
+            group=t.num_generations,
+        )
 
 
 def preference_pairs(rewards: torch.Tensor, group: int) -> tuple[list[int], list[int]]:
@@ -59,5 +67,11 @@ def _pair_slices(slices: list[slice]) -> list[slice]:
 
 def _select(rollout: Rollout, rows: torch.Tensor) -> Rollout:
     index = rows.tolist()
-    return Rollout([rollout.items[i] for i in index], rollout.ids[rows], rollout.attention[rows],
-                   rollout.completion_mask[rows], [rollout.texts[i] for i in index], [rollout.counts[i] for i in index])
+    return Rollout(
+        [rollout.items[i] for i in index],
+        rollout.ids[rows],
+        rollout.attention[rows],
+        rollout.completion_mask[rows],
+        [rollout.texts[i] for i in index],
+        [rollout.counts[i] for i in index],
+    )

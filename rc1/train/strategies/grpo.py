@@ -36,6 +36,14 @@ class GrpoStrategy(AdaptiveKLStrategy):
             e.optimizer_step()
         kl_mean = joined_mean(kl_parts)
         self.kl.update(kl_mean)
-        return step_metrics(loss=loss_sum, kl=kl_mean, ratio=joined_mean(ratio_parts), rewards=rewards,
-                            rollout=rollout, epochs=t.update_epochs, kl_coef=beta, advantages=advantages,
-                            group=t.num_generations)
+        return step_metrics(
+            loss=loss_sum,
+            kl=kl_mean,
+            ratio=joined_mean(ratio_parts),
+            rewards=rewards,
+            rollout=rollout,
+            epochs=t.update_epochs,
+            kl_coef=beta,
+            advantages=advantages,
+            group=t.num_generations,
+        )

@@ -13,7 +13,13 @@ import torch
 from rc1.data.task import TaskItem
 from rc1.train.metrics import StepMetrics
 from rc1.train.policy_math import (
-    clipped_surrogate, gae, joined_mean, kl_to_reference, masked_mean, token_logprobs, whiten,
+    clipped_surrogate,
+    gae,
+    joined_mean,
+    kl_to_reference,
+    masked_mean,
+    token_logprobs,
+    whiten,
 )
 from rc1.train.strategies.common import StrategyBase, step_metrics
 
@@ -78,8 +84,16 @@ class PpoStrategy(StrategyBase):
             epochs += 1
             reported = (loss_sum, joined_mean(ratio_parts))
         kl = float(masked_mean(kl_to_reference(old, ref), mask))
-        return step_metrics(loss=reported[0], kl=kl, ratio=reported[1], rewards=rewards, rollout=rollout,
-                            epochs=epochs, kl_coef=t.beta, group=t.num_generations)
+        return step_metrics(
+            loss=reported[0],
+            kl=kl,
+            ratio=reported[1],
+            rewards=rewards,
+            rollout=rollout,
+            epochs=epochs,
+            kl_coef=t.beta,
+            group=t.num_generations,
+        )
 
     def state_dict(self) -> dict:
         return {"value_head": self.value_head.state_dict()}

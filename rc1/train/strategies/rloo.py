@@ -43,5 +43,14 @@ class RlooStrategy(AdaptiveKLStrategy):
             e.optimizer_step()
         kl = float(masked_mean(kl_to_reference(old, ref), mask))
         self.kl.update(kl)
-        return step_metrics(loss=loss_sum, kl=kl, ratio=joined_mean(ratio_parts), rewards=rewards, rollout=rollout,
-                            epochs=t.update_epochs, kl_coef=beta, advantages=advantages, group=t.num_generations)
+        return step_metrics(
+            loss=loss_sum,
+            kl=kl,
+            ratio=joined_mean(ratio_parts),
+            rewards=rewards,
+            rollout=rollout,
+            epochs=t.update_epochs,
+            kl_coef=beta,
+            advantages=advantages,
+            group=t.num_generations,
+        )
