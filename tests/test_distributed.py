@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import PATIENCE, REPO, events, make_workspace, rc1, rc1_here
+from conftest import PATIENCE, QUICK_VERDICT, REPO, events, make_workspace, rc1, rc1_here
 
 from rc1 import distributed
 from rc1.errors import BadInput
@@ -61,7 +61,14 @@ def launched(tmp_path_factory):
     launch of two ranks: `rc1 train --all`."""
     tmp = tmp_path_factory.mktemp("launch")
     two = make_workspace(
-        tmp / "two", **{"run.seeds": [1234, 2345], "train.max_steps": 2, "train.save_steps": 2, "train.eval_steps": 2}
+        tmp / "two",
+        **{
+            "run.seeds": [1234, 2345],
+            "train.max_steps": 2,
+            "train.save_steps": 2,
+            "train.eval_steps": 2,
+            **QUICK_VERDICT,
+        },
     )
     assert rc1_here(two, "advance", "--until", "R2_PASSED").returncode == 0
     shutil.copytree(two, tmp / "one", symlinks=True)
@@ -280,6 +287,7 @@ def test_a_two_rank_run_with_priority_sampling_killed_and_relaunched_equals_the_
             "priority_sampling": PRIORITY,
             "train.step_batch": "fixed",
             "train.gradient_accumulation_steps": 2,
+            **QUICK_VERDICT,
         },
     )
     assert rc1_here(whole, "advance", "--until", "R2_PASSED").returncode == 0
