@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.rc1-installed
 CONFIG ?= configs/local.yaml
 
-.PHONY: setup run test lint bench preflight round1 round2 train resume failpack clean
+.PHONY: setup run test test-unit lint bench preflight round1 round2 train resume failpack clean
 
 setup: $(STAMP)
 
@@ -24,6 +24,10 @@ run: setup
 # ruff (pyproject.toml [tool.ruff]: lint and format, line length 120) before the suite
 test: setup lint
 	$(PY) -m pytest
+
+# the edit loop: tests/unit/ only (no training, no launches, no simulations), about a minute
+test-unit: setup lint
+	$(PY) -m pytest tests/unit
 
 lint: setup
 	$(PY) -m ruff check .

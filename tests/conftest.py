@@ -57,6 +57,13 @@ atexit.register(shutil.rmtree, MODELS, True)
 QUICK_VERDICT = {"release.samples": 2, "release.min_hard_gain_pp": 10.0}
 
 
+def pytest_collection_modifyitems(config, items):
+    """tests/e2e/ is the e2e mark (`pytest -m "not e2e"`, `make test-unit`): what trains, launches or simulates."""
+    for item in items:
+        if "e2e" in Path(item.fspath).parts:
+            item.add_marker(pytest.mark.e2e)
+
+
 def make_workspace(root: Path, **changes) -> Path:
     """Copy configs/ into root and write configs/short.yaml: local.yaml with SHORT and `changes` applied."""
     shutil.copytree(REPO / "configs", root / "configs")

@@ -2,7 +2,7 @@
 
 Both are t-intervals: cheap enough to compute at every evaluation of a 50,000-step run during replay, and on the
 shadow set's 245 items (60 in the embedded default) the t-interval's coverage is what the percentile bootstrap of the
-release verdict would give (tests/test_monitor_stats.py holds it to scipy and to a simulation). scipy is imported
+release verdict would give (tests/unit/test_monitor_stats.py holds it to scipy and to a simulation). scipy is imported
 when an interval is first asked for, so a replay without evaluations (`rc1 status` on a snapshot) does not load it.
 """
 

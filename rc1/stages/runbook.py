@@ -1,7 +1,7 @@
 """The runbook, whole: every preflight check's entry and every monitor rule's, collected by explicit imports from
 the modules they stand beside. A failed round prints its failed checks' entries, a tripped rule its own, `rc1 status`
-a halt's, `rc1 runbook` any of them, and the README's runbook is `rc1 runbook --markdown` (tests/test_runbook.py holds
-the two equal and every check a round can record to an entry)."""
+a halt's, `rc1 runbook` any of them, and the README's runbook is `rc1 runbook --markdown` (tests/unit/test_runbook.py
+holds the two equal and every check a round can record to an entry)."""
 
 from __future__ import annotations
 

@@ -4,8 +4,8 @@ at `window` evaluations in a row; greedy and sampled success each count.
 The best evaluation is chosen on one half of the shadow items (those at even positions) and the regression measured
 on the other half: chosen and measured on the same items, a run that only stays level would look worse than its
 luckiest evaluation (in a null simulation of 51 evaluations of 245 items, 93 % of such runs tripped at 95 %, window 2;
-with the halves, 2 %). The window and confidence are set from that simulation (tests/test_monitor_null.py reports the
-false-trip rate of the defaults)."""
+with the halves, 2 %). The window and confidence are set from that simulation (tests/e2e/test_monitor_null.py reports
+the false-trip rate of the defaults)."""
 
 from __future__ import annotations
 

@@ -13,8 +13,9 @@ import graphlib
 from pathlib import Path
 
 import pytest
+from conftest import REPO
 
-PACKAGE = Path(__file__).resolve().parent.parent / "rc1"
+PACKAGE = REPO / "rc1"
 
 LAYERS = [
     {

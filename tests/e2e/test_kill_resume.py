@@ -38,8 +38,8 @@ def wait_for(predicate, proc, timeout=PATIENCE):
 
 
 # Killed past the first checkpoint (steps 4, 8, …): resumed from it. A trl×grpo run that dies before any checkpoint
-# and is finished fresh with the same steps is tests/test_disk_full.py's case; trl×sft is killed there by name
-# (tests/test_pairs_resume.py).
+# and is finished fresh with the same steps is tests/e2e/test_disk_full.py's case; trl×sft is killed there by name
+# (tests/e2e/test_pairs_resume.py).
 @pytest.mark.parametrize("kill_after_step, may_resume_from", [(6, (4, 8))])
 def test_sigkill_during_training_then_advance_completes_with_identical_metrics(
     completed_run, tmp_path, kill_after_step, may_resume_from

@@ -1,9 +1,8 @@
 """What the policy is shown: the episode's turns through the tokenizer's chat template, fitted from the left."""
 
-from pathlib import Path
-
 import msgspec
 import pytest
+from conftest import REPO
 from transformers import AutoTokenizer
 
 from rc1.data.episodes import dress
@@ -13,7 +12,7 @@ from rc1.errors import BadInput
 from rc1.train.prompts import fit_prompt, messages, render_prompt
 from rc1.train.tiny_model import build_tiny_qwen3
 
-PACK_DIR = Path(__file__).resolve().parent.parent / "configs" / "templates" / "pack_v2"
+PACK_DIR = REPO / "configs" / "templates" / "pack_v2"
 MIX = {"hotpotqa": 0.45, "strategyqa": 0.30, "gsm8k": 0.25}
 
 

@@ -2,10 +2,10 @@
 
 import shutil
 from collections import Counter
-from pathlib import Path
 
 import msgspec
 import pytest
+from conftest import REPO
 
 from rc1.checks.coverage import framing_coverage
 from rc1.checks.difficulty import DifficultyLimits, validate
@@ -22,7 +22,7 @@ from rc1.errors import BadInput
 from rc1.scoring.rules import RuleScorer
 from rc1.stages.datasets import GENERATOR_DIFFICULTY_MIX
 
-PACK_DIR = Path(__file__).resolve().parent.parent / "configs" / "templates" / "pack_v2"
+PACK_DIR = REPO / "configs" / "templates" / "pack_v2"
 MIX = {"hotpotqa": 0.45, "strategyqa": 0.30, "gsm8k": 0.25}
 TARGET = {"easy": 0.25, "medium": 0.45, "hard": 0.30}
 LIMITS = DifficultyLimits(
@@ -310,7 +310,7 @@ def test_the_data_stage_builds_from_a_config_and_paths_alone(tmp_path):
     from rc1.stages import datasets
     from rc1.workspace import Workspace
 
-    repo = Path(__file__).resolve().parent.parent
+    repo = REPO
     shutil.copytree(repo / "configs", tmp_path / "configs")
     loaded = load_config(tmp_path / "configs/local.yaml", ["data.pool_size=120", "data.shadow_size=24"])
     ws = Workspace(root=tmp_path, run=loaded.config.run.name)

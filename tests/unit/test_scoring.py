@@ -4,9 +4,9 @@ as correct, well-formed and not overlong, and how the reward adds up."""
 import json
 import string
 from collections import Counter
-from pathlib import Path
 
 import pytest
+from conftest import SHARED
 
 from rc1.checks.overclar import overclar_check
 from rc1.config import RewardConfig
@@ -20,7 +20,6 @@ from rc1.scoring.rules import RuleScorer, clarification_count
 from rc1.scoring.thinking import split_reply, template_opens_thinking
 from rc1.train.tiny_model import CHAT_TEMPLATE
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 WEIGHTS = {"correctness": 0.5, "f1": 0.15, "format": 0.2, "length": 0.15}
 # Qwen3-4B-Thinking-2507's budget: 2048 completion tokens, the last 512 the soft overlong zone.
 THINKING = RuleScorer(thinking=True, max_completion_tokens=2048, overlong_cache=512)

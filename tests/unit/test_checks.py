@@ -4,6 +4,7 @@ import json
 
 import msgspec
 import pytest
+from conftest import REPO
 
 from rc1.checks.diversity import distinct2, length_bounds, task_mix
 from rc1.checks.duplicates import duplicate_rate
@@ -206,9 +207,8 @@ def _weights(tmp_path, content) -> object:
 
 
 def test_the_shipped_weights_pass():
-    from pathlib import Path
 
-    path = Path(__file__).resolve().parent.parent / "configs" / "weights.json"
+    path = REPO / "configs" / "weights.json"
     result = weights_check(path, RULE_COMPONENTS)
     assert result.passed and result.measured["sum"] == pytest.approx(1.0)
     assert load_weights(path, RULE_COMPONENTS) == {"correctness": 0.5, "f1": 0.15, "format": 0.2, "length": 0.15}

@@ -1,14 +1,13 @@
 """Config: typed, strict, path-qualified errors, overrides, a stable fingerprint."""
 
-from pathlib import Path
-
 import pytest
+from conftest import REPO
 
 from rc1.config import load_config
 from rc1.errors import BadInput
 from rc1.registry.strategies import pairs, with_target_kl
 
-CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+CONFIGS = REPO / "configs"
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in CONFIGS.glob("*.yaml")))

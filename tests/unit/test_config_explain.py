@@ -14,11 +14,11 @@ import msgspec
 import msgspec.inspect as mi
 import pytest
 import yaml
-from conftest import PATIENCE, make_workspace, rc1_here
+from conftest import PATIENCE, REPO, make_workspace, rc1_here
 
 from rc1.config import Config, config_sha256, effective_yaml, load_config
 
-CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+CONFIGS = REPO / "configs"
 
 
 def _fields(struct: mi.StructType, prefix: str = ""):

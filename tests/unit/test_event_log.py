@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from conftest import REPO
 
 from rc1.errors import BadInput, CorruptLog, LogBusy
 from rc1.events import schema as ev
@@ -348,7 +349,7 @@ def test_a_writer_opened_after_a_snapshot_reads_only_the_lines_after_its_anchor(
         open_log(ws, after=anchor)
 
 
-DATA = __import__("pathlib").Path(__file__).parent / "data"
+DATA = REPO / "tests" / "data"
 
 
 @pytest.mark.parametrize("version", range(1, ev.SCHEMA_VERSION))

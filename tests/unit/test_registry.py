@@ -7,11 +7,11 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-from pathlib import Path
 from typing import Annotated, get_args, get_origin
 
 import msgspec
 import pytest
+from conftest import REPO
 
 from rc1.config import EngineConfig, ScorerConfig, load_config
 from rc1.errors import BadInput
@@ -20,7 +20,6 @@ from rc1.registry.providers import PROVIDERS
 from rc1.registry.spec import load
 from rc1.registry.strategies import STRATEGIES, pairs
 
-REPO = Path(__file__).resolve().parent.parent
 LOCAL = REPO / "configs" / "local.yaml"
 
 

@@ -1,13 +1,12 @@
 """Training-config consistency: production rules cannot be switched off; local has its own limits."""
 
-from pathlib import Path
-
 import pytest
+from conftest import REPO
 
 from rc1.checks.consistency import LOCAL_MAX_STEPS, PRODUCTION_FLOORS, training_config_check
 from rc1.config import load_config
 
-CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+CONFIGS = REPO / "configs"
 
 
 def check(name, *overrides):
