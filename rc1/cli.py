@@ -229,6 +229,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--markdown", action="store_true", help="every entry as the README's tables")
 
+    p = sub.add_parser("ls", help="the extension points' tables: checks, strategies, monitors, trackers")
+    p.add_argument("table", choices=["checks", "strategies", "monitors", "trackers"])
+    p.add_argument("--json", action="store_true", help="the rows as JSON: name, about, details")
+
     p = sub.add_parser("train", help="start or resume training (requires round 2)")
     _config_args(p)
     p.add_argument(

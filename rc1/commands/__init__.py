@@ -29,6 +29,7 @@ HANDLERS = {
     "config": "config:run",
     "export": "export:run",
     "runbook": "runbook:run",
+    "ls": "ls:run",
 }
 
 

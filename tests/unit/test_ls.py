@@ -1,0 +1,37 @@
+"""`rc1 ls`: the extension points' tables, listed from the tables the code runs on (shared DESIGN §8)."""
+
+import json
+
+import pytest
+from conftest import rc1_here
+
+from rc1.monitors.rules import MONITORS
+from rc1.registry.strategies import STRATEGIES
+from rc1.stages.runbook import CHECKS
+from rc1.views.trackers import BACKENDS
+
+
+@pytest.mark.parametrize(
+    "table, names", [("checks", CHECKS), ("strategies", STRATEGIES), ("monitors", MONITORS), ("trackers", BACKENDS)]
+)
+def test_each_table_lists_every_entry_the_code_runs_on_and_needs_no_config(table, names, tmp_path):
+    listed = rc1_here(tmp_path, "ls", table, "--json", config=None)
+    assert listed.returncode == 0, listed.stderr
+    rows = json.loads(listed.stdout)
+    assert [row["name"] for row in rows] == list(names)
+    assert all(row["about"] for row in rows)
+    text = rc1_here(tmp_path, "ls", table, config=None).stdout
+    assert all(name in text for name in names)
+    assert list(tmp_path.iterdir()) == []  # read only: nothing written where it ran
+
+
+def test_what_a_monitor_row_says_follows_its_spec(tmp_path):
+    rows = {row["name"]: row for row in json.loads(rc1_here(tmp_path, "ls", "monitors", "--json", config=None).stdout)}
+    assert rows["non_finite"]["details"]["config"] == "always on (cannot be switched off)"
+    assert rows["entropy_floor"]["details"]["config"] == "monitors.entropy_floor"
+    assert rows["entropy_floor"]["details"]["signal"] == MONITORS["entropy_floor"].signal
+
+
+def test_an_unknown_table_is_exit_2_naming_the_tables(tmp_path):
+    refused = rc1_here(tmp_path, "ls", "rewards", config=None)
+    assert refused.returncode == 2 and "checks, strategies, monitors, trackers" in refused.stderr.replace("'", "")
