@@ -20,6 +20,8 @@ def wandb_history(path, kind_wanted: str = "history"):
         if kind == 0 and length == 0:
             pos += block - pos % block
             continue
+        if pos + 7 + length > len(data):  # a record W&B is still writing: read the file again later
+            break
         pending += data[pos + 7 : pos + 7 + length]
         pos += 7 + length
         if kind in (1, 4):  # FULL, or the LAST piece of a record split over blocks

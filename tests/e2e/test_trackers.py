@@ -3,6 +3,7 @@ and a tracker that fails warns and never stops the run."""
 
 import json
 import logging
+import math
 import os
 import signal
 import subprocess
@@ -83,7 +84,12 @@ def test_every_tracker_gets_each_step_once_across_a_kill_and_a_resume(tmp_path):
         steps = {
             int(row["seed_1234/step"]): row["seed_1234/train/reward"] for row in sent if "seed_1234/train/reward" in row
         }
-        if sorted(steps) == list(range(1, 13)) and any("plots/training/path" in row for row in sent):
+        if (  # every condition asserted below: W&B's files grow after finish() returns, the verdict's panel last
+            sorted(steps) == list(range(1, 13))
+            and all(math.isclose(steps[s], final[s], abs_tol=1e-6) for s in range(1, 13))
+            and any("events/release_evaluated/path" in row for row in sent)
+            and any("plots/training/path" in row for row in sent)
+        ):
             break
         time.sleep(0.5)
     # W&B has no flush: its cursor moves when its run is finished, so the killed session's steps are sent again;
