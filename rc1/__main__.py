@@ -1,3 +1,3 @@
-from rc1.cli import main
+from rc1.cli.main import main
 
 raise SystemExit(main())

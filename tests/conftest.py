@@ -95,13 +95,13 @@ def rc1(
 def rc1_here(
     root: Path, *args: str, config: str | None = "configs/short.yaml", env: dict | None = None
 ) -> subprocess.CompletedProcess:
-    """`rc1.cli.main` in this process, in `root`, with `env` added to the environment: what `rc1` does without
+    """`rc1.cli.main.main` in this process, in `root`, with `env` added to the environment: what `rc1` does without
     the ~8 s a new process spends importing the training stack. Tests whose point is the process boundary
     (a kill, an exit code seen by a shell) use `rc1` instead."""
     import contextlib
     import io
 
-    from rc1.cli import main
+    from rc1.cli.main import main
 
     command = [*args, "--config", config] if args and args[0] != "--help" and config is not None else list(args)
     out, err = io.StringIO(), io.StringIO()

@@ -7,10 +7,10 @@ import datetime as dt
 
 import msgspec
 
-from rc1.events import schema as ev
-from rc1.events.aggregate import RunAggregate
-from rc1.events.replay import Replayer
-from rc1.monitors.sections import MonitorsConfig, watched
+from rc1.run import events as ev
+from rc1.run.aggregate import RunAggregate
+from rc1.run.monitors.sections import MonitorsConfig, watched
+from rc1.run.replay import Replayer
 
 FP = ev.Fingerprints(pool="p" * 64, shadow="s" * 64, config="c" * 64, weights="w" * 64)
 WEIGHTS = {"correctness": 0.5, "format": 0.2, "length": 0.3}

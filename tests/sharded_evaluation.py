@@ -10,11 +10,11 @@ from pathlib import Path
 
 import torch
 
-from rc1 import distributed
-from rc1.config import load_config
+from rc1.app.policy import load_run_policy
+from rc1.app.session import FollowerSession
+from rc1.config.loading import load_config
+from rc1.core import distributed
 from rc1.data.task import read_items
-from rc1.session import FollowerSession
-from rc1.stages.policy import load_run_policy
 from rc1.train.drift import DriftProbe, frozen_copy
 from rc1.train.generation import eos_token_ids, evaluate_policy
 from rc1.train.metrics import Sampling

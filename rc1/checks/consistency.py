@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from rc1.catalog import PRODUCTION_MIX
 from rc1.checks.result import CheckResult
-from rc1.config import Config
+from rc1.config.schema import Config
+from rc1.core.catalog import PRODUCTION_MIX
+from rc1.core.runbook import Runbook
 from rc1.registry.strategies import STRATEGIES
-from rc1.runbook import Runbook
 
 LOCAL_MAX_STEPS = 5000
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from rc1.checks.result import CheckResult
+from rc1.core.runbook import Runbook
 from rc1.data.task import TaskItem
-from rc1.runbook import Runbook
 
 
 def framing_coverage(items: list[TaskItem], min_roles: int, min_styles: int) -> CheckResult:

@@ -15,10 +15,10 @@ from collections import Counter
 import msgspec
 
 from rc1.checks.result import CheckResult
+from rc1.core.runbook import Runbook
 from rc1.data.balance import Balanced
 from rc1.data.difficulty import DIMENSIONS, ItemMetrics, votes
 from rc1.data.task import DIFFICULTIES, TaskItem
-from rc1.runbook import Runbook
 
 HISTOGRAM_BINS = 10
 

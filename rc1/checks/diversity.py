@@ -8,9 +8,9 @@ from collections import Counter
 import numpy as np
 
 from rc1.checks.result import CheckResult
+from rc1.core.runbook import Runbook
 from rc1.data.task import TaskItem
 from rc1.data.text import count_distinct, ngram_keys, tokens
-from rc1.runbook import Runbook
 
 
 def distinct2(items: list[TaskItem], threshold: float) -> CheckResult:

@@ -24,9 +24,9 @@ from collections import Counter
 import numpy as np
 
 from rc1.checks.result import CheckResult
+from rc1.core.runbook import Runbook
 from rc1.data.task import TaskItem
 from rc1.data.text import ngram_keys, normalize
-from rc1.runbook import Runbook
 
 SHINGLE_WORDS = 5
 BANDS, ROWS = 8, 4

@@ -11,8 +11,8 @@ from collections import Counter
 
 from rc1.checks.leak import find_leaks
 from rc1.checks.result import CheckResult
+from rc1.core.runbook import Runbook
 from rc1.data.task import TaskItem
-from rc1.runbook import Runbook
 
 
 def gate_set_check(

@@ -21,9 +21,9 @@ from collections import defaultdict
 import numpy as np
 
 from rc1.checks.result import CheckResult
+from rc1.core.runbook import Runbook
 from rc1.data.task import TaskItem
 from rc1.data.text import ngram_keys, normalize
-from rc1.runbook import Runbook
 
 
 def leak_check(pool: list[TaskItem], shadow: list[TaskItem], ngram: int, similarity: float) -> CheckResult:

@@ -41,9 +41,9 @@ import random
 import numpy as np
 
 from rc1.checks.result import CheckResult
+from rc1.core.runbook import Runbook
 from rc1.data.task import TaskItem
 from rc1.data.text import ngram_keys, tokens
-from rc1.runbook import Runbook
 
 ALPHA = 0.5
 MIN_COUNT = 2

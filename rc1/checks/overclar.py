@@ -14,9 +14,9 @@ from collections.abc import Callable
 import msgspec
 
 from rc1.checks.result import CheckResult
-from rc1.config import RewardConfig
+from rc1.config.schema import RewardConfig
+from rc1.core.runbook import Runbook
 from rc1.data.task import TaskItem
-from rc1.runbook import Runbook
 from rc1.scoring.pipeline import RewardFn, ScoringPipeline, make_reward_fn
 from rc1.scoring.reward import weighted_sum
 

@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 from rc1.checks.result import CheckResult
-from rc1.runbook import Runbook
+from rc1.core.runbook import Runbook
 
 
 def free_disk(path: Path, min_free_gb: float, archive_gb: float = 0.0) -> CheckResult:

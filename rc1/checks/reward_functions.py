@@ -13,11 +13,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from rc1.checks.result import CheckResult
+from rc1.core.runbook import Runbook
+from rc1.core.user_code import load_function
 from rc1.data.task import TaskItem
-from rc1.runbook import Runbook
 from rc1.scoring.functions import RewardFunctionFailed, call
 from rc1.scoring.rules import as_completion, gold_reply
-from rc1.user_code import load_function
 
 
 def probe_completions(items: list[TaskItem], thinking: bool) -> tuple[list[TaskItem], list[str]]:

@@ -16,10 +16,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from rc1.checks.result import CheckResult
-from rc1.config import Config
+from rc1.config.schema import Config
+from rc1.core.runbook import Runbook
 from rc1.data.task import TaskItem
 from rc1.registry.providers import API_PROVIDERS, PROVIDERS
-from rc1.runbook import Runbook
 from rc1.scoring.judge import Judge
 from rc1.scoring.ledger import read_tail, summarize
 from rc1.scoring.openai_judge import API_KEY_ENV, api_key

@@ -7,11 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from rc1.checks.result import CheckResult
-from rc1.config import DataConfig
+from rc1.config.schema import DataConfig
+from rc1.core.runbook import Runbook
 from rc1.data.episodes import task_templates
 from rc1.data.task import TaskItem
 from rc1.data.templates import TemplatePack
-from rc1.runbook import Runbook
 
 
 def seed_pool_check(pool: list[TaskItem], data: DataConfig, pack: TemplatePack, pool_sha256: str) -> CheckResult:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter
 
 from rc1.checks.result import CheckResult
+from rc1.core.runbook import Runbook
 from rc1.data.task import DIFFICULTIES, TaskItem
-from rc1.runbook import Runbook
 
 
 def shadow_stratification(shadow: list[TaskItem], expected_size: int, mix: dict[str, float]) -> CheckResult:

@@ -5,10 +5,10 @@ share fails round 1 here, naming how many records are missing, instead of stoppi
 from __future__ import annotations
 
 from rc1.checks.result import CheckResult
+from rc1.core.runbook import Runbook
 from rc1.data.source_ref import SourceRef
 from rc1.data.sources import Missing
 from rc1.data.task import TaskItem
-from rc1.runbook import Runbook
 
 NAME = "data_sources"
 

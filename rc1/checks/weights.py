@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 
 from rc1.checks.result import CheckResult
-from rc1.runbook import Runbook
+from rc1.core.runbook import Runbook
 from rc1.scoring.weights import MAX_WEIGHT, SUM_TOLERANCE, read_weights
 
 

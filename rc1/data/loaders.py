@@ -20,11 +20,11 @@ from pathlib import Path
 
 import msgspec
 
+from rc1.core.errors import BadInput
+from rc1.core.fsutil import read_input_text
 from rc1.data.generators import render_prompt
 from rc1.data.source_ref import SourceRef
 from rc1.data.task import DIFFICULTIES, Difficulty, TaskItem
-from rc1.errors import BadInput
-from rc1.fsutil import read_input_text
 
 _GSM8K_FINAL = re.compile(r"####\s*(-?[\d,]*\.?\d+)\s*$")
 

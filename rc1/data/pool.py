@@ -11,7 +11,7 @@ import math
 import random
 from fractions import Fraction
 
-from rc1.catalog import TASKS
+from rc1.core.catalog import TASKS
 from rc1.data.generators import generate
 from rc1.data.task import DIFFICULTIES, TaskItem
 

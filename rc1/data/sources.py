@@ -12,11 +12,11 @@ from collections import defaultdict
 
 import msgspec
 
+from rc1.core.errors import BadInput
 from rc1.data.loaders import load_source
 from rc1.data.source_ref import Columns, SourceRef
 from rc1.data.task import DIFFICULTIES, TaskItem
 from rc1.data.text import normalize
-from rc1.errors import BadInput
 
 
 class Missing(msgspec.Struct, frozen=True, kw_only=True):
@@ -43,7 +43,7 @@ class Missing(msgspec.Struct, frozen=True, kw_only=True):
 
 class SourceShortfall(BadInput):
     """Sources too small for their share. Outside a round (`rc1 pool build`) an exit-2 input error; round 1
-    records it as its failing `data_sources` check instead (rc1/stages/preflight.py)."""
+    records it as its failing `data_sources` check instead (rc1/app/preflight.py)."""
 
     def __init__(self, missing: list[Missing]):
         self.missing = missing

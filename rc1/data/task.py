@@ -6,7 +6,7 @@ from typing import Literal
 
 import msgspec
 
-from rc1.catalog import DIFFICULTIES, Difficulty, TaskName  # noqa: F401 (re-exported to the data layer)
+from rc1.core.catalog import DIFFICULTIES, Difficulty, TaskName  # noqa: F401 (re-exported to the data layer)
 
 
 class Turn(msgspec.Struct, frozen=True, kw_only=True):
@@ -19,7 +19,7 @@ class Turn(msgspec.Struct, frozen=True, kw_only=True):
 
 class TaskItem(msgspec.Struct, frozen=True, kw_only=True):
     id: str  # stable across runs with the same seed, e.g. "gsm8k-000017"
-    task: str  # a built-in task (rc1/catalog.py TASKS) or one of yours (data.tasks)
+    task: str  # a built-in task (rc1/core/catalog.py TASKS) or one of yours (data.tasks)
     question: str  # the question as the user finally asks it
     context: str = ""  # supporting paragraphs (HotpotQA-style), facts (StrategyQA-style); empty otherwise
     answer: str  # gold answer: a number, a short span, or "yes"/"no"
@@ -41,14 +41,14 @@ class TaskItem(msgspec.Struct, frozen=True, kw_only=True):
 
 def write_items(path, items: list[TaskItem]) -> None:
     """Write JSONL atomically (temp file, fsync, rename) so a pool is never half-written."""
-    from rc1.fsutil import atomic_write_bytes
+    from rc1.core.fsutil import atomic_write_bytes
 
     encoder = msgspec.json.Encoder()
     atomic_write_bytes(path, b"".join(encoder.encode(item) + b"\n" for item in items))
 
 
 def read_items(path) -> list[TaskItem]:
-    from rc1.errors import BadInput
+    from rc1.core.errors import BadInput
 
     decoder = msgspec.json.Decoder(TaskItem)
     items = []

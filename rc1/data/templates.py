@@ -15,7 +15,7 @@ from pathlib import Path
 import msgspec
 import yaml
 
-from rc1.errors import BadInput
+from rc1.core.errors import BadInput
 
 MIN_TEMPLATES_PER_TASK = 6
 MIN_ROLES = 4

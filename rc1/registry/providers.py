@@ -1,5 +1,5 @@
 """The scorer providers `scorer.provider` may name: one table. Config refuses a scorer section the chosen
-provider cannot use (rc1/config_rules.py reads `requires`, `api` and `judges` here), the pipeline builds the
+provider cannot use (rc1/config/rules.py reads `requires`, `api` and `judges` here), the pipeline builds the
 judge `backend` names, and the scorer checks ask which providers are live API judges.
 
 A new provider: one row here and, where no backend fits, its backend module under rc1/scoring/ (a

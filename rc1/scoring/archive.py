@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import msgspec
 import zstandard
 
-from rc1.config import RewardConfig, RolloutsConfig
+from rc1.config.schema import RewardConfig, RolloutsConfig
 from rc1.data.task import TaskItem
 from rc1.scoring.pipeline import Scored
 from rc1.scoring.reward import reward_parts

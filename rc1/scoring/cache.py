@@ -11,7 +11,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from rc1.fsutil import atomic_write_text
+from rc1.core.fsutil import atomic_write_text
 
 
 def request_key(provider: str, model: str, rubric_sha256: str, messages: list[dict[str, str]]) -> str:

@@ -4,7 +4,7 @@ scored replies in, buckets out.
 
 The release question (seed 003 §4.3) is about the hard items of `release.tasks` (HotpotQA and StrategyQA by
 default: the multi-hop and implicit-reasoning questions the fine-tune is for): `hard_success` on the shadow set
-is what `best/` may be promoted on; the verdict itself is measured on the gate set (rc1/stages/release.py).
+is what `best/` may be promoted on; the verdict itself is measured on the gate set (rc1/app/release.py).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import msgspec
 
 from rc1.data.task import DIFFICULTIES, TaskItem
-from rc1.events.schema import EvalBucket
+from rc1.run.events import EvalBucket
 from rc1.scoring.pipeline import Scored
 
 ALL = "all"

@@ -12,7 +12,7 @@ each column of the items is a keyword argument holding one value per completion:
 ignores what it does not use. It returns one number per completion, in [-1, 1]; None means "not applicable to this
 completion" and counts 0, as TRL's nansum counts it.
 
-Its source's sha256 is part of the config's fingerprint (rc1/named_files.py), so an edit after round 2 invalidates
+Its source's sha256 is part of the config's fingerprint (rc1/core/named_files.py), so an edit after round 2 invalidates
 the gate. A function that raises, or answers with something else than the documented list, fails the run (exit 1,
 its traceback in the ERROR report): a silent 0 would train on a reward nobody wrote.
 """
@@ -23,8 +23,8 @@ import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from rc1.core.user_code import load_function
 from rc1.data.task import TaskItem
-from rc1.user_code import load_function
 
 LOW, HIGH = -1.0, 1.0  # the documented range of a function's answers
 COLUMNS = ("id", "task", "question", "context", "answer", "difficulty", "needs_clarification")

@@ -12,7 +12,7 @@ import threading
 
 import torch
 
-from rc1.errors import BadInput
+from rc1.core.errors import BadInput
 from rc1.scoring.judge import VERDICT_CHOICES, Answer
 
 

@@ -24,9 +24,9 @@ from typing import Protocol
 
 import msgspec
 
-from rc1.catalog import JUDGE_COMPONENT  # noqa: F401 (re-exported)
+from rc1.core.catalog import JUDGE_COMPONENT  # noqa: F401 (re-exported)
+from rc1.core.errors import BadInput, ScorerError
 from rc1.data.task import TaskItem
-from rc1.errors import BadInput, ScorerError
 from rc1.scoring.cache import JudgeCache, request_key
 from rc1.scoring.ledger import Ledger, LedgerRecord, now
 

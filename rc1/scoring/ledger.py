@@ -16,7 +16,7 @@ from pathlib import Path
 import msgspec
 import numpy as np
 
-from rc1.events.schema import ScoringSummary
+from rc1.run.events import ScoringSummary
 
 
 class LedgerRecord(msgspec.Struct, frozen=True, kw_only=True):

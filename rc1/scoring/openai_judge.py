@@ -12,7 +12,7 @@ import ipaddress
 import os
 from urllib.parse import urlparse
 
-from rc1.errors import BadInput, ScorerError
+from rc1.core.errors import BadInput, ScorerError
 from rc1.registry.providers import PROVIDERS
 from rc1.scoring.judge import VERDICT_SCHEMA, Answer, Retryable
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import msgspec
 
-from rc1.config import LoadedConfig, RewardConfig
+from rc1.config.loading import LoadedConfig
+from rc1.config.schema import RewardConfig
 from rc1.data.task import TaskItem
 from rc1.registry.providers import PROVIDERS
 from rc1.registry.spec import load
@@ -136,7 +137,7 @@ def rule_scorer(loaded: LoadedConfig, thinking: bool) -> RuleScorer:
     paths = {spec.name: spec.path for spec in loaded.config.reward.functions}
 
     def check_function(name: str):
-        from rc1.user_code import load_function
+        from rc1.core.user_code import load_function
 
         return load_function(paths[name], loaded.path.parent)
 

@@ -2,7 +2,7 @@
 
 - correctness: the visible reply's final answer matches the gold one (rc1/scoring/answers.py).
 - f1: HotpotQA's token F1 of that answer; for GSM8K and StrategyQA, whose answers are a number or
-  yes/no, it equals correctness. Each task is checked its own way (rc1/catalog.py `BUILTIN_CHECKS`; a task of
+  yes/no, it equals correctness. Each task is checked its own way (rc1/core/catalog.py `BUILTIN_CHECKS`; a task of
   yours by its `check`: math, exact, yes_no, f1, or one of your reward functions, clipped to [0, 1]).
 - format: the thinking closed exactly once (TRL's `think_format_reward`, with thinking on) and the
   visible reply ends on its final answer.
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from rc1.catalog import BUILTIN_CHECKS, CHECK_KINDS, RULE_COMPONENTS  # noqa: F401 (re-exported)
+from rc1.core.catalog import BUILTIN_CHECKS, CHECK_KINDS, RULE_COMPONENTS  # noqa: F401 (re-exported)
 from rc1.data.task import TaskItem
 from rc1.scoring.answers import final_answer, math_match, normalize_answer, token_f1, yes_no_match
 from rc1.scoring.thinking import OPEN, Reply, split_reply

@@ -13,7 +13,7 @@ import json
 import math
 from pathlib import Path
 
-from rc1.errors import BadInput
+from rc1.core.errors import BadInput
 
 MAX_WEIGHT = 0.5
 SUM_TOLERANCE = 1e-6

@@ -20,7 +20,7 @@ from peft import PeftModel
 from safetensors import safe_open
 from safetensors.torch import load_model
 
-from rc1.errors import BadInput
+from rc1.core.errors import BadInput
 from rc1.train import layout
 
 

@@ -12,8 +12,8 @@ import os
 import shutil
 from pathlib import Path
 
-from rc1 import failpoints
-from rc1.fsutil import fsync_dir, fsync_tree, hash_tree, sha256_file
+from rc1.core import failpoints
+from rc1.core.fsutil import fsync_dir, fsync_tree, hash_tree, sha256_file
 
 META_NAME = "rc1_meta.json"
 LATEST_NAME = "latest"

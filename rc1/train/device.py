@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from rc1.errors import BadInput
+from rc1.core.errors import BadInput
 
 _DTYPES: dict[str, torch.dtype] = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 

@@ -21,8 +21,8 @@ from contextlib import AbstractContextManager
 
 import torch
 
-from rc1.monitors.state import Drift
-from rc1.monitors.stats import mean_interval
+from rc1.run.monitors.state import Drift
+from rc1.run.monitors.stats import mean_interval
 from rc1.train.policy_math import assemble, kl_to_reference, token_logprobs
 
 # (the policy) -> a context in which a forward pass of the returned model is the step-0 policy's

@@ -23,9 +23,9 @@ import torch
 from safetensors.torch import load_file
 from transformers import PreTrainedModel, PreTrainedTokenizerBase, get_linear_schedule_with_warmup, set_seed
 
-from rc1.config import Config
+from rc1.config.schema import Config
+from rc1.core.errors import BadInput, TrainingError
 from rc1.data.task import TaskItem
-from rc1.errors import BadInput, TrainingError
 from rc1.registry.spec import load
 from rc1.train import divergence, layout
 from rc1.train.drift import DriftProbe, adapter_off

@@ -37,10 +37,10 @@ from datasets import Dataset
 from transformers import PreTrainedModel, PreTrainedTokenizerBase, TrainerCallback, TrainingArguments
 from transformers.trainer_callback import PrinterCallback
 
-from rc1 import distributed
-from rc1.config import Config, TrainConfig
+from rc1.config.schema import Config, TrainConfig
+from rc1.core import distributed
+from rc1.core.errors import BadInput, TrainingError
 from rc1.data.task import TaskItem
-from rc1.errors import BadInput, TrainingError
 from rc1.registry.spec import load
 from rc1.registry.strategies import STRATEGIES
 from rc1.scoring.rules import gold_reply

@@ -11,10 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from rc1 import distributed
-from rc1.config import Config
+from rc1.config.schema import Config
+from rc1.core import distributed
+from rc1.core.errors import BadInput
 from rc1.data.task import TaskItem
-from rc1.errors import BadInput
 from rc1.registry.engines import ENGINES
 from rc1.registry.spec import StrategySpec, load
 from rc1.registry.strategies import STRATEGIES

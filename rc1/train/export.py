@@ -24,7 +24,7 @@ import torch
 from peft import PeftModel
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
-from rc1.errors import BadInput
+from rc1.core.errors import BadInput
 from rc1.train import layout
 from rc1.train.checkpoint_policy import policy_at
 

@@ -10,9 +10,9 @@ import time
 import torch
 from transformers import GenerationConfig, PreTrainedTokenizerBase
 
-from rc1 import distributed
+from rc1.core import distributed
+from rc1.core.errors import BadInput
 from rc1.data.task import TaskItem
-from rc1.errors import BadInput
 from rc1.registry.strategies import STRATEGIES
 from rc1.train.drift import DriftProbe
 from rc1.train.metrics import EvalResult, Sampling

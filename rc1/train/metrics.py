@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
-from rc1.monitors.state import Drift
+from rc1.run.monitors.state import Drift
 
 
 class StepMetrics(msgspec.Struct, frozen=True, kw_only=True):

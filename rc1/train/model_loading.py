@@ -13,10 +13,10 @@ import peft
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
-from rc1 import distributed
-from rc1.catalog import BUILTIN_TINY, is_builtin
-from rc1.config import ModelConfig
-from rc1.errors import BadInput
+from rc1.config.schema import ModelConfig
+from rc1.core import distributed
+from rc1.core.catalog import BUILTIN_TINY, is_builtin
+from rc1.core.errors import BadInput
 
 
 def load_policy(

@@ -21,8 +21,8 @@ from collections.abc import Callable
 
 from transformers import PreTrainedTokenizerBase
 
+from rc1.core.errors import BadInput
 from rc1.data.task import TaskItem
-from rc1.errors import BadInput
 
 Message = dict[str, str]
 

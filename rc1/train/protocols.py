@@ -23,7 +23,7 @@ RewardFn = Callable[[list[TaskItem], list[str], list[int]], list[float]]
 
 
 class Verdict(msgspec.Struct, frozen=True, kw_only=True):
-    """What the run's monitors decided at a step or a checkpoint (rc1/monitors/): `halt` (the run is HALTED until a
+    """What the run's monitors decided at a step or a checkpoint (rc1/run/monitors/): `halt` (the run is HALTED until a
     person chooses the way forward) or `stop` (the line ends early as complete)."""
 
     action: Literal["halt", "stop"]
@@ -75,7 +75,7 @@ class TrainingEngine(Protocol):
 
     def train(self, hooks: TrainingHooks, resume_from: Path | None, amended: frozenset[str] = frozenset()) -> None:
         """Train to `train.max_steps`, from scratch or from a published checkpoint directory. `amended`: training
-        keys (rc1/stages/amend.py) whose config value replaces what the checkpoint holds (a rollback that changed
+        keys (rc1/app/amend.py) whose config value replaces what the checkpoint holds (a rollback that changed
         them); every other value is the checkpoint's, so a resume stays exact."""
 
     def evaluate(

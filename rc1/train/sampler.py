@@ -27,9 +27,9 @@ from collections.abc import Callable, Sequence
 import msgspec
 import numpy as np
 
-from rc1.config import PrioritySamplingConfig
+from rc1.config.schema import PrioritySamplingConfig
+from rc1.core.errors import TrainingError
 from rc1.data.task import DIFFICULTIES, TaskItem
-from rc1.errors import TrainingError
 from rc1.train.schedule import schedule
 
 LAG = 2

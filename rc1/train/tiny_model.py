@@ -17,8 +17,8 @@ import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
 from transformers import PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
 
-from rc1.catalog import BUILTIN_TINY
-from rc1.fsutil import fsync_dir, fsync_tree
+from rc1.core.catalog import BUILTIN_TINY
+from rc1.core.fsutil import fsync_dir, fsync_tree
 
 EOS = "<|endoftext|>"
 SPECIAL_TOKENS = [EOS, "<|im_start|>", "<|im_end|>"]

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from rc1 import distributed
-from rc1.errors import TrainingError
+from rc1.core import distributed
+from rc1.core.errors import TrainingError
 from rc1.train.protocols import TrainingEnded
 
 PUBLISHED = "published"  # rank 0's word that a checkpoint is published and its evaluation may begin

@@ -18,7 +18,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from rc1.fsutil import fsync_dir, fsync_tree
+from rc1.core.fsutil import fsync_dir, fsync_tree
 
 MARKER = "rc1_warm_start.json"
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import msgspec
 
-from rc1.events import schema as ev
-from rc1.fsutil import sha256_file
+from rc1.core.fsutil import sha256_file
+from rc1.run import events as ev
 from rc1.scoring.archive import SHARD_NAME, Rollout, decode_shard
 
 

@@ -1,7 +1,7 @@
 """What each config key is, holds and where its value came from: the rows of `rc1 config explain`.
 
-The descriptions are the fields' `msgspec.Meta(description=…)` in rc1/config.py (a section's is its docstring), read
-through `msgspec.inspect`, so the help, the JSON schema and this view come from one place. A dict of sections keyed
+The descriptions are the fields' `msgspec.Meta(description=…)` in rc1/config/schema.py (a section's is its docstring),
+read through `msgspec.inspect`, so the help, the JSON schema and this view come from one place. A dict of sections keyed
 by a closed set of names (`data.sources`) is listed for the names the config gives and once as a template
 (`data.sources.<task>.path`).
 """
@@ -17,9 +17,10 @@ import msgspec
 import msgspec.inspect as mi
 import yaml
 
-from rc1.catalog import DIFFICULTIES, TASKS
-from rc1.config import Config, LoadedConfig
-from rc1.errors import BadInput
+from rc1.config.loading import LoadedConfig
+from rc1.config.schema import Config
+from rc1.core.catalog import DIFFICULTIES, TASKS
+from rc1.core.errors import BadInput
 
 
 class KeyRow(msgspec.Struct, kw_only=True):

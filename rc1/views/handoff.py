@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import msgspec
 
-from rc1.events import schema as ev
-from rc1.events.replay import Replayer, changed_gate_inputs
+from rc1.run import events as ev
+from rc1.run.replay import Replayer, changed_gate_inputs
 
 STAGES = ("1", "2", "train")
 _STAGE_NAMES = {"round1_passed": "round 1", "round2_passed": "round 2", "training_started": "train"}

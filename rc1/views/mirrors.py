@@ -14,10 +14,10 @@ from pathlib import Path
 import msgspec
 import structlog
 
-from rc1.events import schema as ev
-from rc1.fsutil import atomic_write_bytes
+from rc1.core.fsutil import atomic_write_bytes
+from rc1.core.workspace import Workspace
+from rc1.run import events as ev
 from rc1.views.library_log import is_library_line, line_ts
-from rc1.workspace import Workspace
 
 _ENCODER = msgspec.json.Encoder()
 

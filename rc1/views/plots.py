@@ -7,10 +7,10 @@ import io
 from collections import Counter
 from pathlib import Path
 
+from rc1.core.fsutil import atomic_write_bytes
+from rc1.core.workspace import Workspace
 from rc1.data.task import DIFFICULTIES, read_items
-from rc1.events import schema as ev
-from rc1.fsutil import atomic_write_bytes
-from rc1.workspace import Workspace
+from rc1.run import events as ev
 
 
 def draw_all(ws: Workspace, events: list[ev.Event]) -> list[Path]:

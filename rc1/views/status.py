@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import msgspec
 
-from rc1.events import schema as ev
-from rc1.events.replay import AcrossSeedsView, ExportRef, HaltView, LineResult, Projection, ReleaseView, Replayer
-from rc1.monitors.rules import MONITORS, NON_FINITE
-from rc1.monitors.sections import rules_of
-from rc1.monitors.spend import Spend
+from rc1.run import events as ev
+from rc1.run.monitors.rules import MONITORS, NON_FINITE
+from rc1.run.monitors.sections import rules_of
+from rc1.run.monitors.spend import Spend
+from rc1.run.replay import AcrossSeedsView, ExportRef, HaltView, LineResult, Projection, ReleaseView, Replayer
 from rc1.views.release import verdict_text
 
 
@@ -51,7 +51,7 @@ class MonitorStatus(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class SpendView(msgspec.Struct, frozen=True, kw_only=True):
-    """What was spent (rc1/monitors/spend.py), in the units a budget names."""
+    """What was spent (rc1/run/monitors/spend.py), in the units a budget names."""
 
     judge_calls: int = 0
     judge_tokens: int = 0

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import msgspec
 
-from rc1.events import schema as ev
-from rc1.fsutil import atomic_write_bytes
-from rc1.workspace import Workspace
+from rc1.core.fsutil import atomic_write_bytes
+from rc1.core.workspace import Workspace
+from rc1.run import events as ev
 
 log = logging.getLogger("rc1.tracking")
 

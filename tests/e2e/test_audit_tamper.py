@@ -78,9 +78,9 @@ def test_an_altered_checkpoint_byte_is_caught_naming_the_file_and_seq(finished_c
 
 
 def test_an_altered_copy_in_best_is_caught_like_a_checkpoint(finished_copy, monkeypatch):
-    from rc1.config import load_config
-    from rc1.events import schema as ev
-    from rc1.session import Session
+    from rc1.app.session import Session
+    from rc1.config.loading import load_config
+    from rc1.run import events as ev
     from rc1.train import checkpoints
 
     monkeypatch.chdir(finished_copy)
@@ -129,8 +129,8 @@ def test_a_torn_tail_is_reported_then_repaired(finished_copy):
 
 def test_an_illegal_transition_in_the_log_is_an_audit_failure(finished_copy):
     """A forged but well-chained line: training_started appended after the run completed from INIT's view."""
-    from rc1.events import schema as ev
-    from rc1.events.log import EventLog
+    from rc1.eventlog.log import EventLog
+    from rc1.run import events as ev
 
     with EventLog(finished_copy / "events/local.jsonl", finished_copy / "events/local.lock", "local") as log:
         log.append(

@@ -8,10 +8,10 @@ import random
 import pytest
 from conftest import events, make_workspace, rc1_here
 
+from rc1.core.errors import BadInput
 from rc1.data.loaders import load_source
 from rc1.data.source_ref import Columns, SourceRef
 from rc1.data.task import TaskItem
-from rc1.errors import BadInput
 from rc1.scoring.rules import RuleScorer, as_completion
 
 NAMES = (
@@ -220,7 +220,7 @@ def test_round_one_names_each_failing_function_and_the_task_that_is_too_template
 
 
 def test_a_functions_fingerprint_covers_its_package_and_runs_none_of_it(tmp_path):
-    from rc1.user_code import source_files
+    from rc1.core.user_code import source_files
 
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine/__init__.py").write_text("raise RuntimeError('a package that cannot be imported here')\n")
@@ -238,7 +238,7 @@ def test_a_task_checked_by_your_function_scores_correctness_with_it(tmp_path):
         "def exact_number(prompts, completions, answer, **kw):\n"
         "    return [1.0 if c.strip().endswith(a) else -0.5 for c, a in zip(completions, answer)]\n"
     )
-    from rc1.user_code import load_function
+    from rc1.core.user_code import load_function
 
     rule = RuleScorer(
         thinking=False,

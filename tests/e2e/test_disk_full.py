@@ -9,7 +9,7 @@ import sys
 
 from conftest import PATIENCE, REPO, events, make_workspace, rc1_here
 
-from rc1.events.log import read_log
+from rc1.eventlog.log import read_log
 
 # bytes the log may still grow: run_started and training_started (its monitors record) fit, the step-0 evaluation's
 # event does not

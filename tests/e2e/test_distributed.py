@@ -12,9 +12,9 @@ import sys
 import pytest
 from conftest import PATIENCE, QUICK_VERDICT, REPO, events, make_workspace, rc1, rc1_here
 
-from rc1 import distributed
-from rc1.errors import BadInput
-from rc1.events.log import read_log
+from rc1.core import distributed
+from rc1.core.errors import BadInput
+from rc1.eventlog.log import read_log
 from rc1.views.archive import archive_shards, read_shard
 
 # What differs between two runs of the same evaluation: when (and in which session) it was written, how long it took.
@@ -221,7 +221,7 @@ def test_ranks_that_read_different_logs_are_refused_before_anything_is_appended(
     node = tmp_path / "node.py"  # each rank in its own node's folder: rank 1 in the lagging copy
     node.write_text(
         "import os, sys\nos.chdir(sys.argv[1] if os.environ['RANK'] == '1' else sys.argv[2])\n"
-        "from rc1.cli import main\nraise SystemExit(main(['train', '--config', 'configs/short.yaml']))\n"
+        "from rc1.cli.main import main\nraise SystemExit(main(['train', '--config', 'configs/short.yaml']))\n"
     )
     refused = subprocess.run(
         [

@@ -200,9 +200,9 @@ def test_a_bad_checkpoint_or_out_is_exit_2_and_appends_nothing(lora_run, exporte
 
 
 def test_an_export_is_refused_once_the_gates_its_training_passed_are_invalidated(lora_run, tmp_path, monkeypatch):
-    from rc1.config import load_config
-    from rc1.events import schema as ev
-    from rc1.session import Session
+    from rc1.app.session import Session
+    from rc1.config.loading import load_config
+    from rc1.run import events as ev
 
     copy = tmp_path / "copy"
     shutil.copytree(lora_run, copy, symlinks=True)
@@ -249,9 +249,9 @@ def test_a_full_fine_tune_exports_its_model_whole_from_the_best_checkpoint(finis
     from safetensors.torch import load_file
     from transformers import AutoModelForCausalLM
 
-    from rc1.config import load_config
-    from rc1.events import schema as ev
-    from rc1.session import Session
+    from rc1.app.session import Session
+    from rc1.config.loading import load_config
+    from rc1.run import events as ev
     from rc1.train import checkpoints
 
     monkeypatch.chdir(finished_copy)
@@ -283,10 +283,10 @@ def test_the_line_of_a_seed_is_the_log_up_to_its_run_completed():
     nothing was promoted to best/ in has no `best`: refused, naming the checkpoints there are."""
     import msgspec
 
-    from rc1.errors import BadInput
-    from rc1.events import schema as ev
-    from rc1.events.replay import replay
-    from rc1.stages.export import line_of, pick_checkpoint
+    from rc1.app.export import line_of, pick_checkpoint
+    from rc1.core.errors import BadInput
+    from rc1.run import events as ev
+    from rc1.run.replay import replay
 
     fp = ev.Fingerprints(pool="p", shadow="s", config="c", weights="w")
     started = dict(
@@ -329,7 +329,7 @@ def test_the_line_of_a_seed_is_the_log_up_to_its_run_completed():
 def test_the_card_of_a_merged_qlora_export_names_its_hub_base_and_what_merging_cost():
     """A production export, rendered without a hub: the base is a hub id in the front matter, and a QLoRA merge says
     the base was loaded in bf16 and what that weighs."""
-    from rc1.events import schema as ev
+    from rc1.run import events as ev
     from rc1.views.model_card import CardFacts, render
 
     card = render(

@@ -11,11 +11,11 @@ import msgspec
 import pytest
 from conftest import PATIENCE, SHARED, events, make_workspace, needs_shared, rc1_here
 
+from rc1.app.datasets import build_held_out
 from rc1.checks.gate_set import gate_set_check
-from rc1.config import load_config
+from rc1.config.loading import load_config
+from rc1.core.fsutil import sha256_file
 from rc1.data.task import read_items
-from rc1.fsutil import sha256_file
-from rc1.stages.datasets import build_held_out
 
 GATE = {"release.gate_size": 90}
 

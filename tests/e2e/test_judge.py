@@ -13,9 +13,9 @@ from conftest import REPO, events, make_workspace, rc1_here
 from judge_server import JudgeServer
 
 from rc1.checks.scorer import scorer_cache, scorer_live, scorer_probe
-from rc1.config import load_config
+from rc1.config.loading import load_config
+from rc1.core.errors import BadInput, ScorerError
 from rc1.data.pool import build_shadow
-from rc1.errors import BadInput, ScorerError
 from rc1.scoring.cache import JudgeCache
 from rc1.scoring.hf_judge import HfJudgeBackend
 from rc1.scoring.judge import VERDICT_CHOICES, Judge, load_rubric, parse_verdict
@@ -289,9 +289,9 @@ def test_a_run_judged_live_records_its_calls_and_writes_the_key_nowhere(server, 
 def test_rescoring_derives_each_judge_component_again_from_the_cached_answer_its_ledger_request_names(
     server, tmp_path, key
 ):
+    from rc1.app.rescore import _judge_findings
+    from rc1.core.workspace import Workspace
     from rc1.scoring.archive import Rollout, prompt_sha256
-    from rc1.stages.rescore import _judge_findings
-    from rc1.workspace import Workspace
 
     ws = Workspace(root=tmp_path, run="local")
     backend = OpenAICompatBackend("openai_compat", server.base_url, "tiny-judge", 30.0)

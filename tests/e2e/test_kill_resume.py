@@ -13,7 +13,7 @@ import pytest
 import torch
 from conftest import PATIENCE, events, make_workspace, rc1_here
 
-from rc1.events.log import read_log
+from rc1.eventlog.log import read_log
 from rc1.views.archive import archive_shards, read_shard
 
 pytestmark = pytest.mark.e2e

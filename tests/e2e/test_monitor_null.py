@@ -8,11 +8,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rc1.monitors.rules.plateau import Plateau
-from rc1.monitors.rules.plateau import read as plateau
-from rc1.monitors.rules.shadow_regression import ShadowRegression
-from rc1.monitors.rules.shadow_regression import read as regression
-from rc1.monitors.state import EvalPoint, MonitorState
+from rc1.run.monitors.rules.plateau import Plateau
+from rc1.run.monitors.rules.plateau import read as plateau
+from rc1.run.monitors.rules.shadow_regression import ShadowRegression
+from rc1.run.monitors.rules.shadow_regression import read as regression
+from rc1.run.monitors.state import EvalPoint, MonitorState
 
 SAMPLES = 8
 # (shadow items, evaluations of a line): the embedded default's (60 items, step 0 and every 20 of 120 steps) and the

@@ -14,7 +14,7 @@ import sys
 import pytest
 from conftest import PATIENCE, QUICK_VERDICT, events, make_workspace, rc1, rc1_here
 
-from rc1.events.lines import line_hash
+from rc1.eventlog.lines import line_hash
 
 pytestmark = pytest.mark.e2e
 

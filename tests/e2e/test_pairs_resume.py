@@ -1,9 +1,9 @@
 """Every engine × strategy pair through the CLI: `rc1 advance --all` SIGKILLed at a named point (mid-step,
-mid-append, mid-checkpoint: rc1/failpoints.py), then `rc1 advance --all` again, ends with the same per-step
+mid-append, mid-checkpoint: rc1/core/failpoints.py), then `rc1 advance --all` again, ends with the same per-step
 metrics as an uninterrupted run, and the log audits clean.
 
 trl×grpo, the default, is killed at timed points in test_kill_resume.py. The killed run is a real process that
-dies by SIGKILL; the preflight rounds, the uninterrupted run and the resume go through `rc1.cli.main` in this
+dies by SIGKILL; the preflight rounds, the uninterrupted run and the resume go through `rc1.cli.main.main` in this
 process, and both trainings start from one gated workspace, which keeps a pair to ~20 s of the suite's
 10 minutes."""
 
@@ -19,7 +19,7 @@ import pytest
 import torch
 from conftest import PATIENCE, QUICK_VERDICT, events, make_workspace, rc1_here
 
-from rc1.events.log import read_log
+from rc1.eventlog.log import read_log
 from rc1.registry.strategies import pairs
 from rc1.views.archive import archive_shards, read_shard
 
@@ -28,7 +28,7 @@ pytestmark = pytest.mark.e2e
 COMPARED = ("loss", "kl", "ratio", "lr", "reward", "reward_std", "tokens", "epochs", "kl_coef")
 STEPS = 6  # checkpoints at 2, 4, 6
 
-# Where each pair's run dies, counted from the start of the killed process (rc1/failpoints.py).
+# Where each pair's run dies, counted from the start of the killed process (rc1/core/failpoints.py).
 KILL_AT = {
     ("torch", "grpo"): "step@3",  # step 3 computed, not logged: resume redoes it from step 2's checkpoint
     ("torch", "rloo"): "append:train_step@4",  # step 4's line written, nothing after it

@@ -488,7 +488,7 @@ def test_status_reads_the_snapshot_and_says_what_the_whole_log_says_without_the_
     snapshot.unlink()
     assert rc1_here(finished_copy, "status", "--json").stdout == fast  # the whole log, replayed: the same
     probe = (
-        "import sys; from rc1.cli import main; main(['status', '--json', '--config', 'configs/short.yaml']); "
+        "import sys; from rc1.cli.main import main; main(['status', '--json', '--config', 'configs/short.yaml']); "
         "print(sorted(m for m in ('torch', 'transformers', 'trl', 'peft') if m in sys.modules), file=sys.stderr)"
     )
     result = subprocess.run(

@@ -11,10 +11,10 @@ import signal
 import pytest
 from conftest import events, make_workspace, rc1, rc1_here
 
-from rc1.events.log import read_log
+from rc1.core.workspace import Workspace
+from rc1.eventlog.log import read_log
 from rc1.views.library_log import is_library_line
 from rc1.views.mirrors import Mirrors
-from rc1.workspace import Workspace
 
 pytestmark = pytest.mark.e2e
 

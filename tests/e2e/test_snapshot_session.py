@@ -7,14 +7,14 @@ import shutil
 
 import pytest
 
-from rc1.config import load_config
-from rc1.events import schema as ev
-from rc1.events.log import read_log
-from rc1.events.replay import replay
-from rc1.events.snapshot import read_snapshot
-from rc1.session import Session
+from rc1.app.session import Session
+from rc1.config.loading import load_config
+from rc1.core.workspace import Workspace
+from rc1.eventlog.log import read_log
+from rc1.eventlog.snapshot import read_snapshot
+from rc1.run import events as ev
+from rc1.run.replay import replay
 from rc1.views.mirrors import Mirrors
-from rc1.workspace import Workspace
 
 pytestmark = pytest.mark.e2e
 
@@ -95,7 +95,7 @@ def test_after_a_kill_the_views_go_on_from_the_last_checkpoints_snapshot(finishe
     session cuts them back and writes the tail again (library lines kept), instead of rebuilding from the log."""
     import logging
 
-    from rc1.events.log import read_log_after
+    from rc1.eventlog.log import read_log_after
 
     session = _open(finished_copy, monkeypatch)
     session.append(

@@ -15,9 +15,9 @@ from conftest import PATIENCE
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 from wandb_log import wandb_history
 
-from rc1.events import schema as ev
+from rc1.core.workspace import Workspace
+from rc1.run import events as ev
 from rc1.views.trackers import BACKENDS
-from rc1.workspace import Workspace
 
 TRIP = ev.MonitorTripped(
     seq=1,

@@ -140,8 +140,8 @@ def test_a_tracker_whose_package_is_missing_is_a_config_error_naming_the_extra(m
 
     from conftest import REPO
 
-    from rc1.config import load_config
-    from rc1.errors import BadInput
+    from rc1.config.loading import load_config
+    from rc1.core.errors import BadInput
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "mlflow" else real(name, *a))
@@ -174,7 +174,7 @@ def test_rc1_report_passes_over_a_tracker_that_cannot_start_and_sends_the_rest(t
     env = {**os.environ, "WANDB_MODE": "offline", "WANDB_SILENT": "true"}
     env.pop("WANDB_SERVICE", None)
     workspace = (
-        "import sys; from pathlib import Path; from rc1.workspace import Workspace; "
+        "import sys; from pathlib import Path; from rc1.core.workspace import Workspace; "
         "ws = Workspace(root=Path(sys.argv[1]), run='busy'); "
     )
     # A process holding W&B run busy0001 open, whose service (its address in WANDB_SERVICE) the sender then joins.

@@ -12,10 +12,10 @@ import pytest
 import torch
 from transformers import TrainerControl, TrainerState
 
-from rc1.config import Config
+from rc1.config.schema import Config
+from rc1.core.errors import BadInput
+from rc1.core.fsutil import hash_tree
 from rc1.data.task import TaskItem
-from rc1.errors import BadInput
-from rc1.fsutil import hash_tree
 from rc1.registry.strategies import pairs, with_target_kl
 from rc1.train import checkpoints, layout
 from rc1.train.device import select_device, select_dtype
@@ -572,7 +572,7 @@ def test_priority_sampling_resumes_the_same_batches_from_the_sampler_state_in_th
 ):
     import json
 
-    from rc1.config import PrioritySamplingConfig
+    from rc1.config.schema import PrioritySamplingConfig
     from rc1.train.sampler import PrioritySampler
 
     config = torch_config("grpo", max_steps=6, save_steps=3, engine=engine_name)

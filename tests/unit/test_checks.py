@@ -11,11 +11,11 @@ from rc1.checks.duplicates import duplicate_rate
 from rc1.checks.leak import leak_check
 from rc1.checks.resources import free_disk
 from rc1.checks.weights import weights_check
+from rc1.core.errors import BadInput
 from rc1.data.generators import render_prompt
 from rc1.data.pool import build_pool, build_shadow
 from rc1.data.task import TaskItem
 from rc1.data.text import ngram_keys, ngrams, normalize, tokens
-from rc1.errors import BadInput
 from rc1.scoring.rules import RULE_COMPONENTS
 from rc1.scoring.weights import load_weights
 
@@ -261,7 +261,7 @@ def test_free_disk_measures_the_nearest_existing_parent(tmp_path):
 
 
 def test_the_archive_estimate_follows_what_is_kept():
-    from rc1.config import load_config
+    from rc1.config.loading import load_config
     from rc1.scoring.archive import archive_estimate_gb
 
     every = archive_estimate_gb(load_config("configs/rc1.yaml", ["rollouts.keep_text=all"]).config)

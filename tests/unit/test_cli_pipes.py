@@ -5,7 +5,7 @@ import sys
 
 from conftest import PATIENCE, make_workspace, rc1
 
-from rc1.provenance import code_version
+from rc1.core.provenance import code_version
 
 
 def test_a_closed_stdout_ends_the_command_quietly_with_141_and_leaves_nothing_behind(tmp_path):

@@ -3,8 +3,8 @@
 import pytest
 from conftest import REPO
 
-from rc1.config import load_config
-from rc1.errors import BadInput
+from rc1.config.loading import load_config
+from rc1.core.errors import BadInput
 from rc1.registry.strategies import pairs, with_target_kl
 
 CONFIGS = REPO / "configs"

@@ -16,7 +16,8 @@ import pytest
 import yaml
 from conftest import PATIENCE, REPO, make_workspace, rc1_here
 
-from rc1.config import Config, config_sha256, effective_yaml, load_config
+from rc1.config.loading import config_sha256, effective_yaml, load_config
+from rc1.config.schema import Config
 
 CONFIGS = REPO / "configs"
 
@@ -163,7 +164,7 @@ def test_a_bad_config_is_exit_2_as_for_every_command(root):
 
 
 def _schema() -> dict:
-    from rc1.cli import main
+    from rc1.cli.main import main
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -230,7 +231,8 @@ def test_config_commands_write_nothing_and_import_no_training_stack(root):
     assert rc1_here(root, "config", "explain", "nope").returncode == 2
     assert sorted(p.relative_to(root) for p in root.rglob("*")) == before  # no events/, no lock, no reports
     probe = (
-        "import sys; from rc1.cli import main; main(['config', 'explain', 'train', '--config', 'configs/short.yaml'])"
+        "import sys; from rc1.cli.main import main; "
+        "main(['config', 'explain', 'train', '--config', 'configs/short.yaml'])"
         "; main(['config', 'schema']); "
         "print(sorted(m for m in ('torch', 'transformers', 'trl', 'peft') if m in sys.modules), file=sys.stderr)"
     )

@@ -4,7 +4,7 @@ import pytest
 from conftest import REPO
 
 from rc1.checks.consistency import LOCAL_MAX_STEPS, PRODUCTION_FLOORS, training_config_check
-from rc1.config import load_config
+from rc1.config.loading import load_config
 
 CONFIGS = REPO / "configs"
 
@@ -84,7 +84,7 @@ def test_production_may_tighten_a_preflight_threshold():
 
 
 def test_every_preflight_threshold_has_a_production_floor():
-    from rc1.config import PreflightConfig
+    from rc1.config.schema import PreflightConfig
 
     unguarded = set(PreflightConfig.__struct_fields__) - set(PRODUCTION_FLOORS)
     assert unguarded == {"min_accelerator_memory_gb"}  # hardware, not data quality: set per machine

@@ -5,7 +5,7 @@ import pytest
 from conftest import REPO
 
 from rc1.checks.consistency import training_config_check
-from rc1.config import load_config
+from rc1.config.loading import load_config
 from rc1.data.generators import generate
 from rc1.scoring.control import ShuffledAnswers, with_shuffled_answers
 

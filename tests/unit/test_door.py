@@ -9,14 +9,14 @@ import msgspec
 import pytest
 from conftest import make_workspace, rc1_here
 
-from rc1.config import load_config
-from rc1.errors import EventRefused, ExitCode
-from rc1.events import schema as ev
-from rc1.events.log import EventLog, read_log
-from rc1.events.replay import Projection
-from rc1.events.snapshot import projection_shape, read_snapshot, replay_log, snapshot_path
-from rc1.session import Session
-from rc1.workspace import Workspace
+from rc1.app.session import Session
+from rc1.config.loading import load_config
+from rc1.core.errors import EventRefused, ExitCode
+from rc1.core.workspace import Workspace
+from rc1.eventlog.log import EventLog, read_log
+from rc1.eventlog.snapshot import projection_shape, read_snapshot, replay_log, snapshot_path
+from rc1.run import events as ev
+from rc1.run.replay import Projection
 
 FP = ev.Fingerprints(pool="p" * 64, shadow="s" * 64, config="c" * 64, weights="w" * 64)
 SCORING = ev.ScoringSummary()

@@ -4,14 +4,14 @@ the hard bucket over step 0, and best/ promotion, checked against values compute
 import msgspec
 import pytest
 
+from rc1.app.release import release_event, selected_checkpoint
+from rc1.core.errors import TrainingError
 from rc1.data.task import TaskItem
-from rc1.errors import TrainingError
-from rc1.events import schema as ev
-from rc1.events.replay import replay
+from rc1.run import events as ev
+from rc1.run.replay import replay
 from rc1.scoring.evaluation import evaluate_buckets, hard_success
 from rc1.scoring.pipeline import Scored
 from rc1.scoring.release_stats import select_checkpoint
-from rc1.stages.release import release_event, selected_checkpoint
 
 
 def _item(i: int, task: str, difficulty: str, needs_clarification: bool = False, turns: int = 1) -> TaskItem:

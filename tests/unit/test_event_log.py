@@ -5,11 +5,11 @@ import json
 import pytest
 from conftest import REPO
 
-from rc1.errors import BadInput, CorruptLog, LogBusy
-from rc1.events import schema as ev
-from rc1.events.lines import line_hash
-from rc1.events.log import EventLog, read_log
-from rc1.workspace import Workspace
+from rc1.core.errors import BadInput, CorruptLog, LogBusy
+from rc1.core.workspace import Workspace
+from rc1.eventlog.lines import line_hash
+from rc1.eventlog.log import EventLog, read_log
+from rc1.run import events as ev
 
 
 @pytest.fixture
@@ -175,7 +175,7 @@ def test_old_lines_with_new_optional_fields_missing_still_decode(ws):
 )
 @pytest.mark.parametrize("where", ["last", "middle"])
 def test_a_line_written_by_a_newer_rc1_says_upgrade_and_is_never_repaired_away(ws, newer, where):
-    from rc1.errors import WrittenByNewerRc1
+    from rc1.core.errors import WrittenByNewerRc1
 
     fill(ws, 3)
     lines = ws.log_path.read_bytes().split(b"\n")[:-1]
@@ -198,14 +198,14 @@ def test_a_line_written_by_a_newer_rc1_says_upgrade_and_is_never_repaired_away(w
 
 
 def _fold(ws):
-    from rc1.events.replay import replay
+    from rc1.run.replay import replay
 
     return replay(read_log(ws.log_path).events).projection
 
 
 def test_a_snapshot_is_used_only_while_the_log_still_holds_its_anchor_line(ws):
-    from rc1.events.replay import replay
-    from rc1.events.snapshot import replay_log, snapshot_path, write_snapshot
+    from rc1.eventlog.snapshot import replay_log, snapshot_path, write_snapshot
+    from rc1.run.replay import replay
 
     fill(ws, 4)
     with open_log(ws) as log:
@@ -266,8 +266,8 @@ def _steps(ws, n, *, every=7):
 def test_a_big_log_read_in_parallel_equals_the_same_log_read_line_by_line(ws, monkeypatch):
     """Above PARALLEL_BYTES a second process hashes the lines while this one decodes them in chunks; the
     result is the same LogContents, torn tail included, and any damage is named by the line-by-line read."""
-    import rc1.events.big_log as big_log_module
-    import rc1.events.log as log_module
+    import rc1.eventlog.big_log as big_log_module
+    import rc1.eventlog.log as log_module
 
     _steps(ws, 300)
     with open(ws.log_path, "ab") as fh:
@@ -312,7 +312,7 @@ def test_prevs_shifted_by_a_character_that_join_to_the_same_string_are_still_a_b
 
 
 def test_replay_folds_a_run_of_steps_in_one_go_exactly_as_one_by_one(ws):
-    from rc1.events.replay import Replayer, replay
+    from rc1.run.replay import Replayer, replay
 
     _steps(ws, 50)
     events = read_log(ws.log_path).events
@@ -327,8 +327,8 @@ def test_replay_folds_a_run_of_steps_in_one_go_exactly_as_one_by_one(ws):
 
 
 def test_a_writer_opened_after_a_snapshot_reads_only_the_lines_after_its_anchor(ws):
-    from rc1.events.replay import replay
-    from rc1.events.snapshot import read_snapshot, write_snapshot
+    from rc1.eventlog.snapshot import read_snapshot, write_snapshot
+    from rc1.run.replay import replay
 
     _steps(ws, 20)
     with open_log(ws) as log:
@@ -357,8 +357,8 @@ DATA = REPO / "tests" / "data"
 def test_a_log_of_every_older_schema_version_still_reads_and_replays(version, parallel, monkeypatch):
     """tests/data/schema_v<N>.jsonl: a whole `make run` log as rc1 wrote it at schema version N, never edited.
     Every type whose shape changed since has a line there, and each is read in today's shape."""
-    import rc1.events.log as log_module
-    from rc1.events.replay import replay
+    import rc1.eventlog.log as log_module
+    from rc1.run.replay import replay
 
     path = DATA / f"schema_v{version}.jsonl"
     raw = [json.loads(line) for line in path.read_bytes().splitlines()]

@@ -1,11 +1,13 @@
-"""The package's layers import only downwards: a module never imports one of a higher layer, lazily or not;
-and no modules import each other in a circle, counting every import (under TYPE_CHECKING and in functions too).
+"""The package's folders are its layers, and they import only downwards: a module never imports one of a higher
+folder, lazily or not; and no modules import each other in a circle, counting every import (under TYPE_CHECKING and
+in functions too). `ls rc1` reads like this rule: every module lives in a folder, and `LAYERS` names the folders
+bottom to top; a folder that is not in it, or a module at the package's root, fails here.
 
-From the bottom: the package's metadata and the utilities (errors, files, workspace, process rank, runbook entries,
-…); events, the state machine and the monitors (a fold over the events, beside replay); the registry (what a config
-can name: strategies, engines, scorer providers); config; data; the gate fingerprints; scoring; checks; train; the
-views of a log; the writing session; stages; commands; the CLI and the benchmarks. Modules of one layer may import
-each other.
+From the bottom: core (errors, files, the workspace, process rank, runbook entries, …); run (the domain with no I/O:
+events, the state machine, the rules at the door, the aggregate, replay's fold and the monitors); eventlog (the log on
+disk, its snapshot and audit); registry (what a config can name: strategies, engines, scorer providers); config;
+data; scoring; checks; train; views (of a log); app (the writing session and the stages: the composition root); cli
+(one module per command); bench. Modules of one folder may import each other.
 """
 
 import ast
@@ -18,43 +20,28 @@ from conftest import REPO
 PACKAGE = REPO / "rc1"
 
 LAYERS = [
-    {
-        "rc1",
-        "catalog",
-        "errors",
-        "fsutil",
-        "failpoints",
-        "progress",
-        "provenance",
-        "workspace",
-        "distributed",
-        "failure",
-        "closed_pipe",
-        "user_code",
-        "named_files",
-        "runbook",
-    },
-    {"events", "machine", "monitors"},
-    {"registry"},
-    {"config", "config_rules", "run_config"},
-    {"data"},
-    {"fingerprints"},
-    {"scoring"},
-    {"checks"},
-    {"train"},
-    {"views"},
-    {"session"},
-    {"stages"},
-    {"commands"},
-    {"cli", "__main__", "bench", "bench_training", "bench_arms", "bench_monitors", "bench_processes"},
+    "core",
+    "run",
+    "eventlog",
+    "registry",
+    "config",
+    "data",
+    "scoring",
+    "checks",
+    "train",
+    "views",
+    "app",
+    "cli",
+    "bench",
 ]
-LAYER_OF = {name: index for index, names in enumerate(LAYERS) for name in names}
+LAYER_OF = {name: index for index, name in enumerate(LAYERS)}
+ROOT_MODULES = {"__init__.py", "__main__.py"}  # the package's metadata (below every layer) and `python -m rc1` (above)
 
 
 def _unit(module: str) -> str:
-    """The layer unit of a dotted module: rc1.events.log -> events, rc1.cli -> cli, rc1 -> rc1."""
+    """The folder (layer) of a dotted module: rc1.run.events -> run, rc1 -> rc1."""
     parts = module.split(".")
-    return parts[1] if len(parts) > 1 else "rc1"
+    return parts[1] if len(parts) > 1 else "rc1"  # the package itself: its metadata
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:
@@ -69,26 +56,31 @@ def _imports(path: Path) -> list[tuple[int, str]]:
 
 
 MODULES = sorted(PACKAGE.rglob("*.py"))
+LAYER_OF |= {"rc1": -1, "__main__": len(LAYERS)}
 
 
-def test_every_unit_of_the_package_has_a_layer():
-    units = {path.relative_to(PACKAGE).parts[0].removesuffix(".py") for path in MODULES}
-    units = {"rc1" if unit == "__init__" else unit for unit in units}
-    assert units <= set(LAYER_OF), f"give these a layer: {sorted(units - set(LAYER_OF))}"
+def _layer(path: Path) -> tuple[str, int]:
+    relative = path.relative_to(PACKAGE)
+    unit = relative.parts[0] if len(relative.parts) > 1 else {"__init__.py": "rc1"}.get(relative.name, "__main__")
+    return unit, LAYER_OF[unit]
+
+
+def test_every_module_lives_in_a_folder_that_is_a_layer():
+    at_root = {p.name for p in PACKAGE.glob("*.py")} - ROOT_MODULES
+    assert not at_root, f"move these into the folder of their layer: {sorted(at_root)}"
+    folders = {p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    assert folders == set(LAYERS), f"give these folders a layer in LAYERS: {sorted(folders - set(LAYERS))}"
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_no_module_imports_a_higher_layer(path):
-    relative = path.relative_to(PACKAGE)
-    unit = (
-        "rc1" if relative.name == "__init__.py" and len(relative.parts) == 1 else relative.parts[0].removesuffix(".py")
-    )
+    unit, layer = _layer(path)
     upward = [
-        f"line {line}: {name} ({_unit(name)}, layer {LAYER_OF.get(_unit(name))}) from {unit} (layer {LAYER_OF[unit]})"
+        f"line {line}: {name} ({_unit(name)}, layer {LAYER_OF[_unit(name)]}) from {unit} (layer {layer})"
         for line, name in _imports(path)
-        if LAYER_OF.get(_unit(name), -1) > LAYER_OF[unit]
+        if LAYER_OF[_unit(name)] > layer
     ]
-    assert not upward, f"{relative} imports upwards: " + "; ".join(upward)
+    assert not upward, f"{path.relative_to(PACKAGE)} imports upwards: " + "; ".join(upward)
 
 
 def _module_name(path: Path) -> str:

@@ -5,8 +5,8 @@ import json
 import pytest
 from conftest import SHARED, needs_shared
 
+from rc1.core.errors import BadInput
 from rc1.data.loaders import load_gsm8k, load_hotpotqa, load_strategyqa
-from rc1.errors import BadInput
 
 
 @needs_shared

@@ -5,9 +5,9 @@ import json
 import pytest
 from conftest import rc1_here
 
-from rc1.monitors.rules import MONITORS
+from rc1.app.runbook import CHECKS
 from rc1.registry.strategies import STRATEGIES
-from rc1.stages.runbook import CHECKS
+from rc1.run.monitors.rules import MONITORS
 from rc1.views.trackers import BACKENDS
 
 

@@ -3,9 +3,9 @@
 import pytest
 from transitions import MachineError
 
-from rc1.events import schema as ev
-from rc1.events.replay import replay
-from rc1.machine import RunMachine
+from rc1.run import events as ev
+from rc1.run.machine import RunMachine
+from rc1.run.replay import replay
 
 FP = ev.Fingerprints(pool="p", shadow="s", config="c", weights="w")
 

@@ -8,9 +8,9 @@ import msgspec
 import pytest
 from monitor_logs import Line, rules
 
-from rc1.events import schema as ev
-from rc1.events.replay import replay
-from rc1.monitors.fold import due
+from rc1.run import events as ev
+from rc1.run.monitors.fold import due
+from rc1.run.replay import replay
 
 
 def rules_and_steps(line: Line) -> list[tuple[str, int, str]]:

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from rc1.monitors.stats import Moments, mean_interval, paired_interval, welch_interval
+from rc1.run.monitors.stats import Moments, mean_interval, paired_interval, welch_interval
 
 
 def moments(values) -> Moments:

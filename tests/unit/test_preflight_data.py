@@ -7,20 +7,20 @@ import msgspec
 import pytest
 from conftest import REPO
 
+from rc1.app.datasets import GENERATOR_DIFFICULTY_MIX
 from rc1.checks.coverage import framing_coverage
 from rc1.checks.difficulty import DifficultyLimits, validate
 from rc1.checks.ngram_kl import kl3, ngram_kl
 from rc1.checks.scorer import scorer_selfcheck
 from rc1.checks.seed_pool import seed_pool_check
-from rc1.config import DataConfig
+from rc1.config.schema import DataConfig
+from rc1.core.errors import BadInput
 from rc1.data.balance import bucket_counts, rebalance
 from rc1.data.difficulty import clue_overlap, measure
 from rc1.data.episodes import dress
 from rc1.data.pool import build_pool, build_shadow
 from rc1.data.templates import load_pack
-from rc1.errors import BadInput
 from rc1.scoring.rules import RuleScorer
-from rc1.stages.datasets import GENERATOR_DIFFICULTY_MIX
 
 PACK_DIR = REPO / "configs" / "templates" / "pack_v2"
 MIX = {"hotpotqa": 0.45, "strategyqa": 0.30, "gsm8k": 0.25}
@@ -306,9 +306,9 @@ def test_an_undressed_item_in_the_seed_pool_fails_it(episodes, pack):
 def test_the_data_stage_builds_from_a_config_and_paths_alone(tmp_path):
     """Stage helpers take the config and the run's paths, not the writing session: the gated inputs can be
     built and checked in-process for an explicit workspace root, and no log or lock comes into being."""
-    from rc1.config import load_config
-    from rc1.stages import datasets
-    from rc1.workspace import Workspace
+    from rc1.app import datasets
+    from rc1.config.loading import load_config
+    from rc1.core.workspace import Workspace
 
     repo = REPO
     shutil.copytree(repo / "configs", tmp_path / "configs")

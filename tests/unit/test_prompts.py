@@ -5,10 +5,10 @@ import pytest
 from conftest import REPO
 from transformers import AutoTokenizer
 
+from rc1.core.errors import BadInput
 from rc1.data.episodes import dress
 from rc1.data.pool import build_pool
 from rc1.data.templates import load_pack
-from rc1.errors import BadInput
 from rc1.train.prompts import fit_prompt, messages, render_prompt
 from rc1.train.tiny_model import build_tiny_qwen3
 

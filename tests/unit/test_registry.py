@@ -13,8 +13,9 @@ import msgspec
 import pytest
 from conftest import REPO
 
-from rc1.config import EngineConfig, ScorerConfig, load_config
-from rc1.errors import BadInput
+from rc1.config.loading import load_config
+from rc1.config.schema import EngineConfig, ScorerConfig
+from rc1.core.errors import BadInput
 from rc1.registry.engines import ENGINES
 from rc1.registry.providers import PROVIDERS
 from rc1.registry.spec import load
@@ -103,7 +104,7 @@ def test_the_readme_provider_table_names_every_provider_once():
 
 def test_config_validation_imports_neither_torch_nor_trl():
     code = (
-        "import sys; from rc1.config import load_config; "
+        "import sys; from rc1.config.loading import load_config; "
         f"load_config({str(LOCAL)!r}, ['engine.name=torch', 'engine.strategy=ppo', 'finetune.method=lora', "
         "'train.beta=0.04', 'train.target_kl=0.03', 'scorer.provider=openai', 'reward.weights=weights_judge.json']); "
         "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'trl', 'transformers', 'openai', "

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from conftest import REPO, rc1_here
 
-from rc1.monitors.rules import MONITORS
-from rc1.stages.runbook import CHECKS, RULES, markdown
+from rc1.app.runbook import CHECKS, RULES, markdown
+from rc1.run.monitors.rules import MONITORS
 
 
 def check_names() -> set[str]:

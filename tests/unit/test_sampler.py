@@ -4,9 +4,9 @@ and a state that resumes the same draws."""
 
 import pytest
 
-from rc1.config import PrioritySamplingConfig
+from rc1.config.schema import PrioritySamplingConfig
+from rc1.core.errors import TrainingError
 from rc1.data.task import DIFFICULTIES, TaskItem
-from rc1.errors import TrainingError
 from rc1.train.sampler import FAIL_BELOW, LAG, PassSampler, PrioritySampler
 
 

@@ -9,7 +9,7 @@ import pytest
 from conftest import SHARED
 
 from rc1.checks.overclar import overclar_check
-from rc1.config import RewardConfig
+from rc1.config.schema import RewardConfig
 from rc1.data.generators import render_prompt
 from rc1.data.pool import build_shadow
 from rc1.data.task import TaskItem

@@ -6,11 +6,11 @@ from collections import Counter
 import pytest
 from conftest import SHARED, needs_shared
 
+from rc1.core.errors import BadInput
 from rc1.data.loaders import load_strategyqa
 from rc1.data.pool import build_pool
 from rc1.data.source_ref import SourceRef
 from rc1.data.sources import SourceShortfall, replace_from_sources
-from rc1.errors import BadInput
 
 
 @needs_shared

@@ -23,7 +23,7 @@ import random
 import zlib
 from collections.abc import Callable, Sequence
 
-from rc1.catalog import TASKS
+from rc1.core.catalog import TASKS
 from rc1.data.generators.gsm8k import _MONEY_START, _MONEY_STEPS, _STOCK_START, _STOCK_STEPS, _gsm8k  # noqa: F401 (tests read them here)
 from rc1.data.generators.hotpotqa import _hotpotqa
 from rc1.data.generators.item import _Item

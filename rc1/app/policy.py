@@ -1,0 +1,105 @@
+"""The run's policy: the base model every line of training starts from (the configured model, or the built-in
+one built and warm-started on the balanced pool, cached), and the session as one line of training sees it.
+Training, round 2, the shadow run and the release verdict load it here; `rc1 score` finds the built-in
+model's tokenizer here."""
+
+from __future__ import annotations
+
+import copy
+import sys
+from pathlib import Path
+
+import msgspec
+
+from rc1.app.session import Session
+from rc1.core.catalog import is_builtin
+from rc1.core.fsutil import held_lock, sha256_file
+from rc1.core.workspace import Workspace
+from rc1.data.task import TaskItem
+from rc1.scoring.rules import gold_reply
+
+
+def line_session(session: Session, seed: int, seeds: list[int]) -> Session:
+    """The session as one line of training sees it: `run.seed` is the line's seed (adapter initialisation, data
+    order, sampling, generation), and with several seeds its checkpoints live in checkpoints/<run>/seed_<s>/.
+    It appends to the same log."""
+    loaded = session.loaded
+    config = msgspec.structs.replace(loaded.config, run=msgspec.structs.replace(loaded.config.run, seed=seed))
+    line = copy.copy(session)
+    line.loaded = msgspec.structs.replace(loaded, config=config)
+    line.ws = msgspec.structs.replace(session.ws, line=f"seed_{seed}" if len(seeds) > 1 else "")
+    return line
+
+
+def load_run_policy(session: Session, pool: list[TaskItem], base_seed: int | None = None):
+    """The run's base policy (the built-in model built and warm-started on `pool`, or the configured one),
+    its tokenizer, device and dtype; no adapter yet. `base_seed` builds the built-in model (default
+    `run.seed`): every line of training of a run starts from the same base, as it would from a hub model."""
+    from rc1.train.device import select_device, select_dtype
+    from rc1.train.model_loading import load_policy
+
+    config = session.config
+    if not sys.stderr.isatty():
+        _quiet_library_progress_bars()
+    device = select_device()
+    dtype = select_dtype(device, config.model.dtype)
+    if device == "mps":
+        print(
+            "warning: training on MPS in fp16: no flash-attention and no torch.compile there; sdpa attention",
+            file=sys.stderr,
+        )
+    seed = config.run.seed if base_seed is None else base_seed
+    builtin_dir = _builtin_model(session, pool, seed) if is_builtin(config.model.name) else None
+    model, tokenizer = load_policy(config.model, config.finetune.method, device, dtype, builtin_dir)
+    return model, tokenizer, device, dtype
+
+
+def base_model_source(session: Session, pool: list[TaskItem], base_seed: int) -> str:
+    """What `from_pretrained` loads the run's base model from: the built-in model's directory (built and
+    warm-started on `pool` with `base_seed`, or found in the cache), else `model.name` (a hub id or a directory)."""
+    if is_builtin(session.config.model.name):
+        return str(_builtin_model(session, pool, base_seed))
+    return session.config.model.name
+
+
+def builtin_model_dir(ws: Workspace, seed: int) -> Path:
+    """Where the built-in tiny model of this run's balanced pool and seed is (or will be) built."""
+    return ws.model_cache_dir / f"tiny-qwen3-{sha256_file(ws.balanced_pool_path)[:12]}-seed{seed}"
+
+
+def _builtin_model(session: Session, pool: list[TaskItem], seed: int) -> Path:
+    """The tiny model built on the training pool, then warm-started on its gold replies (both cached)."""
+    from transformers import AutoTokenizer
+
+    from rc1.train.prompts import fit_prompt
+    from rc1.train.tiny_model import build_tiny_qwen3
+    from rc1.train.warm_start import warm_start, warm_start_losses
+
+    config = session.config
+    texts = [f"{item.prompt}\nAnswer: {item.answer}" for item in pool]
+    # Runs of other configs may share the cache (data/models): one builds, the others wait, then reuse it.
+    with held_lock(session.ws.model_cache_dir / ".build.lock"):
+        base = build_tiny_qwen3(texts, builtin_model_dir(session.ws, seed), seed)
+        steps = config.model.warm_start_steps
+        if not steps:
+            return base
+        tokenizer = AutoTokenizer.from_pretrained(base)
+        pairs = [(fit_prompt(tokenizer, item, config.train.max_prompt_tokens)[0], gold_reply(item)) for item in pool]
+        out, trained = warm_start(base, base.with_name(f"{base.name}-sft{steps}"), pairs, steps=steps, seed=seed)
+    if trained:
+        losses = warm_start_losses(out)
+        print(
+            f"  warm start: {steps} SFT steps on {len(pairs)} gold replies of the training pool, "
+            f"loss {losses[0]:.3f} -> {losses[-1]:.3f}",
+            flush=True,
+        )
+    return out
+
+
+def _quiet_library_progress_bars() -> None:
+    """transformers/datasets draw bars for shard writes and loads; in a log file they are noise."""
+    import datasets
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    datasets.disable_progress_bars()

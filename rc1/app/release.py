@@ -1,0 +1,183 @@
+"""The RC1 release verdict of a line of training, computed when it completes.
+
+Selection and measurement never share items. The shadow set chose the checkpoint: the last one promoted to best/
+(by `release.metric`), else the final checkpoint. The gate set, which nothing else ever reads, then measures it:
+its step-0 evaluation (round 2's, on the base policy) against the selected checkpoint's, per item, success
+averaged over `release.samples` sampled replies. The gain is the mean per-item difference with a 95 % paired
+bootstrap interval over items (rc1/scoring/release_stats.py); PASSED only when the gain reaches
+`release.min_hard_gain_pp` and the interval lies above 0.
+
+With several seeds (`run.seeds`) each line of training gets that verdict, and the run gets one across them
+(`release_across_seeds`): the mean gain minus its spread must reach the threshold, every seed having passed.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+
+from rc1.app.gate_set import Policy, evaluate_gate_set
+from rc1.app.session import Session
+from rc1.core import distributed
+from rc1.core.errors import TrainingError
+from rc1.run import events as ev
+from rc1.run.replay import CheckpointRef, Projection
+from rc1.scoring.release_stats import paired_gain, release_verdict
+from rc1.views.release import release_table, verdict_line
+
+
+def selected_checkpoint(p: Projection, final: CheckpointRef) -> tuple[CheckpointRef, str]:
+    """The checkpoint the shadow set chose, and how: the last best/ promotion ("best"), else the final one."""
+    if p.best_step is not None:
+        chosen = [c for c in p.checkpoints if c.step == p.best_step]
+        if chosen:
+            return chosen[-1], "best"
+    return final, "final"
+
+
+def release_event(
+    base: ev.GateSetEvaluated, selected: ev.GateSetEvaluated, threshold_pp: float, metric: str, seed: int | None
+) -> ev.ReleaseEvaluated:
+    """The verdict from two gate-set evaluations of the same items (a pure function of the log's events)."""
+    if (base.gate_sha256, base.item_ids, base.samples) != (selected.gate_sha256, selected.item_ids, selected.samples):
+        raise TrainingError(
+            "the gate set's two evaluations are not of the same items and samples (the gate set "
+            "changed after round 2?); re-run the rounds (`rc1 advance` from INIT) to evaluate the "
+            "step-0 policy on the gate set in force"
+        )
+    gain = paired_gain(
+        [k / base.samples for k in base.sampled],
+        [k / selected.samples for k in selected.sampled],
+        seed=base.generation_seed,
+    )
+    verdict = release_verdict(gain, threshold_pp)
+    return ev.ReleaseEvaluated(
+        step=selected.step,
+        selected_by=selected.selected_by,
+        items="gate",
+        n=gain.n,
+        samples=selected.samples,
+        baseline_success=gain.baseline,
+        selected_success=gain.selected,
+        baseline_greedy=base.greedy_success,
+        selected_greedy=selected.greedy_success,
+        hard_gain_pp=gain.gain_pp,
+        ci_low_pp=gain.ci_low_pp,
+        ci_high_pp=gain.ci_high_pp,
+        confidence=gain.confidence,
+        resamples=gain.resamples,
+        bootstrap_seed=gain.seed,
+        threshold_pp=threshold_pp,
+        passed=verdict.passed,
+        failed=list(verdict.failed),
+        metric=metric,
+        seed=seed,
+    )
+
+
+def release_plan(p: Projection, final: CheckpointRef) -> tuple[CheckpointRef, str] | None:
+    """The checkpoint the line's verdict still has to evaluate on the gate set, and how it was chosen; None when there
+    is nothing to evaluate (the verdict is in the log, the log holds that evaluation, or round 2 left no base)."""
+    if p.release is not None or p.gate_base is None:
+        return None
+    chosen, how = selected_checkpoint(p, final)
+    selected = p.gate_selected
+    return (chosen, how) if selected is None or selected.step != chosen.step else None
+
+
+def join_release(session: Session, base_seed: int) -> None:
+    """A rank other than 0 at the end of a line: its share of the gate-set replies to the checkpoint rank 0 names
+    (rank 0 scores and records them)."""
+    from rc1.app.gate_set import success_counts
+    from rc1.data.task import read_items
+
+    plan = distributed.share(None)
+    if plan is not None:
+        generated = success_counts(session, _policy_at(session, plan[0], base_seed), read_items(session.ws.gate_path))[
+            3
+        ]
+        print(
+            f"rank {distributed.rank()}: generated {generated} of the gate set's replies to step {plan[0].step}",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+def evaluate_release(session: Session, final: CheckpointRef, base_seed: int) -> None:
+    """Evaluate the selected checkpoint on the gate set (unless the log already holds it: a crash came between),
+    then append and print the verdict. `base_seed` builds the built-in base model the checkpoint's weights go on.
+    Under a multi-process launch every rank calls it with rank 0 (`join_release`) and generates its share."""
+    p = session.projection
+    plan = distributed.share(release_plan(p, final))  # rank 0's plan: every rank generates its share of it
+    if p.release is not None:
+        return
+    base = p.gate_base
+    if base is None:
+        print(
+            "release: not evaluated (round 2 left no gate-set evaluation of the step-0 policy: a run begun before "
+            "gate sets existed)",
+            flush=True,
+        )
+        return
+    chosen, how = selected_checkpoint(p, final)
+    selected = p.gate_selected
+    if plan is not None:
+        policy = _policy_at(session, chosen, base_seed)
+        print(
+            f"  gate set: evaluating step {chosen.step} ({how}) on {len(base.item_ids)} items × {base.samples} samples",
+            flush=True,
+        )
+        selected = evaluate_gate_set(
+            session, policy, which="selected", step=chosen.step, checkpoint=chosen.dir, selected_by=how, seed=p.seed
+        )
+    event = session.append(
+        release_event(base, selected, session.config.release.min_hard_gain_pp, session.config.release.metric, p.seed)
+    )
+    print(release_table(p.evals, chosen.step), flush=True)
+    print(verdict_line(event), flush=True)
+
+
+def _policy_at(session: Session, ref: CheckpointRef, base_seed: int) -> Policy:
+    """The base policy with the checkpoint's weights, once its files match the hashes its event recorded."""
+    from rc1.app.policy import load_run_policy
+    from rc1.data.task import read_items
+    from rc1.train import checkpoints
+    from rc1.train.checkpoint_policy import policy_at
+
+    directory = session.ws.root / ref.dir
+    problems = checkpoints.verify(directory, ref.files)
+    if problems:
+        raise TrainingError(f"the selected checkpoint cannot be evaluated on the gate set: {'; '.join(problems)}")
+    model, tokenizer, device, _ = load_run_policy(session, read_items(session.ws.balanced_pool_path), base_seed)
+    return Policy(policy_at(model, directory, session.config.finetune.method), tokenizer, device)
+
+
+def across_seeds_event(p: Projection, threshold_pp: float) -> ev.ReleaseAcrossSeeds | None:
+    """The verdict over every finished line of training: mean gain minus its spread (sample standard deviation
+    over seeds) must reach the threshold, and every line must have passed its own verdict (gain and interval).
+    None when a line has no release of its own (a run begun before the gate set existed)."""
+    releases = {str(line.seed): line.release for line in p.finished}
+    if not releases or any(r is None for r in releases.values()):
+        return None
+    gains = {seed: r.hard_gain_pp for seed, r in releases.items()}
+    mean = statistics.fmean(gains.values())
+    spread = statistics.stdev(gains.values()) if len(gains) > 1 else 0.0
+    passed = mean - spread >= threshold_pp and all(r.passed for r in releases.values())
+    return ev.ReleaseAcrossSeeds(
+        gains_pp=gains, mean_pp=mean, spread_pp=spread, threshold_pp=threshold_pp, passed=passed
+    )
+
+
+def evaluate_release_across_seeds(session: Session) -> None:
+    event = across_seeds_event(session.projection, session.config.release.min_hard_gain_pp)
+    if event is None:
+        print("release across seeds: not evaluated (a line of training has no release of its own)", flush=True)
+        return
+    session.append(event)
+    gains = ", ".join(f"seed {seed} {gain:+.1f}" for seed, gain in event.gains_pp.items())
+    print(
+        f"release across {len(event.gains_pp)} seeds (RC1 gate): {'PASSED' if event.passed else 'NOT PASSED'}: "
+        f"hard gain mean {event.mean_pp:+.1f} pp, spread {event.spread_pp:.1f} pp ({gains}); "
+        f"needs mean − spread ≥ {event.threshold_pp:g} pp and every seed passed",
+        flush=True,
+    )

@@ -1,0 +1,79 @@
+"""The runbook, whole: every preflight check's entry and every monitor rule's, collected by explicit imports from
+the modules they stand beside. A failed round prints its failed checks' entries, a tripped rule its own, `rc1 status`
+a halt's, `rc1 runbook` any of them, and the README's runbook is `rc1 runbook --markdown` (tests/unit/test_runbook.py
+holds the two equal and every check a round can record to an entry)."""
+
+from __future__ import annotations
+
+from rc1.app import gate_set as release_power
+from rc1.app import preflight, shadow_run
+from rc1.checks import (
+    consistency,
+    coverage,
+    difficulty,
+    diversity,
+    duplicates,
+    gate_set,
+    leak,
+    ngram_kl,
+    overclar,
+    resources,
+    reward_functions,
+    scorer,
+    seed_pool,
+    shadow,
+    sources,
+    weights,
+)
+from rc1.core.runbook import Runbook
+from rc1.run.monitors.rules import MONITORS
+
+CHECKS: dict[str, Runbook] = {
+    **sources.RUNBOOK,
+    **shadow.RUNBOOK,
+    **gate_set.RUNBOOK,
+    **seed_pool.RUNBOOK,
+    **diversity.RUNBOOK,
+    **ngram_kl.RUNBOOK,
+    **coverage.RUNBOOK,
+    **duplicates.RUNBOOK,
+    **leak.RUNBOOK,
+    **difficulty.RUNBOOK,
+    **weights.RUNBOOK,
+    **overclar.RUNBOOK,
+    **scorer.RUNBOOK,
+    **reward_functions.RUNBOOK,
+    **consistency.RUNBOOK,
+    **resources.RUNBOOK,
+    **release_power.RUNBOOK,
+    **preflight.RUNBOOK,
+    **shadow_run.RUNBOOK,
+}
+RULES: dict[str, Runbook] = {name: spec.runbook for name, spec in MONITORS.items()}
+
+
+def entry(name: str) -> Runbook | None:
+    return CHECKS.get(name) or RULES.get(name)
+
+
+def text(names: list[str]) -> str:
+    """The entries of `names` (checks or rules), each under its name."""
+    return "\n".join(f"{name}:\n{entry(name).text('    ')}" for name in names if entry(name) is not None)
+
+
+def markdown() -> str:
+    """The README's runbook section: a table per kind, what a failure usually means and what to try."""
+    lines = ["| check | usually | try |", "|---|---|---|"]
+    lines += [_row(name, book) for name, book in CHECKS.items()]
+    lines += ["", "| monitor | usually | try |", "|---|---|---|"]
+    lines += [_row(name, book) for name, book in RULES.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _row(name: str, book: Runbook) -> str:
+    tries = "<br>".join(_cell(t) for t in book.tries)
+    return f"| `{name}` | {_cell(book.means)} | {tries} |"
+
+
+def _cell(value: str) -> str:
+    return value.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")

@@ -1,0 +1,3 @@
+from rc1.bench.main import main
+
+raise SystemExit(main())

@@ -1,0 +1,317 @@
+"""`make bench`: timings as ratios against a baseline measured in the same run (never asserted).
+
+replay: read + verify + fold a 100k-event log, against the baseline of merely parsing
+the same lines with the standard json module.
+round1: the real `rc1 preflight --round 1` on the production-size pool (30k) and on 10× that, in
+fresh temp workspaces; the 30k run is the baseline, the 300k run is reported as a growth ratio
+(near-linear checks keep it near 10; the target is ≤ 12, and ≤ 60 s for 30k).
+training: rc1's GRPO loop and `rc1 train` against a bare TRL GRPOTrainer (rc1/bench/training.py).
+arms: the embedded default trained on its reward, a format-only one and a shuffled-gold one, each with its release
+verdict, and the true reward's gain against the format-only arm's on the same gate items (rc1/bench/arms.py).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import tempfile
+import time
+from pathlib import Path
+
+from rc1.eventlog.log import EventLog, read_log
+from rc1.run import events as ev
+from rc1.run.replay import replay
+
+
+def _best_of(fn, repeat: int = 3) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def _write_training_log(root: Path, steps: int) -> Path:
+    fp = ev.Fingerprints(pool="p" * 64, shadow="s" * 64, config="c" * 64, weights="w" * 64)
+    log_path = root / "bench.jsonl"
+    with EventLog(log_path, root / "bench.lock", "bench") as log:
+        log._write_durably = _buffered(log_path)  # the benchmark measures reading, not fsync
+        log.append(ev.Round1Passed(fingerprints=fp, checks=[]))
+        log.append(ev.Round2Passed(fingerprints=fp, checks=[]))
+        log.append(
+            ev.TrainingStarted(
+                resume_from_step=0,
+                resume_from_dir=None,
+                max_steps=steps,
+                engine="trl",
+                strategy="grpo",
+                model="bench",
+                device="cpu",
+                dtype="float32",
+            )
+        )
+        for step in range(1, steps + 1):
+            log.append(
+                ev.TrainStep(
+                    step=step,
+                    loss=0.1,
+                    kl=0.01,
+                    ratio=0.0,
+                    lr=1e-5,
+                    reward=0.5,
+                    mem_used_mb=100.0,
+                    sec_per_step=0.1,
+                    tokens=24,
+                )
+            )
+            if step % 500 == 0:
+                log.append(
+                    ev.CheckpointSaved(step=step, dir=f"checkpoints/bench/step_{step:05d}", files={"a": "0" * 64})
+                )
+        log.append(ev.RunCompleted(step=steps, best_step=None, final_checkpoint=f"checkpoints/bench/step_{steps:05d}"))
+    return log_path
+
+
+def _buffered(path: Path):
+    fh = open(path, "ab")
+
+    def write(data: bytes, kill_point: str) -> None:
+        fh.write(data)
+        fh.flush()
+
+    return write
+
+
+def bench_replay(steps: int = 100_000) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = _write_training_log(Path(tmp), steps)
+        size_mb = path.stat().st_size / 1e6
+
+        def baseline():
+            with open(path, "rb") as fh:
+                for line in fh:
+                    json.loads(line)
+
+        def rc1_replay():
+            contents = read_log(path)
+            assert not contents.chain_breaks
+            replay(contents.events)
+
+        base = _best_of(baseline)
+        ours = _best_of(rc1_replay)
+        print(f"replay: {steps + steps // 500 + 3} events ({size_mb:.1f} MB)")
+        print(f"  baseline json.loads per line : {base:.3f} s")
+        print(f"  rc1 read+verify chain+fold   : {ours:.3f} s   ratio {ours / base:.2f}x baseline")
+
+
+def _round1_seconds(pool_size: int) -> float:
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[2]
+    with tempfile.TemporaryDirectory() as tmp:
+        shutil.copytree(repo / "configs", Path(tmp) / "configs")
+        # Generated data: the bench measures how the checks scale, offline (rc1.yaml names a hub source).
+        command = [
+            sys.executable,
+            "-m",
+            "rc1",
+            "preflight",
+            "--round",
+            "1",
+            "--config",
+            "configs/rc1.yaml",
+            "--set",
+            f"data.pool_size={pool_size}",
+            "--set",
+            "data.sources={}",
+        ]
+        start = time.perf_counter()
+        done = subprocess.run(
+            command, cwd=tmp, capture_output=True, text=True, env={**os.environ, "CUDA_VISIBLE_DEVICES": ""}
+        )
+        seconds = time.perf_counter() - start
+        if done.returncode != 0:
+            print(f"  round 1 on {pool_size} items exited {done.returncode}: {done.stderr.strip()[-400:]}")
+        return seconds
+
+
+def bench_round1(base: int = 30_000, factor: int = 10) -> None:
+    small = _round1_seconds(base)
+    print("round1 (production profile, preflight --round 1; its floors cannot be lowered for the bench):")
+    print(f"  {base:>7} items : {small:.1f} s   (target ≤ 60 s)")
+    large = _round1_seconds(base * factor)
+    print(
+        f"  {base * factor:>7} items : {large:.1f} s   growth ratio {large / small:.2f} for {factor}× the data (target "
+        "≤ 12)"
+    )
+
+
+def bench_status(steps: int = 1_000_000) -> None:
+    """The core at scale, on a finished run of `steps` train_steps (a checkpoint every 500):
+    - `rc1 status --json` and `rc1 advance` as processes, from the snapshot a writer leaves, against the floor
+      of starting python with msgspec, transitions and yaml; status also without a snapshot;
+    - full verification (read, chain, fold: what audit and a cold replay do) against msgspec's bulk decode of
+      the same bytes;
+    - one durable append (a train_step, fsync included) through a writing session at 100 events and at
+      `steps`: the views are appended to, not rebuilt, so the two should cost the same."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    import yaml
+
+    from rc1.app.session import Session
+    from rc1.config.kept import keep_config
+    from rc1.config.loading import load_config
+    from rc1.core.workspace import Workspace
+    from rc1.eventlog.lines import EVENT_DECODER
+    from rc1.eventlog.snapshot import snapshot_path
+
+    repo = Path(__file__).resolve().parents[2]
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        shutil.copytree(repo / "configs", root / "configs")
+        raw = yaml.safe_load((repo / "configs/local.yaml").read_text())
+        raw["run"]["name"] = "bench"
+        (root / "configs/bench.yaml").write_text(yaml.safe_dump(raw))
+        env = {**os.environ, "CUDA_VISIBLE_DEVICES": ""}
+        cwd = os.getcwd()
+        os.chdir(root)
+        try:
+            small = _append_seconds(root, 100)
+            ws = Workspace(root=root, run="bench")
+            ws.events_dir.mkdir(exist_ok=True)
+            for path in ws.events_dir.iterdir():
+                path.unlink()
+            _write_training_log(ws.events_dir, steps).rename(ws.log_path)
+            with Session.open(load_config("configs/bench.yaml")):
+                pass  # what any writer leaves: the views, and the snapshot anchored to the last line
+            # A kept config (rc1/config/kept.py): every command on the run first asks whether its gate is in force.
+            keep_config(ws, load_config("configs/bench.yaml"))
+            large = _append_seconds(root, steps)
+        finally:
+            os.chdir(cwd)
+
+        def run(*command) -> None:
+            subprocess.run(command, cwd=root, capture_output=True, env=env, check=True)
+
+        status = [sys.executable, "-m", "rc1", "status", "--json", "--config", "configs/bench.yaml"]
+        advance = [sys.executable, "-m", "rc1", "advance", "--config", "configs/bench.yaml"]
+        floor = _best_of(lambda: run(sys.executable, "-c", "import msgspec, transitions, yaml"))
+        fast = _best_of(lambda: run(*status))
+        advanced = _best_of(lambda: run(*advance))
+        data = ws.log_path.read_bytes()
+        events = data.count(b"\n")
+        decode = _best_of(functools.partial(EVENT_DECODER.decode_lines, data))
+        del data  # the verification reads the file itself
+        verify = _best_of(lambda: replay(read_log(ws.log_path).events))
+        snapshot_path(ws).unlink()
+        whole = _best_of(lambda: run(*status), repeat=1)
+        print(f"status: {events} events ({ws.log_path.stat().st_size / 1e6:.0f} MB), best of 3")
+        print(f"  floor: python + msgspec + transitions + yaml : {floor:.2f} s")
+        print(
+            f"  rc1 status --json, from the snapshot          : {fast:.2f} s   ratio {fast / floor:.2f}x floor (target "
+            "≤ 0.25 s)"
+        )
+        print(
+            f"  rc1 advance on the finished run               : {advanced:.2f} s   ratio {advanced / floor:.2f}x floor "
+            "(target ≤ 1 s)"
+        )
+        print(f"  rc1 status --json, whole log (no snapshot)    : {whole:.2f} s   ratio {whole / floor:.2f}x floor")
+        print(f"  msgspec decode_lines of the log               : {decode:.2f} s")
+        print(
+            f"  read + verify chain + fold (audit, cold replay): {verify:.2f} s   ratio {verify / decode:.2f}x decode "
+            "(target ≤ 1.5)"
+        )
+        print(f"  one train_step append at 100 events           : {small * 1e3:.2f} ms")
+        print(
+            f"  one train_step append at {events:,} events  : {large * 1e3:.2f} ms   ratio {large / small:.2f}x "
+            "(target ≈ 1)"
+        )
+
+
+def _append_seconds(root: Path, at: int, appends: int = 200) -> float:
+    """The median time of one train_step append through a writing session on the run in `root` (a fresh log of
+    `at` events is written first when there is none)."""
+    import statistics
+
+    from rc1.app.session import Session
+    from rc1.config.loading import load_config
+
+    loaded = load_config("configs/bench.yaml")
+    if not (root / "events" / "bench.jsonl").exists():
+        (root / "events").mkdir(exist_ok=True)
+        _write_training_log(root / "events", at - 4).rename(root / "events" / "bench.jsonl")
+    times = []
+    with Session.open(loaded) as session:
+        step = session.projection.step
+        # The first append is preceded by run_started (the session announces itself): the median leaves it out.
+        for index in range(appends):
+            event = ev.TrainStep(
+                step=step + index + 1,
+                loss=0.1,
+                kl=0.01,
+                ratio=0.0,
+                lr=1e-5,
+                reward=0.5,
+                mem_used_mb=100.0,
+                sec_per_step=0.1,
+                tokens=24,
+            )
+            start = time.perf_counter()
+            session.append(event)
+            times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main() -> int:
+    import sys
+
+    if "--training-only" in sys.argv:
+        from rc1.bench.training import bench_training
+
+        bench_training()
+        return 0
+    if "--status-only" in sys.argv:
+        bench_status()
+        return 0
+    if "--monitors-only" in sys.argv:
+        from rc1.bench.monitors import bench_monitors
+
+        bench_monitors()
+        return 0
+    if "--processes-only" in sys.argv:
+        from rc1.bench.processes import bench_processes
+
+        bench_processes()
+        return 0
+    if "--arms-only" in sys.argv:
+        from rc1.bench.arms import bench_arms
+
+        bench_arms()
+        return 0
+    if "--round1-only" not in sys.argv:
+        bench_replay()
+        bench_status()
+    bench_round1()
+    from rc1.bench.arms import bench_arms
+    from rc1.bench.training import bench_training
+
+    bench_training()
+    bench_arms()
+    from rc1.bench.monitors import bench_monitors
+
+    bench_monitors()
+    from rc1.bench.processes import bench_processes
+
+    bench_processes()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

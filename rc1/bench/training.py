@@ -1,0 +1,161 @@
+"""`make bench`, training: `train.max_steps` GRPO steps through rc1 against the same steps through a bare TRL
+`GRPOTrainer` (same model, data, reward, seed, arguments), measured in one run; and tokens/s of the
+torch engine's PPO against its GRPO.
+
+- bare TRL: `GRPOTrainer(...).train()` on the arguments `trl_args` gives rc1 (checkpoints included);
+- rc1 loop: `TrlEngine.train` with hooks that record nothing (rc1's bridge, staging, checks);
+- rc1 process: `rc1 train` as a user runs it, which adds start-up, the step-0 and periodic shadow-set
+  evaluations, publishing and hashing checkpoints and appending events.
+The loop ratio is the one the target (≤ 1.05) is about; the process's additions are reported apart.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+CONFIG = "configs/local.yaml"
+
+
+def _rc1(root: Path, *args: str) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "rc1", *args, "--config", CONFIG],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "CUDA_VISIBLE_DEVICES": ""},
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"bench: rc1 {' '.join(args)} exited {done.returncode}: {done.stderr.strip()[-600:]}")
+    return time.perf_counter() - start
+
+
+def bench_training(repeat: int = 2) -> None:
+    """`train.max_steps` GRPO steps of the embedded default, each way."""
+    import torch
+    from transformers.trainer_callback import PrinterCallback
+    from trl import GRPOTrainer
+
+    from rc1.app.policy import builtin_model_dir
+    from rc1.config.loading import load_config
+    from rc1.core.workspace import Workspace
+    from rc1.data.task import read_items
+    from rc1.eventlog.log import read_log
+    from rc1.run import events as ev
+    from rc1.scoring.pipeline import ScoringPipeline, components_for, make_reward_fn, rule_scorer
+    from rc1.scoring.weights import load_weights
+    from rc1.train.engine_trl import _quiet_renamed_property, trl_args
+    from rc1.train.engines import build_engine
+    from rc1.train.model_loading import load_policy, lora_config
+    from rc1.train.prompts import fit_prompt
+    from rc1.train.protocols import NoHooks
+    from rc1.train.schedule import schedule
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        shutil.copytree(REPO / "configs", root / "configs")
+        _rc1(root, "preflight", "--round", "1")
+        _rc1(root, "preflight", "--round", "2")  # builds and warm-starts the built-in model (its shadow run)
+        process = _rc1(root, "train")
+        log = read_log(root / "events" / "local.jsonl").events
+        loop_in_process = sum(e.sec_per_step for e in log if isinstance(e, ev.TrainStep))
+        evals = sum(1 for e in log if isinstance(e, ev.EvalCompleted))
+
+        loaded = load_config(root / CONFIG)
+        config = loaded.config
+        steps = config.train.max_steps
+        peft_config = None if config.finetune.method == "full" else lora_config(config.model)
+        ws = Workspace(root=root, run=config.run.name)
+        pool = read_items(ws.balanced_pool_path)
+        base = builtin_model_dir(ws, config.run.seed)
+        model_dir = base.with_name(f"{base.name}-sft{config.model.warm_start_steps}")
+        weights = load_weights(loaded.weights_path, components_for(loaded))
+        reward_fn = make_reward_fn(config.reward, weights, ScoringPipeline(rule_scorer(loaded, thinking=False)))
+
+        def bare() -> float:
+            from datasets import Dataset
+
+            model, tokenizer = load_policy(config.model, config.finetune.method, "cpu", torch.float32, model_dir)
+            args = trl_args(config, root / "bare", "cpu", torch.float32)
+            prompts = [fit_prompt(tokenizer, item, config.train.max_prompt_tokens)[0] for item in pool]
+            order = schedule(len(pool), steps * (args.generation_batch_size // args.num_generations), config.run.seed)
+            dataset = Dataset.from_dict({"prompt": [prompts[i] for i in order], "item_index": order})
+
+            def reward(prompts, completions, item_index, completion_ids, **_):
+                return reward_fn([pool[i] for i in item_index], list(completions), [len(c) for c in completion_ids])
+
+            with _quiet_renamed_property():
+                trainer = GRPOTrainer(
+                    model=model,
+                    reward_funcs=[reward],
+                    args=args,
+                    train_dataset=dataset,
+                    processing_class=tokenizer,
+                    peft_config=peft_config,
+                )
+                trainer.remove_callback(PrinterCallback)
+                start = time.perf_counter()
+                trainer.train()
+            seconds = time.perf_counter() - start
+            shutil.rmtree(root / "bare", ignore_errors=True)
+            return seconds
+
+        def loop() -> float:
+            model, tokenizer = load_policy(config.model, config.finetune.method, "cpu", torch.float32, model_dir)
+            engine = build_engine(config, pool, reward_fn, model, tokenizer, root / "staging", "cpu")
+            start = time.perf_counter()
+            engine.train(NoHooks(), resume_from=None)  # the engine quiets the same warning itself
+            seconds = time.perf_counter() - start
+            shutil.rmtree(root / "staging", ignore_errors=True)
+            return seconds
+
+        bare_s, loop_s = float("inf"), float("inf")
+        for _ in range(repeat):  # alternated, best of each: neither pays the other's warm-up
+            bare_s = min(bare_s, bare())
+            loop_s = min(loop_s, loop())
+        print(
+            f"training: {steps} GRPO steps of the embedded default (trl engine, finetune.method "
+            f"{config.finetune.method}), best of {repeat}"
+        )
+        print(f"  bare TRL GRPOTrainer.train()   : {bare_s:.1f} s")
+        print(f"  rc1 loop (TrlEngine.train) : {loop_s:.1f} s   ratio {loop_s / bare_s:.3f}x bare (target ≤ 1.05)")
+        print(
+            f"  rc1 train (process)            : {process:.1f} s   ratio {process / bare_s:.2f}x bare; of it "
+            f"{loop_in_process:.1f} s in steps, the rest start-up, {evals} shadow-set evaluations, publishing, "
+            "the gate-set evaluation of the selected checkpoint"
+        )
+        _bench_torch_strategies(loaded, pool, reward_fn, model_dir, root, min(steps, 40))
+
+
+def _bench_torch_strategies(loaded, pool, reward_fn, model_dir: Path, root: Path, steps: int) -> None:
+    import msgspec
+    import torch
+
+    from rc1.train.engines import build_engine
+    from rc1.train.model_loading import load_policy
+
+    rates = {}
+    for strategy in ("grpo", "ppo"):
+        config = loaded.config
+        # The torch engine trains adapters (rc1/train/engine_torch.py); its strategies are compared on one.
+        config = msgspec.structs.replace(
+            config,
+            engine=msgspec.structs.replace(config.engine, name="torch", strategy=strategy),
+            finetune=msgspec.structs.replace(config.finetune, method="lora"),
+        )
+        model, tokenizer = load_policy(config.model, "lora", "cpu", torch.float32, model_dir)
+        engine = build_engine(config, pool, reward_fn, model, tokenizer, root / f"staging-{strategy}", "cpu")
+        tokens, start = 0, time.perf_counter()
+        for step in range(1, steps + 1):
+            tokens += engine.train_step(step).tokens
+        rates[strategy] = tokens / (time.perf_counter() - start)
+    print(f"torch engine, {steps} steps each, update_epochs {loaded.config.train.update_epochs}:")
+    print(f"  grpo : {rates['grpo']:.0f} completion tokens/s")
+    print(f"  ppo  : {rates['ppo']:.0f} completion tokens/s   ratio {rates['ppo'] / rates['grpo']:.2f}x grpo")

@@ -1,0 +1,59 @@
+"""`rc1 audit`: exit 0 only when every check over the log and its checkpoints holds."""
+
+from __future__ import annotations
+
+import sys
+
+import msgspec
+
+from rc1.cli._run_config import config_of
+from rc1.core.errors import ExitCode
+from rc1.core.workspace import Workspace
+from rc1.data.fingerprints import current_fingerprints
+from rc1.eventlog.audit import audit_log
+
+
+def run(args) -> int:
+    loaded = config_of(args)
+    ws = Workspace.here(loaded.config.run.name)
+    if not ws.log_path.exists():
+        print(f"error: {ws.log_path}: no event log for run {ws.run!r}", file=sys.stderr)
+        return int(ExitCode.BAD_INPUT)
+    report = audit_log(ws, current_fingerprints(ws, loaded))
+    rescored = None
+    if args.rescore or args.rejudge:
+        from rc1.app.rescore import rescore
+        from rc1.eventlog.log import read_log
+
+        rescored = rescore(ws, loaded, read_log(ws.log_path).events, args.sample, args.sample_seed, args.rejudge)
+        report.findings += rescored.findings
+        report.checks_run.append("rescore")
+    if args.json:
+        document = {**msgspec.to_builtins(report), "ok": report.ok}
+        if rescored is not None:
+            document["rescore"] = msgspec.to_builtins(msgspec.structs.replace(rescored, findings=[]))
+        print(msgspec.json.format(msgspec.json.encode(document)).decode())
+    else:
+        print(f"audit of {report.log}: {report.events} events, checks: {', '.join(report.checks_run)}")
+        if rescored is not None:
+            print(
+                f"  rescore: {rescored.completions} archived completions, {rescored.rescored} scored again, "
+                f"{rescored.steps} training steps' rewards and {rescored.verdicts} release verdict(s) compared, "
+                f"in {rescored.seconds:.1f} s"
+            )
+            if rescored.judged or rescored.judge_unverifiable:
+                print(
+                    f"  rescore: {rescored.judged} judge components derived again from the judge cache; "
+                    f"{rescored.judge_unverifiable} not re-derivable (their answers are not cached: scorer.cache)"
+                )
+            if rescored.rejudged:
+                print(f"  rescore: {rescored.rejudged} judge components asked of the judge again (--rejudge)")
+        for f in report.findings:
+            where = f"seq {f.seq}" if f.seq is not None else "log"
+            print(f"  FAIL [{f.check}] {where}: {f.message}")
+        for f in report.set_aside:
+            print(f"  note [{f.check}] seq {f.seq}: {f.message} (by `rc1 repair`)")
+        for f in report.notes:
+            print(f"  note [{f.check}] seq {f.seq}: {f.message}")
+        print("audit passed" if report.ok else f"audit FAILED: {len(report.findings)} finding(s)")
+    return 0 if report.ok else int(ExitCode.GATE_CLOSED)

@@ -1,0 +1,42 @@
+"""`rc1 export`: a checkpoint written out as a model with its model card (rc1/app/export.py), recorded as
+model_exported; then, with --push-to-hub, uploaded once the log's lock is given back (rc1/app/hub.py)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from rc1.app.export import export_model
+from rc1.app.hub import check_repo_id, push
+from rc1.app.session import Session
+from rc1.cli._run_config import config_of
+from rc1.core.errors import BadInput
+from rc1.core.workspace import Workspace
+
+
+def run(args) -> int:
+    loaded = config_of(args)
+    if args.push_to_hub:
+        check_repo_id(args.push_to_hub)
+    if args.merge and loaded.config.finetune.method == "full":
+        print("note: --merge: a full fine-tune has no adapter to merge; its model is exported whole", file=sys.stderr)
+    ws = Workspace.here(loaded.config.run.name)
+    if not ws.log_path.exists():
+        raise BadInput(f"{ws.log_path}: no event log for run {ws.run!r}; there is nothing to export")
+    with Session.open(loaded, accept_changed_inputs=args.accept_changed_inputs) as session:
+        event = export_model(session, args.checkpoint, args.seed, args.merge, Path(args.out))
+    seed = f" of seed {event.seed}" if len(loaded.config.run.seeds) > 1 else ""
+    weights = sum(f.bytes for f in event.files.values())
+    print(
+        f"exported step {event.step}{seed} ({event.checkpoint}) as {event.form} to {event.out}: {len(event.files)} "
+        f"files, {weights / 1e6:.1f} MB, model card {event.out}/README.md; model_exported at seq {event.seq}"
+    )
+    if args.push_to_hub:
+        url = push(
+            Path(args.out),
+            args.push_to_hub,
+            f"rc1 export of run {ws.run}, step {event.step}{seed} ({event.form})",
+            event.seq,
+        )
+        print(f"pushed to {args.push_to_hub}: {url}")
+    return 0

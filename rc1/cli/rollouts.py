@@ -1,0 +1,66 @@
+"""`rc1 rollouts`: the archived completions of a run, with what each was scored (TRL's log_completions, after
+the fact). Read-only: the log and the shards, verified against the sha256 their events recorded."""
+
+from __future__ import annotations
+
+import sys
+
+import msgspec
+
+from rc1.cli._run_config import config_of
+from rc1.core.errors import BadInput
+from rc1.core.workspace import Workspace
+from rc1.eventlog.log import read_log
+from rc1.scoring.archive import EVAL, EVAL_SAMPLED, TRAIN, Rollout
+from rc1.views.archive import ShardChanged, archive_shards, read_shard
+
+TEXT_WIDTH = 72
+
+
+def run(args) -> int:
+    ws = Workspace.here(config_of(args).config.run.name)
+    if not ws.log_path.exists():
+        raise BadInput(f"{ws.log_path}: no event log for run {ws.run!r}")
+    shards = [
+        s
+        for s in archive_shards(read_log(ws.log_path).events)
+        if (args.seed is None or s.seed == args.seed)
+        and (s.kind == "eval" if args.eval is not None else s.kind == "train")
+        and (args.eval is None or s.step == args.eval)
+    ]
+    try:
+        rows = [(shard.seed, row) for shard in shards for row in read_shard(ws.root, shard)]
+    except ShardChanged as e:
+        raise BadInput(str(e)) from None
+    kinds = (EVAL, EVAL_SAMPLED) if args.eval is not None else (TRAIN,)
+    rows = [
+        (seed, r)
+        for seed, r in rows
+        if r.kind in kinds and (args.step is None or r.step == args.step) and (args.task is None or r.task == args.task)
+    ]
+    if args.worst or args.best:
+        rows.sort(key=lambda pair: pair[1].reward, reverse=bool(args.best))
+        rows = rows[: args.worst or args.best]
+    if args.json:
+        print(msgspec.json.encode([{"seed": seed, **msgspec.structs.asdict(r)} for seed, r in rows]).decode())
+        return 0
+    if not rows:
+        print(f"no archived completions match in run {ws.run} ({len(shards)} shard(s) looked at)", file=sys.stderr)
+        return 0
+    print(_table([r for _, r in rows]))
+    return 0
+
+
+def _table(rows: list[Rollout]) -> str:
+    names = sorted({name for r in rows for name in r.components})
+    head = f"{'kind':<13}{'step':>5}  {'task':<11}{'item':<26}{'reward':>7}  " + "".join(f"{n[:6]:>7}" for n in names)
+    lines = [head + f"  {'pen':>5}  {'tok':>4}  completion"]
+    for r in rows:
+        text = "(text not kept)" if r.completion is None else r.completion.replace("\n", "⏎")
+        text = text if len(text) <= TEXT_WIDTH else text[: TEXT_WIDTH - 1] + "…"
+        components = "".join(f"{r.components[n]:>7.3f}" if n in r.components else f"{'-':>7}" for n in names)
+        lines.append(
+            f"{r.kind:<13}{r.step:>5}  {r.task:<11}{r.item_id[:25]:<26}{r.reward:>7.3f}  {components}"
+            f"  {r.penalty:>5.2f}  {r.tokens:>4}  {text}"
+        )
+    return "\n".join(lines)

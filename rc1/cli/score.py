@@ -1,0 +1,119 @@
+"""`rc1 score`: why one completion gets its reward — its components, the penalty, the difficulty factor.
+
+It scores through the run's own scorer (the judge too, when one is configured: a real call, in the
+ledger under scope `cli`) and appends nothing to the event log.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import msgspec
+
+from rc1.app.scoring import open_scoring, policy_thinking
+from rc1.cli._run_config import config_of
+from rc1.core.catalog import TASKS, is_builtin
+from rc1.core.errors import BadInput
+from rc1.core.fsutil import read_input_text
+from rc1.core.workspace import Workspace
+from rc1.data.task import TaskItem
+from rc1.scoring.reward import reward_parts
+
+
+def run(args) -> int:
+    loaded = config_of(args)
+    item = _item(args, loaded.config.data.tasks)
+    completion = read_input_text(args.completion_file, "completion file")
+    ws = Workspace.here(loaded.config.run.name)
+    thinking = policy_thinking(loaded)
+    tokens = args.completion_tokens if args.completion_tokens is not None else _count_tokens(loaded, ws, completion)
+    if tokens < 0:
+        raise BadInput(f"--completion-tokens {tokens}: a length cannot be negative")
+    scoring = open_scoring(loaded, ws, thinking)
+    scored = scoring.pipeline.score([item], [completion], [tokens])[0]
+    reward = loaded.config.reward
+    parts = reward_parts(
+        scored.components,
+        scoring.weights,
+        item,
+        scored.clarifications,
+        use_penalty=reward.use_overclar_penalty,
+        alpha=reward.overclar_alpha,
+        cap=reward.overclar_cap,
+        beta=reward.difficulty_beta,
+    )
+    weighted, penalty, factor, total = parts.weighted, parts.penalty, parts.difficulty_factor, parts.total
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "components": scored.components,
+                    "weighted": weighted,
+                    "clarifications": scored.clarifications,
+                    "penalty": penalty,
+                    "difficulty_factor": factor,
+                    "reward": total,
+                    "completion_tokens": tokens,
+                    "thinking": thinking,
+                },
+                indent=2,
+            )
+        )
+        return 0
+    print("components  " + "  ".join(f"{k} {v:.3f} (w {scoring.weights[k]:g})" for k, v in scored.components.items()))
+    print(f"weighted    {weighted:.4f}")
+    print(
+        f"penalty     {penalty:.4f}  ({scored.clarifications} question(s) asked back; alpha {reward.overclar_alpha:g}, "
+        f"cap {reward.overclar_cap}{', not charged: the item needs clarification' if item.needs_clarification else ''})"
+    )
+    print(f"factor      {factor:.4f}  ({item.difficulty}, beta {reward.difficulty_beta:g})")
+    print(f"reward      {total:.4f}  ({tokens} completion tokens, thinking {'on' if thinking else 'off'})")
+    return 0
+
+
+def _item(args, tasks) -> TaskItem:
+    if args.item_json:
+        path = Path(args.item_json)
+        try:
+            return msgspec.json.decode(read_input_text(path, "task item"), type=TaskItem)
+        except msgspec.DecodeError as e:
+            raise BadInput(f"{path}: not a task item: {e}") from None
+    if not args.task or args.gold is None:
+        raise BadInput("score: give --task and --gold (or a whole item with --item-json F)")
+    if args.task not in (*TASKS, *tasks):
+        raise BadInput(f"score: --task {args.task}: unknown; the tasks are {', '.join((*TASKS, *tasks))}")
+    return TaskItem(
+        id="cli",
+        task=args.task,
+        question="",
+        answer=args.gold,
+        difficulty=args.difficulty,
+        prompt="",
+        needs_clarification=args.needs_clarification,
+    )
+
+
+def _count_tokens(loaded, ws: Workspace, completion: str) -> int:
+    """The completion's length in the policy's tokens (the length component is measured in them)."""
+    from transformers import AutoTokenizer
+
+    name = loaded.config.model.name
+    if is_builtin(name):
+        from rc1.app.policy import builtin_model_dir
+
+        source = builtin_model_dir(ws, loaded.config.run.seed) if ws.balanced_pool_path.exists() else None
+        if source is None or not (source / "tokenizer.json").exists():
+            raise BadInput(
+                "--completion-tokens: the built-in model's tokenizer is built with the run's model "
+                "(`rc1 advance`); until then give the length with --completion-tokens N"
+            )
+    else:
+        source = name
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(str(source))
+    except OSError as e:
+        raise BadInput(
+            f"--completion-tokens: cannot load the tokenizer of {name!r} ({e}); give --completion-tokens N"
+        ) from None
+    return len(tokenizer(text=completion, add_special_tokens=False)["input_ids"])

@@ -1,0 +1,160 @@
+"""A run remembers its own config: fixed when round 1 passes, used by every later command on the run.
+
+Round 1 keeps the effective config (file + `--set` overrides) in `data/<run>/config.json`; round1_passed
+fingerprints it (`Fingerprints.config` is its sha256). While that gate is in force, a command that names only the
+run (`--run NAME`, `--set run.name=NAME`, or the default config's run) uses the kept config, whatever the
+config file on disk says now: a forgotten `--set` no longer sends a run back to INIT. A command that asks for a
+different config (`--config F`, or a `--set` of another key, giving other values) is refused (exit 3, nothing
+appended), naming each differing key with both values; `--accept-changed-inputs` is the way to change it on
+purpose, and the stage that finds the change then appends gate_invalidated as before.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from pathlib import Path
+
+import msgspec
+
+from rc1.config.loading import LoadedConfig, load_config
+from rc1.core.errors import BadInput, GateClosed
+from rc1.core.fsutil import atomic_write_bytes
+from rc1.core.workspace import Workspace
+from rc1.eventlog.snapshot import replay_log
+
+DEFAULT_CONFIG = "configs/local.yaml"
+
+
+class KeptConfig(msgspec.Struct, frozen=True, kw_only=True):
+    config_path: str  # the file it was loaded from (its folder resolves the config's relative paths)
+    overrides: list[str]
+    sha256: str  # of `config`, as LoadedConfig fingerprints it (what round1_passed recorded)
+    config: dict
+    # sha256 of `config` as stored (its JSON): a hand edit shows here, while an rc1 whose Config gained a field
+    # (its default now part of the fingerprint) is not mistaken for one.
+    values_sha256: str = ""
+    files: dict[str, str] = msgspec.field(default_factory=dict)  # LoadedConfig.files at round 1: what it fingerprinted
+
+
+def kept_config_path(ws: Workspace) -> Path:
+    return ws.data_dir / "config.json"
+
+
+def keep_config(ws: Workspace, loaded: LoadedConfig) -> Path:
+    """Round 1: keep the run's effective config beside its data (written whole, then renamed)."""
+    where = loaded.path.relative_to(ws.root) if loaded.path.is_relative_to(ws.root) else loaded.path
+    values = msgspec.to_builtins(loaded.config)
+    kept = KeptConfig(
+        config_path=str(where),
+        overrides=list(loaded.overrides),
+        sha256=loaded.sha256,
+        config=values,
+        values_sha256=_values_sha256(values),
+        files=dict(loaded.files),
+    )
+    path = kept_config_path(ws)
+    atomic_write_bytes(path, msgspec.json.format(msgspec.json.encode(kept)))
+    return path
+
+
+def load_run_config(
+    config: str | None, overrides: list[str], run: str | None = None, accept_changed: bool = False
+) -> LoadedConfig:
+    """The config a command on a run uses: its kept config while its round-1 gate is in force, else the one
+    asked for (`config`, default configs/local.yaml, with `overrides`)."""
+    overrides = [*overrides, f"run.name={run}"] if run else list(overrides)
+    asked = load_config(config or DEFAULT_CONFIG, overrides)
+    ws = Workspace.here(asked.config.run.name)
+    kept = _kept_in_force(ws)
+    if kept is None:
+        return asked
+    own = _load_kept(ws, kept)
+    if _values_sha256(kept.config) != kept.values_sha256:  # edited by hand after round 1 passed on it
+        if accept_changed:
+            return asked
+        raise GateClosed(
+            f"{kept_config_path(ws)}: the config run {ws.run} kept at round 1 was changed since (sha256 "
+            f"{kept.sha256[:12]} -> {own.sha256[:12]}); nothing was appended. Put it back, or add "
+            "--accept-changed-inputs to invalidate the gates and run both rounds on the config asked for"
+        )
+    explicit = config is not None or any(not item.startswith("run.name=") for item in overrides)
+    if not explicit:
+        if asked.sha256 != own.sha256:
+            keys = ", ".join(key for key, _, _ in differences(own, asked)[:5])
+            print(
+                f"note: run {ws.run} uses the config it kept at round 1 ({kept_config_path(ws).relative_to(ws.root)}); "
+                f"{asked.path.name} differs now ({keys}). To change the run's config: --config "
+                f"{config or DEFAULT_CONFIG} "
+                "--accept-changed-inputs",
+                file=sys.stderr,
+            )
+        return own
+    wanted = asked if config is not None else _load_kept(ws, kept, overrides)
+    if wanted.sha256 == own.sha256 or accept_changed:
+        return wanted
+    listed = "\n".join(f"  {key}: {old} (kept) -> {new}" for key, old, new in differences(own, wanted))
+    raise GateClosed(
+        f"{kept_config_path(ws)}: run {ws.run} kept another config at round 1; this command asks for\n"
+        f"{listed}\nnothing was appended. Name only the run (--run {ws.run}) to go on with its own config, or "
+        "add --accept-changed-inputs to change it (the gates are invalidated and both rounds run again)"
+    )
+
+
+def changed_files(ws: Workspace, loaded: LoadedConfig) -> list[str]:
+    """The files the config names (reward functions' sources, your tasks' records) whose content differs from what
+    round 1 fingerprinted, by the key that names them; [] where no config was kept."""
+    try:
+        kept = msgspec.json.decode(kept_config_path(ws).read_bytes(), type=KeptConfig)
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        return []
+    return [
+        key for key in sorted(kept.files.keys() | loaded.files.keys()) if kept.files.get(key) != loaded.files.get(key)
+    ]
+
+
+def _values_sha256(values: dict) -> str:
+    return hashlib.sha256(msgspec.json.encode(values)).hexdigest()
+
+
+def _load_kept(ws: Workspace, kept: KeptConfig, overrides: list[str] = ()) -> LoadedConfig:
+    """The kept values (the overrides they were made with already in them), read as if from their file, with
+    this command's `overrides` on top."""
+    loaded = load_config(ws.root / kept.config_path, overrides, raw=kept.config)
+    return msgspec.structs.replace(loaded, overrides=(*kept.overrides, *overrides))
+
+
+def _kept_in_force(ws: Workspace) -> KeptConfig | None:
+    """The kept config while the round-1 gate that fingerprinted it is in force; None otherwise (no run yet, a
+    run from before configs were kept, or a gate invalidated: round 1 runs again on the config asked for)."""
+    path = kept_config_path(ws)
+    if not path.exists() or not ws.log_path.exists():
+        return None
+    gate = replay_log(ws)[0].projection.gates["round1"]
+    if not gate.passed or gate.fingerprints is None:
+        return None
+    try:
+        kept = msgspec.json.decode(path.read_bytes(), type=KeptConfig)
+    except (msgspec.DecodeError, msgspec.ValidationError) as e:
+        raise BadInput(f"{path}: the run's kept config is unreadable ({e}); it is what round 1 passed on") from None
+    if kept.sha256 != gate.fingerprints.config:
+        return None  # kept by a round 1 whose gate is no longer the one in force
+    return kept
+
+
+def differences(a: LoadedConfig, b: LoadedConfig) -> list[tuple[str, object, object]]:
+    """(dotted key, value in a, value in b) for every leaf that differs."""
+    left, right = dict(_leaves(msgspec.to_builtins(a.config))), dict(_leaves(msgspec.to_builtins(b.config)))
+    return [
+        (key, left.get(key), right.get(key))
+        for key in sorted(left.keys() | right.keys())
+        if left.get(key) != right.get(key)
+    ]
+
+
+def _leaves(node, prefix: str = ""):
+    if isinstance(node, dict) and node:
+        for key, value in node.items():
+            yield from _leaves(value, f"{prefix}{key}.")
+    else:
+        yield prefix.rstrip("."), node

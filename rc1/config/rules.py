@@ -1,0 +1,248 @@
+"""Rules that span fields of a config, checked when it is loaded; each problem reads
+`dotted.key: what is wrong; how to fix it`, and all of them are reported together.
+
+The structs are in rc1/config/schema.py; rc1/config/loading.py imports this module, which reads a `Config` (or one
+of its sections) and imports nothing else of rc1/config/, not even for type hints, so they make no circle. What a
+strategy, an engine or a scorer provider allows is the registry's (rc1/registry/): its flags and its rules.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rc1.core.catalog import BUILTIN_MODELS, DIFFICULTIES, is_builtin
+from rc1.registry.engines import ENGINES
+from rc1.registry.providers import PROVIDERS
+from rc1.registry.strategies import STRATEGIES, pairs, with_target_kl
+
+
+def cross_field_problems(config) -> list[str]:
+    """Rules that span fields; each message is `dotted.key: what is wrong; how to fix it`."""
+    problems: list[str] = []
+    mix_total = sum(config.data.mix.values())
+    if abs(mix_total - 1.0) > 1e-6:
+        problems.append(f"data.mix: shares sum to {mix_total:.6f}; they must sum to 1")
+    if config.data.shadow_size >= config.data.pool_size:
+        problems.append("data.shadow_size: must be smaller than data.pool_size")
+    target_total = sum(config.data.difficulty_target.values())
+    if set(config.data.difficulty_target) != set(DIFFICULTIES) or abs(target_total - 1.0) > 1e-6:
+        problems.append("data.difficulty_target: give easy, medium and hard shares that sum to 1")
+    if config.preflight.min_len_tokens > config.preflight.max_len_tokens:
+        problems.append("preflight.min_len_tokens: larger than preflight.max_len_tokens")
+    problems += _training_problems(config)
+    problems += _source_problems(config)
+    problems += _sampling_problems(config)
+    problems += _tracking_problems(config)
+    problems += _function_problems(config)
+    problems += _task_problems(config)
+    if config.train.save_steps > config.train.max_steps:
+        problems.append("train.save_steps: larger than train.max_steps, so no checkpoint would ever be written")
+    eval_steps = config.train.eval_steps
+    if eval_steps is not None and eval_steps % config.train.save_steps:
+        problems.append(
+            f"train.eval_steps: {eval_steps} must be a multiple of train.save_steps "
+            f"({config.train.save_steps}): evaluations run at checkpoints"
+        )
+    batch = config.train.per_device_batch_size * config.train.gradient_accumulation_steps
+    if batch % config.train.num_generations:
+        problems.append(
+            f"train.num_generations: {config.train.num_generations} must divide the batch "
+            f"(per_device_batch_size × gradient_accumulation_steps = {batch})"
+        )
+    if is_builtin(config.model.name) and config.model.name not in BUILTIN_MODELS:
+        problems.append(
+            f"model.name: unknown built-in {config.model.name!r}; the built-in models are {', '.join(BUILTIN_MODELS)}"
+        )
+    if config.model.warm_start_steps and not is_builtin(config.model.name):
+        problems.append("model.warm_start_steps: only the built-in model is warm-started; set it to 0")
+    problems += _finetune_problems(config)
+    problems += _release_problems(config)
+    problems += _monitor_problems(config)
+    return problems + scorer_problems(config.scorer)
+
+
+def _monitor_problems(config) -> list[str]:
+    """A cost limit needs the judge's prices, or the cost it watches would stay 0."""
+    budget = config.monitors.budget
+    priced = config.scorer.price_per_million_input_tokens is not None or (
+        config.scorer.price_per_million_output_tokens is not None
+    )
+    if budget is None or priced:
+        return []
+    return [
+        f"monitors.budget.{scope}.judge_cost_usd: a cost limit needs the judge's prices; set "
+        "scorer.price_per_million_input_tokens and scorer.price_per_million_output_tokens"
+        for scope in ("line", "run")
+        if getattr(budget, scope).judge_cost_usd is not None
+    ]
+
+
+def _release_problems(config) -> list[str]:
+    tasks = config.release.tasks
+    if not tasks or len(set(tasks)) != len(tasks):
+        return ["release.tasks: name each task of the release question once (default [hotpotqa, strategyqa])"]
+    strangers = [name for name in tasks if name not in config.data.mix]
+    if strangers:
+        return [
+            f"release.tasks: {', '.join(strangers)} not in data.mix; the release question is asked of tasks the "
+            f"run trains on"
+        ]
+    return []
+
+
+def scorer_problems(scorer) -> list[str]:
+    """Keys that would not act for the chosen provider (rc1/registry/providers.py) are refused, so no setting is
+    silently ignored; keys it cannot do without are asked for."""
+    spec = PROVIDERS[scorer.provider]
+    problems = [
+        f"scorer.{key}: {spec.name} needs {what}" for key, what in spec.requires.items() if not getattr(scorer, key)
+    ]
+    if scorer.base_url and not spec.api:
+        problems.append(f"scorer.base_url: only API judges use it, and scorer.provider is {spec.name}")
+    if scorer.base_url and not re.match(r"^https?://[^\s/]+", scorer.base_url):
+        problems.append(f"scorer.base_url: {scorer.base_url!r} is not an http(s) URL")
+    if not spec.judges and scorer.model:
+        problems.append(f"scorer.model: no judge is configured (scorer.provider: {spec.name})")
+    if not spec.judges and scorer.cache:
+        problems.append(f"scorer.cache: only judges are cached, and scorer.provider is {spec.name}")
+    return problems
+
+
+def _training_problems(config) -> list[str]:
+    """The engine × strategy pair, what train.target_kl needs, and the strategy's and the engine's own rules.
+    Each names its fix, also for a strategy switched on the command line (`--set engine.strategy=…`)."""
+    engine, spec, train = config.engine.name, STRATEGIES[config.engine.strategy], config.train
+    if engine not in spec.engines:
+        why = f" ({spec.not_on[engine]})" if spec.not_on and engine in spec.not_on else ""
+        supported = ", ".join(f"{e}×{s}" for e, s in pairs())
+        return [f"engine: {engine}×{spec.name} is not supported{why}; supported: {supported}"]
+    problems = []
+    if train.target_kl is not None and spec.target_kl is None:
+        problems.append(
+            f"train.target_kl: {spec.name} has no KL term to hold near a target (it acts on "
+            f"{', '.join(with_target_kl())}); remove it, or add --set train.target_kl=null"
+        )
+    if train.target_kl is not None and spec.target_kl == "adapts_beta" and train.beta == 0:
+        problems.append(
+            f"train.target_kl: {spec.name.upper()} adapts β to it, so train.beta must start above 0 "
+            "(e.g. --set train.beta=0.04), or remove train.target_kl"
+        )
+    for rule in spec.rules + ENGINES[engine].rules:
+        problems += rule(config)
+    return problems
+
+
+def _finetune_problems(config) -> list[str]:
+    if config.finetune.method == "qlora" and is_builtin(config.model.name):
+        return ["finetune.method: qlora needs a CUDA model from the hub; use lora with builtin models"]
+    return []
+
+
+def _sampling_problems(config) -> list[str]:
+    sampling = config.priority_sampling
+    if sampling is None:
+        return []
+    problems = []
+    spec = STRATEGIES[config.engine.strategy]
+    if spec.trains_on == "gold":
+        problems.append(
+            f"priority_sampling: {spec.name.upper()} trains on gold replies and sees no reward, so no item "
+            "can be found failing; remove the section (or add --set priority_sampling=null), or use a "
+            "strategy that learns from rewards"
+        )
+    if sum(sampling.by_difficulty.values()) <= 0:
+        problems.append("priority_sampling.by_difficulty: give at least one bucket a weight above 0")
+    steps = [step for step, _ in sampling.seed_ratio_schedule]
+    if not steps or steps[0] != 0 or any(b <= a for a, b in zip(steps, steps[1:])):
+        problems.append(
+            "priority_sampling.seed_ratio_schedule: [[from_step, seed_share], ...] with steps strictly ascending from 0"
+        )
+    return problems
+
+
+def _source_problems(config) -> list[str]:
+    problems = []
+    for task, src in sorted(config.data.sources.items()):
+        where = f"data.sources.{task}"
+        if (src.path is None) == (src.hub is None):
+            problems.append(f"{where}: give `path` (an official-format file) or `hub` (a dataset id), one of them")
+        elif src.hub is None and (src.subset is not None or src.shadow_split is not None or src.split != "train"):
+            problems.append(
+                f"{where}: `subset`, `split` and `shadow_split` choose within a hub dataset; this source is a file"
+            )
+        elif src.hub is not None and src.shadow_path is not None:
+            problems.append(f"{where}: a hub source names its held-out records with `shadow_split`, not `shadow_path`")
+    return problems
+
+
+def _task_problems(config) -> list[str]:
+    """Every task in data.mix is a built-in one or yours; yours are well formed."""
+    from rc1.core.catalog import CHECK_KINDS, TASKS
+
+    data, problems = config.data, []
+    known = (*TASKS, *data.tasks)
+    for name, task in data.tasks.items():
+        where = f"data.tasks.{name}"
+        if name in TASKS:
+            problems.append(
+                f"{where}: {name} is a built-in task; give it records with data.sources.{name}, or "
+                f"name your task otherwise"
+            )
+        elif not re.match(r"^[a-z][a-z0-9_]*$", name):
+            problems.append(f"{where}: a task's name is lowercase letters, digits and _ (it prefixes item ids)")
+        if (task.path is None) == (task.hub is None):
+            problems.append(f"{where}: give `path` (a .jsonl, .json, .csv or .parquet file) or `hub`, one of them")
+        elif task.path is not None and (task.subset is not None or task.split != "train"):
+            problems.append(f"{where}: `subset` and `split` choose within a hub dataset; this task reads a file")
+        functions = [spec.name for spec in config.reward.functions]
+        if task.check not in CHECK_KINDS and task.check not in functions:
+            problems.append(
+                f"{where}.check: {task.check!r} is none of {', '.join(CHECK_KINDS)} and no function of "
+                f"reward.functions ({', '.join(functions) or 'none'})"
+            )
+        if data.mix.get(name, 0.0) <= 0:
+            problems.append(f"{where}: give it a share in data.mix (it has none)")
+    unknown = [name for name in data.mix if name not in known]
+    if unknown:
+        problems.append(
+            f"data.mix: unknown task(s) {', '.join(unknown)}; the tasks are {', '.join(TASKS)} and those of data.tasks"
+        )
+    return problems
+
+
+def _function_problems(config) -> list[str]:
+    from rc1.core.catalog import JUDGE_COMPONENT, RULE_COMPONENTS
+    from rc1.core.user_code import parse_path
+
+    problems, seen = [], set()
+    for index, spec in enumerate(config.reward.functions):
+        where = f"reward.functions[{index}]"
+        if spec.name in (*RULE_COMPONENTS, JUDGE_COMPONENT):
+            problems.append(f"{where}.name: {spec.name!r} is a built-in component's name; give yours another")
+        elif spec.name in seen:
+            problems.append(f"{where}.name: {spec.name!r} names two functions; each component needs its own name")
+        seen.add(spec.name)
+        if parse_path(spec.path) is None:
+            problems.append(f"{where}.path: {spec.path!r} is not of the form package.module:function")
+    return problems
+
+
+# The tracker backends and the package each needs (tracking.report_to); looked up, never imported, here.
+TRACKER_PACKAGES = {
+    "tensorboard": ("tensorboard", "tensorboard"),
+    "mlflow": ("mlflow", "mlflow"),
+    "wandb": ("wandb", "wandb"),
+    "trackio": ("trackio", "trackio"),
+}
+
+
+def _tracking_problems(config) -> list[str]:
+    import importlib.util
+
+    missing = [
+        f"{name} needs the {extra!r} extra (pip install -e '.[{extra}]')"
+        for name in config.tracking.report_to
+        for module, extra in [TRACKER_PACKAGES[name]]
+        if importlib.util.find_spec(module) is None
+    ]
+    return [f"tracking.report_to: {', '.join(missing)}; or leave it out of report_to"] if missing else []

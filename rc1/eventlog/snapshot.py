@@ -1,0 +1,137 @@
+"""A snapshot of a run's projection, so that opening a run costs O(events since it), not O(log).
+
+Every writing session leaves `events/<run>.snapshot.json` when it closes, and after each checkpoint: the
+projection and the machine's state, anchored to the last line they cover (its seq, its sha256, where it
+begins and ends in the file), and the file views' own state, which this layer keeps but does not read.
+A reader or writer trusts the snapshot only when the log still holds that exact line there; it then decodes
+and chain-checks the lines after it and folds them in. A snapshot that is missing, unreadable, of another
+schema, of another projection (its shape digest differs: a field was added, renamed or retyped, or the fold's
+meaning changed), or whose anchor line the log no longer holds is ignored: the log is replayed whole. The log is
+always the authority; `rc1 audit` verifies the whole log and reads only the snapshot's anchor, to check
+that no line was cut off the end.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import cache
+from pathlib import Path
+
+import msgspec
+
+from rc1.core.fsutil import atomic_write_bytes
+from rc1.core.workspace import Workspace
+from rc1.eventlog.lines import Anchor, LogContents
+from rc1.eventlog.log import read_log, read_log_after
+from rc1.run.events import SCHEMA_VERSION
+from rc1.run.machine import RunMachine
+from rc1.run.replay import Projection, Replayer, replay
+
+# Bump when a mutator's meaning changes without the projection's shape changing (what a field holds, not its name
+# or type): a snapshot folded under the old meaning must not be trusted.
+FOLD_VERSION = 1
+
+
+@cache
+def projection_shape(projection: type = Projection) -> str:
+    """The digest of what a snapshot's projection is: its JSON schema (every field, type and default, nested
+    structs included) and FOLD_VERSION. A snapshot written by an rc1 whose projection differed is not read."""
+    schema = msgspec.json.schema(projection)
+    return hashlib.sha256(json.dumps([FOLD_VERSION, schema], sort_keys=True).encode()).hexdigest()[:16]
+
+
+class Snapshot(msgspec.Struct, kw_only=True):
+    v: int  # the event schema the projection was folded under
+    shape: str = ""  # projection_shape() of the rc1 that wrote it ("": written before shapes were recorded)
+    seq: int  # the last line it covers
+    hash: str  # that line's sha256
+    line_start: int  # where that line begins in the log
+    end: int  # where it ends (its newline included): the tail begins here
+    state: str  # the machine's state
+    projection: Projection
+    views: msgspec.Raw = msgspec.Raw(b"null")  # the file views' state (rc1/views/mirrors.py), opaque here
+
+    @property
+    def anchor(self) -> Anchor:
+        return Anchor(seq=self.seq, hash=self.hash, line_start=self.line_start, end=self.end)
+
+    def replayer(self) -> Replayer:
+        """A replayer that continues from this snapshot."""
+        replayer = Replayer()
+        replayer.machine = RunMachine(initial=self.state)
+        replayer.machine.complete = self.projection.complete
+        replayer.projection = self.projection
+        return replayer
+
+
+class _Envelope(msgspec.Struct):
+    shape: str = ""
+
+
+def snapshot_path(ws: Workspace) -> Path:
+    return ws.events_dir / f"{ws.run}.snapshot.json"
+
+
+def write_snapshot(ws: Workspace, replayer: Replayer, anchor: Anchor | None, views: bytes = b"null") -> None:
+    if anchor is None:
+        return  # an empty log: nothing to anchor to
+    snapshot = Snapshot(
+        v=SCHEMA_VERSION,
+        shape=projection_shape(),
+        seq=anchor.seq,
+        hash=anchor.hash,
+        line_start=anchor.line_start,
+        end=anchor.end,
+        state=replayer.machine.state,
+        projection=replayer.projection,
+        views=msgspec.Raw(views),
+    )
+    atomic_write_bytes(snapshot_path(ws), msgspec.json.encode(snapshot))
+
+
+def read_snapshot(ws: Workspace) -> Snapshot | None:
+    """The run's snapshot when there is one this rc1 can use (it may still be stale: its anchor decides)."""
+    try:
+        raw = snapshot_path(ws).read_bytes()
+        # The envelope first: a projection of another shape may not even decode into this one, or (worse) decode
+        # with a missing field silently defaulted (0 training segments where the log holds 1).
+        if msgspec.json.decode(raw, type=_Envelope).shape != projection_shape():
+            return None
+        snapshot = msgspec.json.decode(raw, type=Snapshot)
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    if snapshot.v != SCHEMA_VERSION or snapshot.projection.run not in ("", ws.run):
+        return None
+    return snapshot
+
+
+def replay_log(ws: Workspace) -> tuple[Replayer, LogContents]:
+    """The run's replayer, from a verified snapshot plus the lines after it when one holds, else from the whole
+    log; and what was read (the tail only, on the fast path)."""
+    snapshot = read_snapshot(ws)
+    tail = read_log_after(ws.log_path, snapshot.anchor) if snapshot is not None else None
+    if tail is not None:
+        replayer = snapshot.replayer()
+        replayer.apply_all(tail.events)
+        return replayer, tail
+    contents = _read_whole(ws.log_path)
+    return replay(contents.events), contents
+
+
+# The last whole log a reader read, by (path, size, mtime): a command that asks twice (is the run's kept config in
+# force? then its status) decodes and verifies a big log without a snapshot once. Events are immutable and each
+# caller folds them into its own replayer; a writer never reads through here (it reads under its lock).
+_last_read: tuple[tuple, LogContents] | None = None
+
+
+def _read_whole(path: Path) -> LogContents:
+    global _last_read
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return read_log(path)
+    key = (str(path), stat.st_size, stat.st_mtime_ns)
+    if _last_read is None or _last_read[0] != key:
+        _last_read = (key, read_log(path))
+    return _last_read[1]

@@ -1,0 +1,37 @@
+"""Every monitor rule, one module each, collected here by explicit imports (nothing scans the package). Adding a
+rule is one module (its thresholds, its `read`, its runbook) and one line here; its config section, its event record,
+`rc1 config explain monitors` and the README's runbook follow from the table."""
+
+from __future__ import annotations
+
+from rc1.run.monitors.rules import (
+    budget,
+    drift,
+    entropy_floor,
+    no_signal,
+    non_finite,
+    plateau,
+    reward_hacking,
+    shadow_regression,
+    truncation,
+)
+from rc1.run.monitors.spec import MonitorSpec
+
+MONITORS: dict[str, MonitorSpec] = {
+    spec.name: spec
+    for spec in (
+        non_finite.SPEC,
+        entropy_floor.SPEC,
+        truncation.SPEC,
+        no_signal.SPEC,
+        drift.SPEC,
+        shadow_regression.SPEC,
+        reward_hacking.SPEC,
+        plateau.SPEC,
+        budget.SPEC,
+    )
+}
+
+# The rules the config can set (the non-finite guard cannot be switched off).
+CONFIGURABLE: dict[str, MonitorSpec] = {name: spec for name, spec in MONITORS.items() if spec.params is not None}
+NON_FINITE = non_finite.SPEC.name
