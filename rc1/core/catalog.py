@@ -37,5 +37,5 @@ BUILTIN_MODELS: tuple[str, ...] = (BUILTIN_TINY,)
 
 
 def is_builtin(model_name: str) -> bool:
-    """Whether `model.name` names a built-in model (known or not: config_rules says which are)."""
+    """Whether `model.name` names a built-in model (known or not: rc1/config/rules.py says which are)."""
     return model_name.startswith(BUILTIN_PREFIX)
