@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import msgspec
 
+from rc1.app.checks import PRODUCTION_FLOORS
 from rc1.checks.consistency import training_config_check
 from rc1.config.loading import LoadedConfig, parse_scalar
 from rc1.config.rules import cross_field_problems
@@ -72,7 +73,7 @@ def changes_of(loaded: LoadedConfig, values: dict[str, object]) -> dict[str, ev.
 
 def check_amended(loaded: LoadedConfig) -> None:
     """Round 2's config check on the amended config; refused (exit 3, nothing appended) where it fails."""
-    result = training_config_check(loaded.config)
+    result = training_config_check(loaded.config, PRODUCTION_FLOORS)
     if not result.passed:
         raise GateClosed(
             f"the amended config fails round 2's training_config check: {result.detail}; nothing was appended"

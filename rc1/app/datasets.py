@@ -13,8 +13,6 @@ import json
 
 import msgspec
 
-from rc1.checks.difficulty import DifficultyLimits, report, validate
-from rc1.checks.result import CheckResult
 from rc1.config.loading import LoadedConfig
 from rc1.config.schema import Config
 from rc1.core.fsutil import atomic_write_bytes, atomic_write_text, sha256_file
@@ -133,30 +131,6 @@ def measure_all(items: list[TaskItem]) -> list[ItemMetrics]:
 def balance(config: Config, pool: list[TaskItem], metrics: list[ItemMetrics]) -> Balanced:
     data = config.data
     return rebalance(pool, metrics, dict(data.difficulty_target), dict(data.mix), config.run.seed)
-
-
-def difficulty_limits(c: Config) -> DifficultyLimits:
-    return DifficultyLimits(
-        min_hard=c.preflight.min_hard_share,
-        max_easy=c.preflight.max_easy_share,
-        max_len_tokens=c.preflight.max_len_tokens,
-        max_turns=c.data.max_turns,
-        max_tool_hops=c.data.max_tool_hops,
-        hard_clue_max=c.preflight.hard_clue_overlap_max,
-        easy_clue_min=c.preflight.easy_clue_overlap_min,
-        min_fraction=c.preflight.min_balanced_fraction,
-    )
-
-
-def difficulty_check(
-    config: Config, ws: Workspace, pool: list[TaskItem], metrics: list[ItemMetrics], balanced: Balanced
-) -> CheckResult:
-    """Validate the balanced pool and write reports/rc1/difficulty_report.json (a view of the result)."""
-    result = validate(balanced, len(pool), {m.id: m for m in metrics}, difficulty_limits(config))
-    atomic_write_bytes(
-        ws.difficulty_report_path, msgspec.json.format(msgspec.json.encode(report(pool, metrics, balanced, result)))
-    )
-    return result
 
 
 def write_metrics(ws: Workspace, metrics: list[ItemMetrics]) -> None:

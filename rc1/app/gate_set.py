@@ -14,6 +14,7 @@ import msgspec
 from rc1.app.scoring import policy_thinking
 from rc1.app.session import Session
 from rc1.checks.result import CheckResult
+from rc1.checks.spec import Check
 from rc1.config.schema import Config
 from rc1.core.fsutil import sha256_file
 from rc1.core.runbook import Runbook
@@ -157,8 +158,12 @@ def release_power_check(session: Session, policy: Policy) -> CheckResult:
     )
 
 
-RUNBOOK: dict[str, Runbook] = {
-    "release_power": Runbook(
+RELEASE_POWER = Check(
+    name="release_power",
+    rounds=(2,),
+    thresholds={"release.min_hard_gain_pp": None, "release.samples": None},
+    run=lambda r: release_power_check(r.session, r.policy),
+    runbook=Runbook(
         means="the gate set is too small, or sampled too few times, for the release verdict to tell a gain of "
         "release.min_hard_gain_pp from noise at 80 % power, given the step-0 policy's spread on it",
         tries=(
@@ -169,4 +174,4 @@ RUNBOOK: dict[str, Runbook] = {
             "data.tasks.<name>.held_out_share",
         ),
     ),
-}
+)

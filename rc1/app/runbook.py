@@ -1,54 +1,15 @@
-"""The runbook, whole: every preflight check's entry and every monitor rule's, collected by explicit imports from
-the modules they stand beside. A failed round prints its failed checks' entries, a tripped rule its own, `rc1 status`
-a halt's, `rc1 runbook` any of them, and the README's runbook is `rc1 runbook --markdown` (tests/unit/test_runbook.py
-holds the two equal and every check a round can record to an entry)."""
+"""The runbook, whole: every preflight check's entry (the checks table, rc1/app/checks.py) and every monitor rule's
+(rc1/run/monitors/rules/), each standing beside its code. A failed round prints its failed checks' entries, a tripped
+rule its own, `rc1 status` a halt's, `rc1 runbook` any of them, and the README's runbook is `rc1 runbook --markdown`
+(tests/unit/test_runbook.py holds the two equal and every check a round can record to an entry)."""
 
 from __future__ import annotations
 
-from rc1.app import gate_set as release_power
-from rc1.app import preflight, shadow_run
-from rc1.checks import (
-    consistency,
-    coverage,
-    difficulty,
-    diversity,
-    duplicates,
-    gate_set,
-    leak,
-    ngram_kl,
-    overclar,
-    resources,
-    reward_functions,
-    scorer,
-    seed_pool,
-    shadow,
-    sources,
-    weights,
-)
+from rc1.app.checks import CHECKS as CHECK_TABLE
 from rc1.core.runbook import Runbook
 from rc1.run.monitors.rules import MONITORS
 
-CHECKS: dict[str, Runbook] = {
-    **sources.RUNBOOK,
-    **shadow.RUNBOOK,
-    **gate_set.RUNBOOK,
-    **seed_pool.RUNBOOK,
-    **diversity.RUNBOOK,
-    **ngram_kl.RUNBOOK,
-    **coverage.RUNBOOK,
-    **duplicates.RUNBOOK,
-    **leak.RUNBOOK,
-    **difficulty.RUNBOOK,
-    **weights.RUNBOOK,
-    **overclar.RUNBOOK,
-    **scorer.RUNBOOK,
-    **reward_functions.RUNBOOK,
-    **consistency.RUNBOOK,
-    **resources.RUNBOOK,
-    **release_power.RUNBOOK,
-    **preflight.RUNBOOK,
-    **shadow_run.RUNBOOK,
-}
+CHECKS: dict[str, Runbook] = {check.name: check.runbook for check in CHECK_TABLE}
 RULES: dict[str, Runbook] = {name: spec.runbook for name, spec in MONITORS.items()}
 
 

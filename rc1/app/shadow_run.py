@@ -14,6 +14,7 @@ from rc1.app.gate_set import Policy, replies_per_pass
 from rc1.app.scoring import open_scoring, policy_thinking
 from rc1.app.session import Session
 from rc1.checks.result import CheckResult
+from rc1.checks.spec import Check
 from rc1.core.errors import BadInput
 from rc1.core.fsutil import atomic_write_text, sha256_file
 from rc1.core.runbook import Runbook
@@ -154,8 +155,11 @@ def pre_run_shadow_run(session: Session, base: Policy) -> CheckResult:
     )
 
 
-RUNBOOK: dict[str, Runbook] = {
-    "shadow_run": Runbook(
+SHADOW_RUN = Check(
+    name="shadow_run",
+    rounds=(2,),
+    run=lambda r: pre_run_shadow_run(r.session, r.policy),
+    runbook=Runbook(
         means="the base model's shadow run cannot rank its items: the old or new scores of the stable replies are all "
         "equal (no usable replies), or fewer than 2 items stay within shadow.unstable_variance",
         tries=(
@@ -166,4 +170,4 @@ RUNBOOK: dict[str, Runbook] = {
             "reproduce it alone: rc1 shadow run --tag probe --checkpoint base",
         ),
     ),
-}
+)

@@ -1,10 +1,9 @@
 """Training-config consistency: the rules a profile must obey before anything trains.
 
-The rules live here, keyed by the profile the config declares; no config key can
-switch them off. The production rules are those of a serious run, and they include
-floors on every preflight threshold (`PRODUCTION_FLOORS`): a production config may make
-a data check stricter, never looser. The local profile
-is a smoke run on a CPU and is held to its own, smaller limits — including an upper
+The rules live here, keyed by the profile the config declares; no config key can switch them off. The production
+rules are those of a serious run, and they include floors on every check's threshold (each check's entry gives its
+own; rc1/app/checks.py collects them as `PRODUCTION_FLOORS`): a production config may make a data check stricter,
+never looser. The local profile is a smoke run on a CPU and is held to its own, smaller limits — including an upper
 bound on steps, so a long run cannot pass itself off as local.
 """
 
@@ -13,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from rc1.checks.result import CheckResult
+from rc1.checks.spec import Check, Floor
 from rc1.config.schema import Config
 from rc1.core.catalog import PRODUCTION_MIX
 from rc1.core.runbook import Runbook
@@ -20,30 +20,6 @@ from rc1.registry.strategies import STRATEGIES
 
 LOCAL_MAX_STEPS = 5000
 
-# The loosest preflight thresholds a production config may set, with the side that is stricter.
-# "min": the config value may be raised, never lowered (e.g. distinct-2 ≥ 0.60 may become ≥ 0.70);
-# "max": it may be lowered, never raised (a lower leak similarity flags more items, so it is stricter).
-PRODUCTION_FLOORS: dict[str, tuple[str, float]] = {
-    "min_distinct2": ("min", 0.60),
-    "max_duplicate_rate": ("max", 0.02),
-    "near_duplicate_similarity": ("max", 0.85),
-    "min_len_tokens": ("min", 64),
-    "max_len_tokens": ("max", 4096),
-    "leak_ngram": ("max", 5),
-    "leak_similarity": ("max", 0.85),
-    "mix_tolerance": ("max", 0.03),
-    "min_free_disk_gb": ("min", 50.0),
-    "min_ngram_kl": ("min", 0.15),
-    "min_roles": ("min", 4),
-    "min_styles": ("min", 3),
-    "min_hard_share": ("min", 0.30),
-    "max_easy_share": ("max", 0.30),
-    "hard_clue_overlap_max": ("max", 0.20),
-    "easy_clue_overlap_min": ("min", 0.40),
-    "min_balanced_fraction": ("min", 0.50),
-    "max_cache_hit_rate_round1": ("max", 0.90),
-    "max_cache_hit_rate_round2": ("max", 0.95),
-}
 PRODUCTION_POOL_SIZE = 30000
 PRODUCTION_OVERCLAR_ALPHA, PRODUCTION_OVERCLAR_CAP = 0.07, 3
 PRODUCTION_SHADOW_SIZE = 245
@@ -83,79 +59,82 @@ def _has_kl_target(c: Config) -> bool:
     return STRATEGIES[c.engine.strategy].target_kl_acts(c.train.beta)
 
 
-def _floor_rule(key: str, side: str, bound: float) -> Rule:
+def _floor_rule(key: str, floor: Floor) -> Rule:
     # The message is formatted with the measured value (see training_config_check).
-    if side == "min":
+    def value(c: Config) -> float:
+        node = c
+        for part in key.split("."):
+            node = getattr(node, part)
+        return float(node)
+
+    bound = floor.bound
+    if floor.side == "min":
         return (
-            f"preflight.{key}",
-            lambda c: float(getattr(c.preflight, key)),
+            key,
+            value,
             lambda v: v >= bound,
-            f"preflight.{key} is {{value:g}}; the production profile may not go below {bound:g}",
+            f"{key} is {{value:g}}; the production profile may not go below {bound:g}",
         )
     return (
-        f"preflight.{key}",
-        lambda c: float(getattr(c.preflight, key)),
+        key,
+        value,
         lambda v: v <= bound,
-        f"preflight.{key} is {{value:g}}; the production profile may not go above {bound:g}",
+        f"{key} is {{value:g}}; the production profile may not go above {bound:g}",
     )
 
 
-PRODUCTION_RULES: list[Rule] = (
-    _COMMON
-    + [
-        (
-            "mix_deviation",
-            _mix_deviation,
-            lambda v: v <= 1e-6,
-            "data.mix must be hotpotqa:0.45, strategyqa:0.30, gsm8k:0.25",
-        ),
-        ("max_steps", lambda c: float(c.train.max_steps), lambda v: v >= 50000, "train.max_steps must be ≥ 50000"),
-        (
-            "seeds",
-            lambda c: float(len(set(c.run.seeds))),
-            lambda v: v >= 3,
-            "run.seeds must list at least 3 distinct seeds",
-        ),
-        ("qlora", lambda c: float(c.finetune.method == "qlora"), lambda v: v == 1.0, "finetune.method must be qlora"),
-        (
-            "overclar_alpha",
-            lambda c: c.reward.overclar_alpha,
-            lambda v: abs(v - PRODUCTION_OVERCLAR_ALPHA) < 1e-12,
-            f"reward.overclar_alpha must be {PRODUCTION_OVERCLAR_ALPHA}",
-        ),
-        (
-            "overclar_cap",
-            lambda c: float(c.reward.overclar_cap),
-            lambda v: v == PRODUCTION_OVERCLAR_CAP,
-            f"reward.overclar_cap must be {PRODUCTION_OVERCLAR_CAP}",
-        ),
-        (
-            "pool_size",
-            lambda c: float(c.data.pool_size),
-            lambda v: v >= PRODUCTION_POOL_SIZE,
-            f"data.pool_size must be ≥ {PRODUCTION_POOL_SIZE}",
-        ),
-        (
-            "shadow_size",
-            lambda c: float(c.data.shadow_size),
-            lambda v: v >= PRODUCTION_SHADOW_SIZE,
-            f"data.shadow_size must be ≥ {PRODUCTION_SHADOW_SIZE}",
-        ),
-        (
-            "min_hard_gain_pp",
-            lambda c: c.release.min_hard_gain_pp,
-            lambda v: v >= PRODUCTION_MIN_HARD_GAIN_PP,
-            f"release.min_hard_gain_pp must be ≥ {PRODUCTION_MIN_HARD_GAIN_PP} (the RC1 release gate)",
-        ),
-        (
-            "gold_answers",
-            lambda c: float(c.reward.answers == "gold"),
-            lambda v: v == 1.0,
-            "reward.answers must be gold (shuffled answers are a control arm, not a release)",
-        ),
-    ]
-    + [_floor_rule(key, side, bound) for key, (side, bound) in PRODUCTION_FLOORS.items()]
-)
+PRODUCTION_RULES: list[Rule] = _COMMON + [
+    (
+        "mix_deviation",
+        _mix_deviation,
+        lambda v: v <= 1e-6,
+        "data.mix must be hotpotqa:0.45, strategyqa:0.30, gsm8k:0.25",
+    ),
+    ("max_steps", lambda c: float(c.train.max_steps), lambda v: v >= 50000, "train.max_steps must be ≥ 50000"),
+    (
+        "seeds",
+        lambda c: float(len(set(c.run.seeds))),
+        lambda v: v >= 3,
+        "run.seeds must list at least 3 distinct seeds",
+    ),
+    ("qlora", lambda c: float(c.finetune.method == "qlora"), lambda v: v == 1.0, "finetune.method must be qlora"),
+    (
+        "overclar_alpha",
+        lambda c: c.reward.overclar_alpha,
+        lambda v: abs(v - PRODUCTION_OVERCLAR_ALPHA) < 1e-12,
+        f"reward.overclar_alpha must be {PRODUCTION_OVERCLAR_ALPHA}",
+    ),
+    (
+        "overclar_cap",
+        lambda c: float(c.reward.overclar_cap),
+        lambda v: v == PRODUCTION_OVERCLAR_CAP,
+        f"reward.overclar_cap must be {PRODUCTION_OVERCLAR_CAP}",
+    ),
+    (
+        "pool_size",
+        lambda c: float(c.data.pool_size),
+        lambda v: v >= PRODUCTION_POOL_SIZE,
+        f"data.pool_size must be ≥ {PRODUCTION_POOL_SIZE}",
+    ),
+    (
+        "shadow_size",
+        lambda c: float(c.data.shadow_size),
+        lambda v: v >= PRODUCTION_SHADOW_SIZE,
+        f"data.shadow_size must be ≥ {PRODUCTION_SHADOW_SIZE}",
+    ),
+    (
+        "min_hard_gain_pp",
+        lambda c: c.release.min_hard_gain_pp,
+        lambda v: v >= PRODUCTION_MIN_HARD_GAIN_PP,
+        f"release.min_hard_gain_pp must be ≥ {PRODUCTION_MIN_HARD_GAIN_PP} (the RC1 release gate)",
+    ),
+    (
+        "gold_answers",
+        lambda c: float(c.reward.answers == "gold"),
+        lambda v: v == 1.0,
+        "reward.answers must be gold (shuffled answers are a control arm, not a release)",
+    ),
+]
 
 LOCAL_RULES: list[Rule] = _COMMON + [
     (
@@ -168,8 +147,12 @@ LOCAL_RULES: list[Rule] = _COMMON + [
 ]
 
 
-def training_config_check(config: Config) -> CheckResult:
+def training_config_check(config: Config, floors: dict[str, Floor]) -> CheckResult:
+    """The profile's rules; in production also every check's threshold held to its floor (`floors`: the checks
+    table's, rc1/app/checks.py `PRODUCTION_FLOORS`)."""
     rules = PRODUCTION_RULES if config.profile == "production" else LOCAL_RULES
+    if config.profile == "production":
+        rules = rules + [_floor_rule(key, floor) for key, floor in floors.items()]
     rules = rules + (_RL if _has_kl_target(config) else [])
     measured = {"production_profile": float(config.profile == "production")}
     failures = []
@@ -187,8 +170,13 @@ def training_config_check(config: Config) -> CheckResult:
     )
 
 
-RUNBOOK: dict[str, Runbook] = {
-    "training_config": Runbook(
+CHECK = Check(
+    name="training_config",
+    rounds=(1, 2),
+    commands=(),
+    thresholds={"profile": None},
+    run=lambda r: training_config_check(r.config, r.floors),
+    runbook=Runbook(
         means="the config breaks a rule of its profile; the detail names each key (train.simulate, run.seeds, "
         "train.target_kl, a preflight threshold looser than its production floor, ...)",
         tries=(
@@ -199,4 +187,4 @@ RUNBOOK: dict[str, Runbook] = {
             "train.target_kl in [0.02, 0.05] wherever it acts (ppo; grpo or rloo at train.beta > 0)",
         ),
     ),
-}
+)

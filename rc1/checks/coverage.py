@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rc1.checks.result import CheckResult
+from rc1.checks.spec import Check, Floor
 from rc1.core.runbook import Runbook
 from rc1.data.task import TaskItem
 
@@ -43,8 +44,13 @@ def framing_coverage(items: list[TaskItem], min_roles: int, min_styles: int) -> 
     )
 
 
-RUNBOOK: dict[str, Runbook] = {
-    "framing_coverage": Runbook(
+CHECK = Check(
+    name="framing_coverage",
+    rounds=(1, 2),
+    commands=("pool validate",),
+    thresholds={"preflight.min_roles": Floor("min", 4), "preflight.min_styles": Floor("min", 3)},
+    run=lambda r: framing_coverage(r.pool, r.config.preflight.min_roles, r.config.preflight.min_styles),
+    runbook=Runbook(
         means="a task's episodes use fewer distinct roles or styles than preflight.min_roles / preflight.min_styles: "
         "the template pack has too few, or the task has too few items for the draw to reach them all",
         tries=(
@@ -55,4 +61,4 @@ RUNBOOK: dict[str, Runbook] = {
             "preflight.min_styles only on the local profile",
         ),
     ),
-}
+)

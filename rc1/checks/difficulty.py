@@ -15,7 +15,11 @@ from collections import Counter
 import msgspec
 
 from rc1.checks.result import CheckResult
+from rc1.checks.spec import Check, Floor
+from rc1.config.schema import Config
+from rc1.core.fsutil import atomic_write_bytes
 from rc1.core.runbook import Runbook
+from rc1.core.workspace import Workspace
 from rc1.data.balance import Balanced
 from rc1.data.difficulty import DIMENSIONS, ItemMetrics, votes
 from rc1.data.task import DIFFICULTIES, TaskItem
@@ -171,8 +175,45 @@ def _histogram(values: list[float]) -> dict:
     return {"low": low, "high": high, "counts": counts}
 
 
-RUNBOOK: dict[str, Runbook] = {
-    "difficulty": Runbook(
+def difficulty_limits(c: Config) -> DifficultyLimits:
+    return DifficultyLimits(
+        min_hard=c.preflight.min_hard_share,
+        max_easy=c.preflight.max_easy_share,
+        max_len_tokens=c.preflight.max_len_tokens,
+        max_turns=c.data.max_turns,
+        max_tool_hops=c.data.max_tool_hops,
+        hard_clue_max=c.preflight.hard_clue_overlap_max,
+        easy_clue_min=c.preflight.easy_clue_overlap_min,
+        min_fraction=c.preflight.min_balanced_fraction,
+    )
+
+
+def difficulty_check(
+    config: Config, ws: Workspace, pool: list[TaskItem], metrics: list[ItemMetrics], balanced: Balanced
+) -> CheckResult:
+    """Validate the balanced pool and write reports/rc1/difficulty_report.json (a view of the result)."""
+    result = validate(balanced, len(pool), {m.id: m for m in metrics}, difficulty_limits(config))
+    atomic_write_bytes(
+        ws.difficulty_report_path, msgspec.json.format(msgspec.json.encode(report(pool, metrics, balanced, result)))
+    )
+    return result
+
+
+CHECK = Check(
+    name="difficulty",
+    rounds=(1, 2),
+    commands=("difficulty validate",),
+    thresholds={
+        "preflight.min_hard_share": Floor("min", 0.3),
+        "preflight.max_easy_share": Floor("max", 0.3),
+        "preflight.hard_clue_overlap_max": Floor("max", 0.2),
+        "preflight.easy_clue_overlap_min": Floor("min", 0.4),
+        "preflight.min_balanced_fraction": Floor("min", 0.5),
+        "data.max_turns": None,
+        "data.max_tool_hops": None,
+    },
+    run=lambda r: difficulty_check(r.config, r.ws, r.pool, r.metrics, r.balanced),
+    runbook=Runbook(
         means="the balanced pool breaks a per-task rule: too few hard or too many easy items, an item over a cap, "
         "clue overlap on the wrong side, or too little of the seed pool kept because a bucket measured short",
         tries=(
@@ -188,4 +229,4 @@ RUNBOOK: dict[str, Runbook] = {
             "then check with rc1 difficulty validate",
         ),
     ),
-}
+)

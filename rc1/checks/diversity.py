@@ -8,6 +8,7 @@ from collections import Counter
 import numpy as np
 
 from rc1.checks.result import CheckResult
+from rc1.checks.spec import Check, Floor
 from rc1.core.runbook import Runbook
 from rc1.data.task import TaskItem
 from rc1.data.text import count_distinct, ngram_keys, tokens
@@ -118,8 +119,13 @@ def _length_summary(lengths: list[int], min_tokens: int, max_tokens: int, prefix
     }
 
 
-RUNBOOK: dict[str, Runbook] = {
-    "distinct2": Runbook(
+DISTINCT2 = Check(
+    name="distinct2",
+    rounds=(1, 2),
+    commands=("pool validate",),
+    thresholds={"preflight.min_distinct2": Floor("min", 0.6)},
+    run=lambda r: distinct2(r.pool, r.config.preflight.min_distinct2),
+    runbook=Runbook(
         means="a task's text (context + question) repeats itself: its items come from too few templates or records, "
         "so the same word pairs recur (corpus-level distinct-2 falls as a pool of one pattern grows)",
         tries=(
@@ -131,7 +137,16 @@ RUNBOOK: dict[str, Runbook] = {
             "go below 0.60 (PRODUCTION_FLOORS) nor below 30000 items",
         ),
     ),
-    "length_bounds": Runbook(
+)
+
+
+LENGTH_BOUNDS = Check(
+    name="length_bounds",
+    rounds=(1, 2),
+    commands=("pool validate",),
+    thresholds={"preflight.min_len_tokens": Floor("min", 64), "preflight.max_len_tokens": Floor("max", 4096)},
+    run=lambda r: length_bounds(r.pool, r.config.preflight.min_len_tokens, r.config.preflight.max_len_tokens),
+    runbook=Runbook(
         means="some prompts (the whole episode, in rc1.data.text.tokens, not the model's tokens) are shorter than "
         "preflight.min_len_tokens or longer than preflight.max_len_tokens",
         tries=(
@@ -143,7 +158,16 @@ RUNBOOK: dict[str, Runbook] = {
             "below 64 or above 4096 (PRODUCTION_FLOORS)",
         ),
     ),
-    "task_mix": Runbook(
+)
+
+
+TASK_MIX = Check(
+    name="task_mix",
+    rounds=(1, 2),
+    commands=("pool validate",),
+    thresholds={"preflight.mix_tolerance": Floor("max", 0.03)},
+    run=lambda r: task_mix(r.pool, r.config.data.mix, r.config.preflight.mix_tolerance),
+    runbook=Runbook(
         means="a task's share of the seed pool is off data.mix by more than preflight.mix_tolerance: the pool on disk "
         "was built with another mix, or data.pool_size is so small that one item moves a share past it",
         tries=(
@@ -153,4 +177,4 @@ RUNBOOK: dict[str, Runbook] = {
             "the local profile",
         ),
     ),
-}
+)

@@ -24,6 +24,7 @@ from collections import Counter
 import numpy as np
 
 from rc1.checks.result import CheckResult
+from rc1.checks.spec import Check, Floor
 from rc1.core.runbook import Runbook
 from rc1.data.task import TaskItem
 from rc1.data.text import ngram_keys, normalize
@@ -152,8 +153,18 @@ def _band_keys(signatures: np.ndarray) -> list[list[int]]:
     return keys
 
 
-RUNBOOK: dict[str, Runbook] = {
-    "duplicates": Runbook(
+CHECK = Check(
+    name="duplicates",
+    rounds=(1, 2),
+    commands=("pool validate",),
+    thresholds={
+        "preflight.max_duplicate_rate": Floor("max", 0.02),
+        "preflight.near_duplicate_similarity": Floor("max", 0.85),
+    },
+    run=lambda r: duplicate_rate(
+        r.pool, r.config.preflight.max_duplicate_rate, r.config.preflight.near_duplicate_similarity
+    ),
+    runbook=Runbook(
         means="a generator or a records file repeats the same (or a near-identical) context and question more often "
         "than preflight.max_duplicate_rate allows, overall or in one task",
         tries=(
@@ -164,4 +175,4 @@ RUNBOOK: dict[str, Runbook] = {
             "preflight.near_duplicate_similarity above 0.85 (PRODUCTION_FLOORS)",
         ),
     ),
-}
+)

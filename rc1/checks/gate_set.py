@@ -11,6 +11,7 @@ from collections import Counter
 
 from rc1.checks.leak import find_leaks
 from rc1.checks.result import CheckResult
+from rc1.checks.spec import Check
 from rc1.core.runbook import Runbook
 from rc1.data.task import TaskItem
 
@@ -69,8 +70,21 @@ def gate_set_check(
     )
 
 
-RUNBOOK: dict[str, Runbook] = {
-    "gate_set": Runbook(
+CHECK = Check(
+    name="gate_set",
+    rounds=(1, 2),
+    commands=(),
+    thresholds={"release.gate_size": None},
+    run=lambda r: gate_set_check(
+        r.gate,
+        r.shadow,
+        r.pool,
+        size=r.config.release.gate_size,
+        tasks=list(r.config.release.tasks),
+        ngram=r.config.preflight.leak_ngram,
+        similarity=r.config.preflight.leak_similarity,
+    ),
+    runbook=Runbook(
         means="the gate set is not apart from the shadow set and the pool (gate items nearly repeat shadow items, or "
         "pool items gate items), usually overlapping or near-copied records, or it is not release.gate_size "
         "hard items of release.tasks",
@@ -83,4 +97,4 @@ RUNBOOK: dict[str, Runbook] = {
             "(PRODUCTION_FLOORS), which this check shares with leak",
         ),
     ),
-}
+)

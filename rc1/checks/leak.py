@@ -21,6 +21,7 @@ from collections import defaultdict
 import numpy as np
 
 from rc1.checks.result import CheckResult
+from rc1.checks.spec import Check, Floor
 from rc1.core.runbook import Runbook
 from rc1.data.task import TaskItem
 from rc1.data.text import ngram_keys, normalize
@@ -110,8 +111,13 @@ def _most_contained(held, shadow_grams, index, prefix_index, rarity, similarity)
     return best
 
 
-RUNBOOK: dict[str, Runbook] = {
-    "leak": Runbook(
+CHECK = Check(
+    name="leak",
+    rounds=(1, 2),
+    commands=("pool validate",),
+    thresholds={"preflight.leak_ngram": Floor("max", 5), "preflight.leak_similarity": Floor("max", 0.85)},
+    run=lambda r: leak_check(r.pool, r.shadow, r.config.preflight.leak_ngram, r.config.preflight.leak_similarity),
+    runbook=Runbook(
         means="pool items equal or nearly contain shadow items: a task's pool and held-out records overlap (the same "
         "file or split for both, or near-copies in one file), or a generator repeats questions across streams",
         tries=(
@@ -123,4 +129,4 @@ RUNBOOK: dict[str, Runbook] = {
             "above 5 / 0.85 (PRODUCTION_FLOORS), and a leak makes the shadow numbers meaningless",
         ),
     ),
-}
+)

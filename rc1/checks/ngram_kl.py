@@ -41,6 +41,7 @@ import random
 import numpy as np
 
 from rc1.checks.result import CheckResult
+from rc1.checks.spec import Check, Floor
 from rc1.core.runbook import Runbook
 from rc1.data.task import TaskItem
 from rc1.data.text import ngram_keys, tokens
@@ -147,8 +148,13 @@ def _kl_of_labelling(labels: list[str], item_of_x: np.ndarray, x: np.ndarray, v:
     return float((n_g[present] / n_g.sum()) @ divergence)
 
 
-RUNBOOK: dict[str, Runbook] = {
-    "ngram_kl": Runbook(
+CHECK = Check(
+    name="ngram_kl",
+    rounds=(1, 2),
+    commands=("pool validate",),
+    thresholds={"preflight.min_ngram_kl": Floor("min", 0.15)},
+    run=lambda r: ngram_kl(r.pool, r.config.preflight.min_ngram_kl),
+    runbook=Runbook(
         means="the episode framings (user-turn template, role, style) barely change a task's recurring word 3-grams: "
         "the pack's framings word the prompt alike, or the task meets too few of them",
         tries=(
@@ -160,4 +166,4 @@ RUNBOOK: dict[str, Runbook] = {
             "local profile",
         ),
     ),
-}
+)

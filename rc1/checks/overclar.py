@@ -14,6 +14,7 @@ from collections.abc import Callable
 import msgspec
 
 from rc1.checks.result import CheckResult
+from rc1.checks.spec import Check
 from rc1.config.schema import RewardConfig
 from rc1.core.runbook import Runbook
 from rc1.data.task import TaskItem
@@ -84,8 +85,13 @@ def overclar_check(reward: RewardConfig, pipeline: ScoringPipeline, build: Build
     )
 
 
-RUNBOOK: dict[str, Runbook] = {
-    "overclar_penalty": Runbook(
+CHECK = Check(
+    name="overclar_penalty",
+    rounds=(1, 2),
+    commands=(),
+    thresholds={"reward.overclar_alpha": None, "reward.overclar_cap": None},
+    run=lambda r: overclar_check(r.config.reward, r.pipeline),
+    runbook=Runbook(
         means="the over-clarification penalty is off or miswired: reward.use_overclar_penalty false, "
         "reward.overclar_alpha 0, reward.overclar_cap below 1, or the trainer's reward does not subtract "
         "α·min(c, cap)",
@@ -96,4 +102,4 @@ RUNBOOK: dict[str, Runbook] = {
             "--task gsm8k --gold 12 --completion-file F (add --needs-clarification for the needed one)",
         ),
     ),
-}
+)

@@ -6,7 +6,9 @@ import shutil
 from pathlib import Path
 
 from rc1.checks.result import CheckResult
+from rc1.checks.spec import Check, Floor
 from rc1.core.runbook import Runbook
+from rc1.scoring.archive import archive_estimate_gb
 
 
 def free_disk(path: Path, min_free_gb: float, archive_gb: float = 0.0) -> CheckResult:
@@ -49,8 +51,13 @@ def accelerator_memory(min_free_gb: float) -> CheckResult:
     )
 
 
-RUNBOOK: dict[str, Runbook] = {
-    "free_disk": Runbook(
+FREE_DISK = Check(
+    name="free_disk",
+    rounds=(1, 2),
+    commands=(),
+    thresholds={"preflight.min_free_disk_gb": Floor("min", 50.0)},
+    run=lambda r: free_disk(r.ws.root, r.config.preflight.min_free_disk_gb, archive_gb=archive_estimate_gb(r.config)),
+    runbook=Runbook(
         means="the filesystem of the working directory (the workspace) has less free space than "
         "preflight.min_free_disk_gb plus the rollout archive's largest size",
         tries=(
@@ -61,7 +68,16 @@ RUNBOOK: dict[str, Runbook] = {
             "the local profile",
         ),
     ),
-    "accelerator_memory": Runbook(
+)
+
+
+ACCELERATOR_MEMORY = Check(
+    name="accelerator_memory",
+    rounds=(1, 2),
+    commands=(),
+    thresholds={"preflight.min_accelerator_memory_gb": None},
+    run=lambda r: accelerator_memory(r.config.preflight.min_accelerator_memory_gb),
+    runbook=Runbook(
         means="the CUDA device has less free memory than preflight.min_accelerator_memory_gb, usually because "
         "another process holds it",
         tries=(
@@ -70,4 +86,4 @@ RUNBOOK: dict[str, Runbook] = {
             "lower preflight.min_accelerator_memory_gb if the model fits in less (it has no production floor)",
         ),
     ),
-}
+)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rc1.checks.result import CheckResult
+from rc1.checks.spec import PROBE_ITEMS, Check, spread
 from rc1.core.runbook import Runbook
 from rc1.core.user_code import load_function
 from rc1.data.task import TaskItem
@@ -92,8 +93,18 @@ def _probe(spec, folder: Path, items: list[TaskItem], completions: list[str], to
     return None
 
 
-RUNBOOK: dict[str, Runbook] = {
-    "reward_functions": Runbook(
+CHECK = Check(
+    name="reward_functions",
+    rounds=(1, 2),
+    commands=(),
+    thresholds={},
+    run=lambda r: reward_functions_check(
+        r.config.reward.functions,
+        r.loaded.path.parent,
+        spread(r.shadow, PROBE_ITEMS),
+        thinking=r.pipeline.rule.thinking,
+    ),
+    runbook=Runbook(
         means="one of reward.functions does not import, raises, answers other than one finite number in [-1, 1] (or "
         "None) per completion, or answers differently on a second call or alone than in its batch",
         tries=(
@@ -104,4 +115,4 @@ RUNBOOK: dict[str, Runbook] = {
             "or take it out of reward.functions and drop its weight from the reward.weights file",
         ),
     ),
-}
+)

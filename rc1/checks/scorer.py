@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rc1.checks.result import CheckResult
+from rc1.checks.spec import PROBE_ITEMS, Check, Floor, spread
 from rc1.config.schema import Config
 from rc1.core.runbook import Runbook
 from rc1.data.task import TaskItem
@@ -155,19 +156,32 @@ def scorer_live(config: Config, *, require_api: bool = False) -> CheckResult:
     )
 
 
-RUNBOOK: dict[str, Runbook] = {
-    "scorer_selfcheck": Runbook(
-        means="the rule scorer misjudges the shadow set's own gold replies, or credits a wrong one: a task's answer "
-        "check does not fit its answers, usually data.tasks.<name>.check or its answer column",
+LIVE = Check(
+    name="scorer_live",
+    rounds=(1, 2),
+    commands=(),
+    thresholds={},
+    run=lambda r: scorer_live(r.config),
+    runbook=Runbook(
+        means="the judge cannot be live: an API provider without SCORER_API_KEY in the environment, or the production "
+        "profile (or --live) with scorer.provider none or hf_judge",
         tries=(
-            "set data.tasks.<name>.check to what its gold answers need (math for numbers, yes_no, exact, f1), or "
-            "fix the reward function it names",
-            "check that data.tasks.<name>.answer names the gold-answer column",
-            "score one gold reply by hand: rc1 score --task T --gold G --completion-file F; rc1 scorer probe "
-            "re-runs this check (in round 2 a config change needs --accept-changed-inputs)",
+            "export SCORER_API_KEY in the shell that runs rc1",
+            "production: set scorer.provider to an API judge (openai, gemini, deepseek_r1, or openai_compat with "
+            "scorer.base_url)",
+            "check it alone: rc1 scorer probe --live",
         ),
     ),
-    "scorer_probe": Runbook(
+)
+
+
+PROBE = Check(
+    name="scorer_probe",
+    rounds=(1, 2),
+    commands=(),
+    thresholds={},
+    run=lambda r: None if r.judge is None else scorer_probe(r.judge, spread(r.shadow, PROBE_ITEMS)),
+    runbook=Runbook(
         means="real judge calls failed: answers that do not parse (the judge model ignores the rubric's format), an "
         "endpoint, key or timeout error, or calls that were not made",
         tries=(
@@ -178,7 +192,24 @@ RUNBOOK: dict[str, Runbook] = {
             "that asks for the verdict format rc1 parses",
         ),
     ),
-    "scorer_cache": Runbook(
+)
+
+
+CACHE = Check(
+    name="scorer_cache",
+    rounds=(1, 2),
+    commands=(),
+    thresholds={
+        "preflight.max_cache_hit_rate_round1": Floor("max", 0.9),
+        "preflight.max_cache_hit_rate_round2": Floor("max", 0.95),
+    },
+    run=lambda r: scorer_cache(
+        r.ws.ledger_path,
+        r.config.preflight.max_cache_hit_rate_round1
+        if r.round_no == 1
+        else r.config.preflight.max_cache_hit_rate_round2,
+    ),
+    runbook=Runbook(
         means="most of the last 100 judge calls in the ledger came from data/scorer_cache/ (scorer.cache true): "
         "scores are being replayed rather than made",
         tries=(
@@ -188,14 +219,24 @@ RUNBOOK: dict[str, Runbook] = {
             "above 0.90 / 0.95 (PRODUCTION_FLOORS)",
         ),
     ),
-    "scorer_live": Runbook(
-        means="the judge cannot be live: an API provider without SCORER_API_KEY in the environment, or the production "
-        "profile (or --live) with scorer.provider none or hf_judge",
+)
+
+
+SELFCHECK = Check(
+    name="scorer_selfcheck",
+    rounds=(2,),
+    commands=(),
+    thresholds={},
+    run=lambda r: scorer_selfcheck(r.shadow, r.pipeline.rule),
+    runbook=Runbook(
+        means="the rule scorer misjudges the shadow set's own gold replies, or credits a wrong one: a task's answer "
+        "check does not fit its answers, usually data.tasks.<name>.check or its answer column",
         tries=(
-            "export SCORER_API_KEY in the shell that runs rc1",
-            "production: set scorer.provider to an API judge (openai, gemini, deepseek_r1, or openai_compat with "
-            "scorer.base_url)",
-            "check it alone: rc1 scorer probe --live",
+            "set data.tasks.<name>.check to what its gold answers need (math for numbers, yes_no, exact, f1), or "
+            "fix the reward function it names",
+            "check that data.tasks.<name>.answer names the gold-answer column",
+            "score one gold reply by hand: rc1 score --task T --gold G --completion-file F; rc1 scorer probe "
+            "re-runs this check (in round 2 a config change needs --accept-changed-inputs)",
         ),
     ),
-}
+)

@@ -7,7 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from rc1.checks.result import CheckResult
+from rc1.checks.spec import Check
 from rc1.config.schema import DataConfig
+from rc1.core.fsutil import sha256_file
 from rc1.core.runbook import Runbook
 from rc1.data.episodes import task_templates
 from rc1.data.task import TaskItem
@@ -72,8 +74,13 @@ def _framed_by(item: TaskItem, pack: TemplatePack) -> bool:
     )
 
 
-RUNBOOK: dict[str, Runbook] = {
-    "seed_pool": Runbook(
+CHECK = Check(
+    name="seed_pool",
+    rounds=(1, 2),
+    commands=("pool validate",),
+    thresholds={},
+    run=lambda r: seed_pool_check(r.pool, r.config.data, r.templates, sha256_file(r.ws.pool_path)),
+    runbook=Runbook(
         means="the pool on disk is not what this config and template pack build: it was built with other data.* "
         "values or another pack (data.templates), or edited since",
         tries=(
@@ -84,4 +91,4 @@ RUNBOOK: dict[str, Runbook] = {
             "point data.templates back at that pack, or rebuild the pool",
         ),
     ),
-}
+)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from rc1.checks.result import CheckResult
+from rc1.checks.spec import Check
 from rc1.core.runbook import Runbook
 from rc1.data.task import DIFFICULTIES, TaskItem
 
@@ -28,8 +29,13 @@ def shadow_stratification(shadow: list[TaskItem], expected_size: int, mix: dict[
     )
 
 
-RUNBOOK: dict[str, Runbook] = {
-    "shadow_set": Runbook(
+CHECK = Check(
+    name="shadow_set",
+    rounds=(1, 2),
+    commands=(),
+    thresholds={"data.shadow_size": None},
+    run=lambda r: shadow_stratification(r.shadow, r.config.data.shadow_size, r.config.data.mix),
+    runbook=Runbook(
         means="a task × difficulty cell of the shadow set is empty, because a task's share of data.shadow_size is "
         "under 3 items (one per difficulty), or the file on disk was built with another data.shadow_size",
         tries=(
@@ -39,4 +45,4 @@ RUNBOOK: dict[str, Runbook] = {
             "rc1 shadow materialize (or rc1 advance)",
         ),
     ),
-}
+)

@@ -5,9 +5,10 @@ share fails round 1 here, naming how many records are missing, instead of stoppi
 from __future__ import annotations
 
 from rc1.checks.result import CheckResult
+from rc1.checks.spec import Check
 from rc1.core.runbook import Runbook
 from rc1.data.source_ref import SourceRef
-from rc1.data.sources import Missing
+from rc1.data.sources import Missing, pool_sources, shadow_sources
 from rc1.data.task import TaskItem
 
 NAME = "data_sources"
@@ -55,8 +56,15 @@ def shortfall_check(missing: list[Missing]) -> CheckResult:
     )
 
 
-RUNBOOK: dict[str, Runbook] = {
-    NAME: Runbook(
+CHECK = Check(
+    name=NAME,
+    rounds=(1, 2),
+    commands=(),
+    thresholds={},
+    run=lambda r: data_sources_check(
+        r.pool, r.shadow, pool_sources(r.config.data, r.loaded.resolve), shadow_sources(r.config.data, r.loaded.resolve)
+    ),
+    runbook=Runbook(
         means="a task's records (data.sources or data.tasks) hold fewer distinct questions than its slots in the pool "
         "or the held-out sets need, so slots cannot each get a record of their own",
         tries=(
@@ -70,4 +78,4 @@ RUNBOOK: dict[str, Runbook] = {
             "round 1: put it back where round 1 read it",
         ),
     ),
-}
+)

@@ -7,7 +7,9 @@ import math
 from pathlib import Path
 
 from rc1.checks.result import CheckResult
+from rc1.checks.spec import Check
 from rc1.core.runbook import Runbook
+from rc1.scoring.pipeline import components_for
 from rc1.scoring.weights import MAX_WEIGHT, SUM_TOLERANCE, read_weights
 
 
@@ -32,8 +34,17 @@ def weights_check(path: Path, components: tuple[str, ...], declared: dict[str, f
     )
 
 
-RUNBOOK: dict[str, Runbook] = {
-    "weights": Runbook(
+CHECK = Check(
+    name="weights",
+    rounds=(1, 2),
+    commands=(),
+    thresholds={"reward.weights": None},
+    run=lambda r: weights_check(
+        r.loaded.weights_path,
+        components_for(r.loaded),
+        declared={spec.name: spec.weight for spec in r.config.reward.functions},
+    ),
+    runbook=Runbook(
         means="the weights file (reward.weights) does not fit the scorer: a component missing or unknown (the judge "
         "or reward.functions changed), a weight negative or above 0.5, or the weights not summing to 1",
         tries=(
@@ -44,4 +55,4 @@ RUNBOOK: dict[str, Runbook] = {
             "or point reward.weights at a file that fits, relative to the config's folder",
         ),
     ),
-}
+)

@@ -230,8 +230,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--markdown", action="store_true", help="every entry as the README's tables")
 
     p = sub.add_parser("ls", help="the extension points' tables: checks, strategies, monitors, trackers")
-    p.add_argument("table", choices=["checks", "strategies", "monitors", "trackers"])
-    p.add_argument("--json", action="store_true", help="the rows as JSON: name, about, details")
+    p.add_argument("table", nargs="?", choices=["checks", "strategies", "monitors", "trackers"])
+    form = p.add_mutually_exclusive_group()
+    form.add_argument("--json", action="store_true", help="the rows as JSON: name, about, details")
+    form.add_argument("--markdown", action="store_true", help="as docs/tables.md shows it (no table: every table)")
 
     p = sub.add_parser("train", help="start or resume training (requires round 2)")
     _config_args(p)

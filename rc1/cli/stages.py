@@ -8,13 +8,15 @@ from pathlib import Path
 
 from rc1.app import datasets
 from rc1.app.artifacts import write_artifact, write_held_out
+from rc1.app.checks import run_checks
 from rc1.app.gate import record_checks_adhoc, require_allowed
-from rc1.app.preflight import pool_checks, round_scoring, run_round1, run_round2, spread
+from rc1.app.preflight import pool_checks, round_scoring, run_round1, run_round2
 from rc1.app.session import FollowerSession, Session
 from rc1.app.shadow_run import run_shadow
 from rc1.app.train import run_training
 from rc1.checks.result import CheckResult
 from rc1.checks.scorer import scorer_live, scorer_probe, scorer_selfcheck
+from rc1.checks.spec import RoundInputs, spread
 from rc1.cli._run_config import config_of
 from rc1.core import distributed
 from rc1.core.errors import BadInput, ExitCode
@@ -117,7 +119,8 @@ def difficulty(args) -> int:
             for task, buckets in balanced.balanced_buckets.items():
                 print(f"  {task:<11} " + "  ".join(f"{k} {v}" for k, v in buckets.items()))
             return 0
-        results = [datasets.difficulty_check(session.config, session.ws, pool_items, metrics, balanced)]
+        inputs = RoundInputs(loaded=session.loaded, ws=ws, pool=pool_items, metrics=metrics, balanced=balanced)
+        results = run_checks(inputs, command="difficulty validate")
         record_checks_adhoc(session, results)
         print(f"report: {ws.difficulty_report_path}")
         return _report(results)

@@ -5,9 +5,9 @@ projection and the machine's state, anchored to the last line they cover (its se
 begins and ends in the file), and the file views' own state, which this layer keeps but does not read.
 A reader or writer trusts the snapshot only when the log still holds that exact line there; it then decodes
 and chain-checks the lines after it and folds them in. A snapshot that is missing, unreadable, of another
-schema, of another projection (its shape digest differs: a field was added, renamed or retyped, or the fold's
-meaning changed), or whose anchor line the log no longer holds is ignored: the log is replayed whole. The log is
-always the authority; `rc1 audit` verifies the whole log and reads only the snapshot's anchor, to check
+schema, of another projection (its shape digest differs: a field was added, renamed or retyped, or the domain's
+code that folds it changed), or whose anchor line the log no longer holds is ignored: the log is replayed whole.
+The log is always the authority; `rc1 audit` verifies the whole log and reads only the snapshot's anchor, to check
 that no line was cut off the end.
 """
 
@@ -20,6 +20,7 @@ from pathlib import Path
 
 import msgspec
 
+from rc1 import run as run_package
 from rc1.core.fsutil import atomic_write_bytes
 from rc1.core.workspace import Workspace
 from rc1.eventlog.lines import Anchor, LogContents
@@ -28,17 +29,26 @@ from rc1.run.events import SCHEMA_VERSION
 from rc1.run.machine import RunMachine
 from rc1.run.replay import Projection, Replayer, replay
 
-# Bump when a mutator's meaning changes without the projection's shape changing (what a field holds, not its name
-# or type): a snapshot folded under the old meaning must not be trusted.
-FOLD_VERSION = 1
+
+@cache
+def fold_code() -> str:
+    """The digest of the domain's code (rc1/run/: the events, the door, the machine, replay's mutators and the
+    monitors' fold): what a fold means is that code, so a snapshot folded by other code is not trusted. No version
+    to bump by hand; an rc1 whose domain changed in any way replays a run's log whole once, then snapshots again."""
+    folder = Path(run_package.__file__).parent
+    digest = hashlib.sha256()
+    for path in sorted(folder.rglob("*.py")):
+        digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
 
 
 @cache
 def projection_shape(projection: type = Projection) -> str:
     """The digest of what a snapshot's projection is: its JSON schema (every field, type and default, nested
-    structs included) and FOLD_VERSION. A snapshot written by an rc1 whose projection differed is not read."""
+    structs included) and the code that folds it. A snapshot written by an rc1 whose projection differed is not
+    read."""
     schema = msgspec.json.schema(projection)
-    return hashlib.sha256(json.dumps([FOLD_VERSION, schema], sort_keys=True).encode()).hexdigest()[:16]
+    return hashlib.sha256(json.dumps([fold_code(), schema], sort_keys=True).encode()).hexdigest()[:16]
 
 
 class Snapshot(msgspec.Struct, kw_only=True):

@@ -6,6 +6,7 @@ filled in by the log at append time; callers build only the payload.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Union
 
@@ -14,10 +15,10 @@ import msgspec
 from rc1.run.monitors.sections import WatchedRules
 from rc1.run.monitors.state import Drift
 
-# v1: the first shipped schema. v2: eval_completed says `success` and `per_task_success` (it measured success,
-# the release gate's word, under the name `accuracy`). v3: release_evaluated is the gate set's paired verdict
-# (sampled success of the selected checkpoint vs step 0, with its interval); v2 measured the shadow set's hard
-# items greedily, on the items that had also chosen the checkpoint.
+# The version every line is written at. A breaking change to an event's shape raises it by one and gives that event
+# an `upcast_v<old>_v<new>` static method, beside its fields, that reads a line of the old shape as the new one
+# (what each version changed is that method's docstring); `UPCASTERS` below collects them, and
+# tests/unit/test_event_versions.py holds this number to the newest upcaster and a frozen log of every older version.
 SCHEMA_VERSION = 3
 GENESIS_HASH = "0" * 64
 
@@ -231,6 +232,15 @@ class EvalCompleted(Event, frozen=True, kw_only=True, tag="eval_completed"):
     drift: Drift | None = None  # KL of the policy to the step-0 policy on the sampled replies (None: not measured)
     seconds: float = 0.0  # the evaluation's own time
 
+    @staticmethod
+    def upcast_v1_v2(raw: dict) -> dict:
+        """v2: eval_completed says `success` and `per_task_success` (v1 measured success, the release gate's word,
+        under the name `accuracy`)."""
+        raw = dict(raw)
+        raw["success"] = raw.pop("accuracy")
+        raw["per_task_success"] = raw.pop("per_task_accuracy")
+        return raw
+
 
 class BestPromoted(Event, frozen=True, kw_only=True, tag="best_promoted"):
     step: int
@@ -301,6 +311,24 @@ class ReleaseEvaluated(Event, frozen=True, kw_only=True, tag="release_evaluated"
     failed: list[str] = msgspec.field(default_factory=list)  # each part of the rule that failed, in words
     metric: str  # what chose the checkpoint (release.metric, on the shadow set)
     seed: int | None = None  # the line of training it judges
+
+    @staticmethod
+    def upcast_v2_v3(raw: dict) -> dict:
+        """v3: release_evaluated is the gate set's paired verdict (sampled success of the selected checkpoint vs step 0,
+        with its interval). v2 measured hard success on the shadow set, greedily, at the best checkpoint (or none): the
+        same items that had chosen it. Its numbers are kept as they were, named as v3 names them, with what they were
+        measured on."""
+        raw = dict(raw)
+        raw["baseline_success"] = raw["baseline_greedy"] = raw.pop("baseline_hard_success")
+        raw["selected_success"] = raw["selected_greedy"] = raw.pop("hard_success")
+        raw.update(items="shadow_hard", samples=0, n=0, selected_by="best" if raw.get("step") is not None else "final")
+        if not raw["passed"]:
+            raw["failed"] = [
+                "no checkpoint beat step 0"
+                if raw.get("step") is None
+                else f"the gain {raw['hard_gain_pp']:+.1f} pp is below the threshold {raw['threshold_pp']:g} pp"
+            ]
+        return raw
 
 
 class ReleaseAcrossSeeds(Event, frozen=True, kw_only=True, tag="release_across_seeds"):
@@ -449,35 +477,27 @@ def event_type(event: Event) -> str:
     return type(event).__struct_config__.tag
 
 
-def _eval_completed_v1(raw: dict) -> dict:
-    raw = dict(raw)
-    raw["success"] = raw.pop("accuracy")
-    raw["per_task_success"] = raw.pop("per_task_accuracy")
-    return raw
+_UPCASTER = re.compile(r"upcast_v(\d+)_v(\d+)")
 
 
-def _release_evaluated_v2(raw: dict) -> dict:
-    """v2 measured hard success on the shadow set, greedily, at the best checkpoint (or none): the same items that
-    had chosen it. Its numbers are kept as they were, named as v3 names them, with what they were measured on."""
-    raw = dict(raw)
-    raw["baseline_success"] = raw["baseline_greedy"] = raw.pop("baseline_hard_success")
-    raw["selected_success"] = raw["selected_greedy"] = raw.pop("hard_success")
-    raw.update(items="shadow_hard", samples=0, n=0, selected_by="best" if raw.get("step") is not None else "final")
-    if not raw["passed"]:
-        raw["failed"] = [
-            "no checkpoint beat step 0"
-            if raw.get("step") is None
-            else f"the gain {raw['hard_gain_pp']:+.1f} pp is below the threshold {raw['threshold_pp']:g} pp"
-        ]
-    return raw
+def _upcasters(classes: tuple[type[Event], ...]) -> dict[tuple[str, int], Callable[[dict], dict]]:
+    found = {}
+    for cls in classes:
+        for attribute in vars(cls):
+            match = _UPCASTER.fullmatch(attribute)
+            if match is None:
+                continue
+            old, new = int(match[1]), int(match[2])
+            if new != old + 1:
+                raise TypeError(f"{cls.__name__}.{attribute}: an upcaster reads one version into the next")
+            found[(cls.__struct_config__.tag, old)] = getattr(cls, attribute)
+    return found
 
 
-# (event type, version) -> what turns a raw line of that type and version into the next version's shape. A
-# type a version bump did not change needs none: its line is the same at the next version.
-UPCASTERS: dict[tuple[str, int], Callable[[dict], dict]] = {
-    ("eval_completed", 1): _eval_completed_v1,
-    ("release_evaluated", 2): _release_evaluated_v2,
-}
+# (event type, version) -> what turns a raw line of that type and version into the next version's shape: the
+# events' own `upcast_v<n>_v<n+1>` methods. A type a version bump did not change needs none: its line is the same at
+# the next version.
+UPCASTERS: dict[tuple[str, int], Callable[[dict], dict]] = _upcasters(EVENT_CLASSES)
 
 
 def needs_upcast(event: Event) -> bool:

@@ -4,6 +4,7 @@ gold of the same task, a fixed derangement; refused by the production profile.""
 import pytest
 from conftest import REPO
 
+from rc1.app.checks import PRODUCTION_FLOORS
 from rc1.checks.consistency import training_config_check
 from rc1.config.loading import load_config
 from rc1.data.generators import generate
@@ -42,9 +43,11 @@ def test_the_reward_function_sees_the_shuffled_gold():
 
 def test_the_production_profile_refuses_the_control_arm():
     loaded = load_config(REPO / "configs/rc1.yaml", ["reward.answers=shuffled"])
-    result = training_config_check(loaded.config)
+    result = training_config_check(loaded.config, PRODUCTION_FLOORS)
     assert not result.passed and "reward.answers must be gold" in result.detail
-    assert training_config_check(load_config(REPO / "configs/local.yaml", ["reward.answers=shuffled"]).config).passed
+    assert training_config_check(
+        load_config(REPO / "configs/local.yaml", ["reward.answers=shuffled"]).config, PRODUCTION_FLOORS
+    ).passed
 
 
 @pytest.mark.parametrize("weights", ["weights.json", "weights_format_only.json"])

@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from conftest import rc1_here
+from conftest import REPO, rc1_here
 
 from rc1.app.runbook import CHECKS
 from rc1.registry.strategies import STRATEGIES
@@ -35,3 +35,23 @@ def test_what_a_monitor_row_says_follows_its_spec(tmp_path):
 def test_an_unknown_table_is_exit_2_naming_the_tables(tmp_path):
     refused = rc1_here(tmp_path, "ls", "rewards", config=None)
     assert refused.returncode == 2 and "checks, strategies, monitors, trackers" in refused.stderr.replace("'", "")
+
+
+def test_the_docs_tables_are_rc1_ls_markdown(tmp_path):
+    shown = rc1_here(tmp_path, "ls", "--markdown", config=None)
+    assert shown.returncode == 0, shown.stderr
+    assert (REPO / "docs/tables.md").read_text(encoding="utf-8") == shown.stdout, (
+        "regenerate: bin/rc1 ls --markdown > docs/tables.md"
+    )
+
+
+def test_a_check_row_says_its_rounds_commands_and_production_floors(tmp_path):
+    rows = {row["name"]: row for row in json.loads(rc1_here(tmp_path, "ls", "checks", "--json", config=None).stdout)}
+    assert rows["duplicates"]["details"]["also"] == "rc1 pool validate"
+    assert "preflight.max_duplicate_rate (production ≤ 0.02)" in rows["duplicates"]["details"]["limits"]
+    assert rows["release_power"]["details"]["rounds"] == "2"
+
+
+def test_ls_without_a_table_names_them_exit_2(tmp_path):
+    refused = rc1_here(tmp_path, "ls", config=None)
+    assert refused.returncode == 2 and "name a table" in refused.stderr

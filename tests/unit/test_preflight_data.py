@@ -9,7 +9,7 @@ from conftest import REPO
 
 from rc1.app.datasets import GENERATOR_DIFFICULTY_MIX
 from rc1.checks.coverage import framing_coverage
-from rc1.checks.difficulty import DifficultyLimits, validate
+from rc1.checks.difficulty import DifficultyLimits, difficulty_check, validate
 from rc1.checks.ngram_kl import kl3, ngram_kl
 from rc1.checks.scorer import scorer_selfcheck
 from rc1.checks.seed_pool import seed_pool_check
@@ -320,7 +320,7 @@ def test_the_data_stage_builds_from_a_config_and_paths_alone(tmp_path):
     balanced = datasets.balance(loaded.config, pool, metrics)
     ws.reports_dir.mkdir(parents=True, exist_ok=True)
     ws.difficulty_report_path.parent.mkdir(parents=True, exist_ok=True)
-    result = datasets.difficulty_check(loaded.config, ws, pool, metrics, balanced)
+    result = difficulty_check(loaded.config, ws, pool, metrics, balanced)
     assert len(pool) == 120 and len(shadow) == 24 and not {i.id for i in pool} & {i.id for i in shadow}
     assert len(held.gate) == loaded.config.release.gate_size and not {i.id for i in held.gate} & {
         i.id for i in pool + shadow
