@@ -7,15 +7,12 @@ from pathlib import Path
 from rc1.app.session import Session
 from rc1.core.fsutil import sha256_file
 from rc1.data.task import TaskItem, write_items
-from rc1.run import events as ev
 
 
 def write_artifact(session: Session, path: Path, items: list[TaskItem], kind: str) -> None:
     write_items(path, items)
     session.append(
-        ev.ArtifactWritten(
-            path=str(path.relative_to(session.ws.root)), sha256=sha256_file(path), bytes=path.stat().st_size, kind=kind
-        )
+        session.run.write_artifact(str(path.relative_to(session.ws.root)), sha256_file(path), path.stat().st_size, kind)
     )
 
 

@@ -134,7 +134,7 @@ def export_model(session: Session, asked: str, seed: int | None, merge: bool, ou
     form = "full" if config.finetune.method == "full" else "merged" if merge else "adapter"
     recorded_out = _recorded(out, session.ws.root)
     # The rules first: nothing is built for an export the run could not record.
-    session.run.decide(_draft(recorded_out, form, asked))
+    _draft(session, recorded_out, form, asked)
     gate = session.projection.gates["round2"]
     if gate.fingerprints is not None:  # the built-in base is built from the balanced pool: the one training used
         ensure_inputs_unchanged(session, gate.fingerprints, "round 2")
@@ -164,7 +164,7 @@ def export_model(session: Session, asked: str, seed: int | None, merge: bool, ou
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return session.append(
-        ev.ModelExported(
+        session.run.export_model(
             out=recorded_out,
             form=form,
             asked=asked,
@@ -355,9 +355,10 @@ def _recorded(out: Path, root: Path) -> str:
         return str(out.resolve())
 
 
-def _draft(out: str, form: str, asked: str) -> ev.ModelExported:
-    """The export as far as it is known before any work, for the rules to decide on (they look at its kind)."""
-    return ev.ModelExported(
+def _draft(session: Session, out: str, form: str, asked: str) -> ev.ModelExported:
+    """The export as far as it is known before any work, for the rules to decide on (they look at its kind): refused
+    here, nothing is built."""
+    return session.run.export_model(
         out=out,
         form=form,
         asked=asked,

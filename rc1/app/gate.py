@@ -49,15 +49,15 @@ def record_checks(
     fingerprints: ev.Fingerprints,
     scoring: ev.ScoringSummary,
 ) -> None:
-    """Append one event per check, then the round's verdict (with its judge calls' summary); a failed
-    round raises GateClosed (exit 3)."""
+    """Append one event per check, then the round's verdict, which the run decides from those events (with the
+    round's judge calls' summary); a failed round raises RoundFailed (exit 3)."""
     _append_checks(session, round_no, results)
-    failures = [r.name for r in results if not r.passed]
-    if failures:
-        session.append(session.run.fail_round(round_no, failures, scoring))
+    verdict = session.append(session.run.conclude_round(round_no, [r.name for r in results], fingerprints, scoring))
+    if isinstance(verdict, ev.GateFailed):
         details = "\n".join(f"  - {r.name}: {r.detail}" for r in results if not r.passed)
-        raise RoundFailed(f"round {round_no} failed {len(failures)} of {len(results)} checks:\n{details}", failures)
-    session.append(session.run.pass_round(round_no, fingerprints, [r.name for r in results], scoring))
+        raise RoundFailed(
+            f"round {round_no} failed {len(verdict.failures)} of {len(results)} checks:\n{details}", verdict.failures
+        )
 
 
 ADHOC_ROUND = 0  # checks run by hand (`rc1 pool validate`) outside any round; they open no gate
@@ -69,14 +69,8 @@ def record_checks_adhoc(session: Session, results: list[CheckResult]) -> None:
 
 def _append_checks(session: Session, round_no: int, results: list[CheckResult]) -> None:
     for result in results:
-        event_cls = ev.CheckPassed if result.passed else ev.CheckFailed
         session.append(
-            event_cls(
-                round=round_no,
-                name=result.name,
-                measured=result.measured,
-                thresholds=result.thresholds,
-                detail=result.detail,
-                tags=list(result.tags),
+            session.run.record_check(
+                round_no, result.name, result.passed, result.measured, result.thresholds, result.detail, result.tags
             )
         )

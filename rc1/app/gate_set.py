@@ -104,7 +104,7 @@ def evaluate_gate_set(
     k = session.config.release.samples
     sampling = gate_sampling(session.config)
     return session.append(
-        ev.GateSetEvaluated(
+        session.run.record_gate_set_evaluation(
             policy=which,
             step=step,
             checkpoint=checkpoint,

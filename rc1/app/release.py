@@ -13,7 +13,6 @@ With several seeds (`run.seeds`) each line of training gets that verdict, and th
 
 from __future__ import annotations
 
-import statistics
 import sys
 
 from rc1.app.gate_set import Policy, evaluate_gate_set
@@ -22,7 +21,8 @@ from rc1.core import distributed
 from rc1.core.errors import TrainingError
 from rc1.run import events as ev
 from rc1.run.replay import CheckpointRef, Projection
-from rc1.scoring.release_stats import paired_gain, release_verdict
+from rc1.run.verdicts import PairedGain, release_evaluated, require_same_items
+from rc1.scoring.release_stats import paired_gain
 from rc1.views.release import release_table, verdict_line
 
 
@@ -35,44 +35,23 @@ def selected_checkpoint(p: Projection, final: CheckpointRef) -> tuple[Checkpoint
     return final, "final"
 
 
-def release_event(
-    base: ev.GateSetEvaluated, selected: ev.GateSetEvaluated, threshold_pp: float, metric: str, seed: int | None
-) -> ev.ReleaseEvaluated:
-    """The verdict from two gate-set evaluations of the same items (a pure function of the log's events)."""
-    if (base.gate_sha256, base.item_ids, base.samples) != (selected.gate_sha256, selected.item_ids, selected.samples):
-        raise TrainingError(
-            "the gate set's two evaluations are not of the same items and samples (the gate set "
-            "changed after round 2?); re-run the rounds (`rc1 advance` from INIT) to evaluate the "
-            "step-0 policy on the gate set in force"
-        )
-    gain = paired_gain(
+def gate_gain(base: ev.GateSetEvaluated, selected: ev.GateSetEvaluated) -> PairedGain:
+    """The paired gain in sampled success between the gate set's two evaluations, item by item, with its bootstrap
+    interval (seeded by the evaluations' own generation seed: the same log gives the same interval)."""
+    return paired_gain(
         [k / base.samples for k in base.sampled],
         [k / selected.samples for k in selected.sampled],
         seed=base.generation_seed,
     )
-    verdict = release_verdict(gain, threshold_pp)
-    return ev.ReleaseEvaluated(
-        step=selected.step,
-        selected_by=selected.selected_by,
-        items="gate",
-        n=gain.n,
-        samples=selected.samples,
-        baseline_success=gain.baseline,
-        selected_success=gain.selected,
-        baseline_greedy=base.greedy_success,
-        selected_greedy=selected.greedy_success,
-        hard_gain_pp=gain.gain_pp,
-        ci_low_pp=gain.ci_low_pp,
-        ci_high_pp=gain.ci_high_pp,
-        confidence=gain.confidence,
-        resamples=gain.resamples,
-        bootstrap_seed=gain.seed,
-        threshold_pp=threshold_pp,
-        passed=verdict.passed,
-        failed=list(verdict.failed),
-        metric=metric,
-        seed=seed,
-    )
+
+
+def release_event(
+    base: ev.GateSetEvaluated, selected: ev.GateSetEvaluated, threshold_pp: float, metric: str, seed: int | None
+) -> ev.ReleaseEvaluated:
+    """The verdict from two gate-set evaluations of the same items, derived again from the log (`rc1 audit
+    --rescore`): the rule the run applied when it wrote it (rc1/run/verdicts.py)."""
+    require_same_items(base, selected)
+    return release_evaluated(base, selected, gate_gain(base, selected), threshold_pp, metric, seed)
 
 
 def release_plan(p: Projection, final: CheckpointRef) -> tuple[CheckpointRef, str] | None:
@@ -130,8 +109,10 @@ def evaluate_release(session: Session, final: CheckpointRef, base_seed: int) -> 
         selected = evaluate_gate_set(
             session, policy, which="selected", step=chosen.step, checkpoint=chosen.dir, selected_by=how, seed=p.seed
         )
+    require_same_items(base, selected)
+    release = session.config.release
     event = session.append(
-        release_event(base, selected, session.config.release.min_hard_gain_pp, session.config.release.metric, p.seed)
+        session.run.judge_release(gate_gain(base, selected), release.min_hard_gain_pp, release.metric)
     )
     print(release_table(p.evals, chosen.step), flush=True)
     print(verdict_line(event), flush=True)
@@ -152,24 +133,8 @@ def _policy_at(session: Session, ref: CheckpointRef, base_seed: int) -> Policy:
     return Policy(policy_at(model, directory, session.config.finetune.method), tokenizer, device)
 
 
-def across_seeds_event(p: Projection, threshold_pp: float) -> ev.ReleaseAcrossSeeds | None:
-    """The verdict over every finished line of training: mean gain minus its spread (sample standard deviation
-    over seeds) must reach the threshold, and every line must have passed its own verdict (gain and interval).
-    None when a line has no release of its own (a run begun before the gate set existed)."""
-    releases = {str(line.seed): line.release for line in p.finished}
-    if not releases or any(r is None for r in releases.values()):
-        return None
-    gains = {seed: r.hard_gain_pp for seed, r in releases.items()}
-    mean = statistics.fmean(gains.values())
-    spread = statistics.stdev(gains.values()) if len(gains) > 1 else 0.0
-    passed = mean - spread >= threshold_pp and all(r.passed for r in releases.values())
-    return ev.ReleaseAcrossSeeds(
-        gains_pp=gains, mean_pp=mean, spread_pp=spread, threshold_pp=threshold_pp, passed=passed
-    )
-
-
 def evaluate_release_across_seeds(session: Session) -> None:
-    event = across_seeds_event(session.projection, session.config.release.min_hard_gain_pp)
+    event = session.run.judge_across_seeds(session.config.release.min_hard_gain_pp)
     if event is None:
         print("release across seeds: not evaluated (a line of training has no release of its own)", flush=True)
         return

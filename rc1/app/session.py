@@ -143,7 +143,7 @@ class Session(_RunView):
             if tracker is None:
                 continue
             if recorded is None:  # outside the guard: an append that fails (a full disk) is the run's failure
-                attached.append(self.log.append(self.run.decide(ev.TrackerAttached(backend=name, run_id=run_id))))
+                attached.append(self.log.append(self.run.attach_tracker(name, run_id)))
             trackers.append(tracker)
         self.trackers = Trackers(trackers)
         self.trackers.catch_up(read_log(self.ws.log_path).events)
@@ -156,7 +156,7 @@ class Session(_RunView):
         from rc1.train.device import select_device
 
         self.log.append(
-            ev.RunStarted(
+            self.run.start_run(
                 config_path=str(self.loaded.path),
                 config_sha256=self.loaded.sha256,
                 code_version=provenance.code_version(),

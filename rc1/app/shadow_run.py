@@ -97,7 +97,7 @@ def run_shadow(
         ),
     )
     return session.append(
-        ev.ShadowRunCompleted(
+        session.run.record_shadow_run(
             tag=tag,
             checkpoint=checkpoint,
             samples=k,

@@ -17,10 +17,10 @@ from rc1.core.fsutil import atomic_write_bytes, sha256_file
 from rc1.core.progress import StepProgress
 from rc1.data.task import TaskItem
 from rc1.run import events as ev
+from rc1.run.verdicts import metric_value
 from rc1.scoring.archive import EVAL, EVAL_SAMPLED, SHARD_NAME, encode_shard, rows_of
-from rc1.scoring.evaluation import evaluate_buckets, hard_success, metric_value
+from rc1.scoring.evaluation import evaluate_buckets, hard_success
 from rc1.scoring.pipeline import rewards_of
-from rc1.scoring.release_stats import promotes
 from rc1.train import checkpoints
 from rc1.train.metrics import EvalResult, StepMetrics
 from rc1.train.protocols import Verdict
@@ -116,8 +116,8 @@ class EventHooks:
         checkpoints.update_latest(ws.checkpoints_dir, final)
         if evaluates_at(self.session.config, step):
             distributed.share(PUBLISHED)  # the other ranks join the evaluation now
-            value = self.evaluate(step)
-            self._promote(step, final, value)
+            self.evaluate(step)
+            self._promote(step, final)
             return record_trips(self.session)
         return None
 
@@ -143,7 +143,7 @@ class EventHooks:
         overall = buckets[-1]
         per_task = {b.task: b.success for b in buckets if b.difficulty == "all" and b.task != "all"}
         self.session.append(
-            ev.EvalCompleted(
+            self.session.run.record_evaluation(
                 step=step,
                 n=overall.n,
                 mean_reward=overall.mean_reward,
@@ -198,25 +198,18 @@ class EventHooks:
         atomic_write_bytes(path, encode_shard(rows))
         return {str(path.relative_to(ws.root)): sha256_file(path)}
 
-    def _promote(self, step: int, final: Path, value: float) -> None:
-        """best/ grows by a copy of each checkpoint that beats every evaluation before it, step 0 included
-        (`promotes`, the rule the release verdict's simulations test)."""
-        p = self.session.projection
+    def _promote(self, step: int, final: Path) -> None:
+        """best/ grows by a copy of each checkpoint that beats every evaluation before it, step 0 included: the run
+        decides from the evaluations in the log (`promotion_value`, the rule the release verdict's simulations
+        test), before the copy and again at the write."""
         metric = self.session.config.release.metric
-        earlier = [
-            metric_value(metric, e.hard_success, e.hard_sampled_success, e.buckets)
-            for e in p.evals
-            if e.step < step and e.buckets
-        ]
-        if not promotes(value, earlier):
+        value = self.session.run.promotion_value(step, metric)
+        if value is None:
             return
         best_dir = self.session.ws.checkpoints_dir / "best" / final.name
         files = checkpoints.promote_best(final, best_dir)
-        self.session.append(
-            ev.BestPromoted(
-                step=step, dir=str(best_dir.relative_to(self.session.ws.root)), metric=metric, value=value, files=files
-            )
-        )
+        rel = str(best_dir.relative_to(self.session.ws.root))
+        self.session.append(self.session.run.promote_best(step, rel, metric, files))
         print(f"  best/ <- step {step} ({metric} {value:.4f})", file=sys.stdout, flush=True)
 
 

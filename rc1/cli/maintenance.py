@@ -44,7 +44,7 @@ def _cut_torn_tail(session: Session, torn: bytes) -> None:
     session.log.truncate_torn_tail()
     fsync_dir(session.ws.events_dir)
     session.append(
-        ev.LogRepaired(
+        session.run.repair_log(
             torn_bytes=len(torn),
             offset=offset,
             quarantine=str(quarantine.relative_to(session.ws.root)),
@@ -82,7 +82,6 @@ def report(args) -> int:
 
 def _print_verdicts(events: list) -> None:
     """The release verdict of every line of training, as it was printed when the line completed."""
-    from rc1.run import events as ev
     from rc1.views.release import release_table, verdict_line
 
     verdicts = [(i, e) for i, e in enumerate(events) if isinstance(e, ev.ReleaseEvaluated)]

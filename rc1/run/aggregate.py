@@ -1,8 +1,15 @@
 """The run as one aggregate: its machine and its projection, with command methods that decide.
 
-A command method (pass_round, start_training, record_step, save_checkpoint, …) checks the rules at the door
-(rc1/run/door.py) against the run as replayed so far and returns the event they allow, or raises
-EventRefused (exit 3). The session persists and publishes only what was decided here, and asks `decide` again
+Every event rc1 writes is built here, by a command method (record_check, conclude_round, start_training,
+promote_best, judge_release, …): it applies the rules (rc1/run/verdicts.py) to the run as replayed so far, where a
+command decides (a round's verdict from the check events it recorded, best/ from the evaluations in the log, a
+release from the gate set's two evaluations), checks the rules at the door (rc1/run/door.py) and returns the event
+they allow, or raises EventRefused (exit 3). The stages measure; they hand the aggregate numbers, never verdicts.
+
+Persist-then-fold: the aggregate does not fold what it decides. The event is written first, then folded into the
+same replayer (the session subscribes it to the log), so the projection only ever holds what the log holds: a
+crash between deciding and writing leaves both as they were, and replay from the log gives the same projection
+the writer had. The session persists and publishes only what was decided here, and asks `decide` again
 for any event it is handed, so nothing the rules refuse is ever written: the log stays byte-identical. Once
 written, the event is folded into the same replayer (the session subscribes it to the log), which is how the
 aggregate learns what happened; it never folds an event it has not seen persisted.
@@ -19,6 +26,7 @@ from rc1.run.machine import RunMachine
 from rc1.run.monitors.fold import due
 from rc1.run.monitors.rules import NON_FINITE
 from rc1.run.replay import Projection, Replayer
+from rc1.run.verdicts import PairedGain, across_seeds, metric_value, promotes, release_evaluated
 
 
 class RunAggregate:
@@ -43,14 +51,45 @@ class RunAggregate:
 
     # The commands of the run: each returns the event it decided on.
 
-    def pass_round(
-        self, round_no: int, fingerprints: ev.Fingerprints, checks: list[str], scoring: ev.ScoringSummary
-    ) -> ev.Round1Passed | ev.Round2Passed:
-        passed = ev.Round1Passed if round_no == 1 else ev.Round2Passed
-        return self.decide(passed(fingerprints=fingerprints, checks=checks, scoring=scoring))
+    def start_run(self, **payload) -> ev.RunStarted:
+        return self.decide(ev.RunStarted(**payload))
 
-    def fail_round(self, round_no: int, failures: list[str], scoring: ev.ScoringSummary) -> ev.GateFailed:
-        return self.decide(ev.GateFailed(round=round_no, failures=failures, scoring=scoring))
+    def write_artifact(self, path: str, sha256: str, size: int, kind: str) -> ev.ArtifactWritten:
+        return self.decide(ev.ArtifactWritten(path=path, sha256=sha256, bytes=size, kind=kind))
+
+    def record_check(
+        self,
+        round_no: int,
+        name: str,
+        passed: bool,
+        measured: dict[str, float],
+        thresholds: dict[str, float],
+        detail: str,
+        tags: list[str],
+    ) -> ev.CheckPassed | ev.CheckFailed:
+        outcome = ev.CheckPassed if passed else ev.CheckFailed
+        return self.decide(
+            outcome(round=round_no, name=name, measured=measured, thresholds=thresholds, detail=detail, tags=list(tags))
+        )
+
+    def conclude_round(
+        self, round_no: int, checks: list[str], fingerprints: ev.Fingerprints, scoring: ev.ScoringSummary
+    ) -> ev.Round1Passed | ev.Round2Passed | ev.GateFailed:
+        """The round's verdict, from the check events of `checks` in the log (each as this round last recorded it,
+        never the stage's word): it passes when every one passed; a check it names that the log has not recorded
+        in this round is refused."""
+        recorded = self.projection.checks
+        missing = [name for name in checks if f"r{round_no}.{name}" not in recorded]
+        if missing:
+            raise EventRefused(
+                f"round {round_no}'s verdict names checks the log has not recorded in it ({', '.join(missing)}); "
+                "nothing was appended"
+            )
+        failures = [name for name in checks if not recorded[f"r{round_no}.{name}"]]
+        if failures:
+            return self.decide(ev.GateFailed(round=round_no, failures=failures, scoring=scoring))
+        passed = ev.Round1Passed if round_no == 1 else ev.Round2Passed
+        return self.decide(passed(fingerprints=fingerprints, checks=list(checks), scoring=scoring))
 
     def invalidate_gate(self, input_name: str, old_sha256: str, new_sha256: str) -> ev.GateInvalidated:
         return self.decide(ev.GateInvalidated(input=input_name, old_sha256=old_sha256, new_sha256=new_sha256))
@@ -63,6 +102,79 @@ class RunAggregate:
 
     def save_checkpoint(self, step: int, dir: str, files: dict[str, str]) -> ev.CheckpointSaved:
         return self.decide(ev.CheckpointSaved(step=step, dir=dir, files=files))
+
+    def record_evaluation(self, **payload) -> ev.EvalCompleted:
+        return self.decide(ev.EvalCompleted(**payload))
+
+    def record_gate_set_evaluation(self, **payload) -> ev.GateSetEvaluated:
+        return self.decide(ev.GateSetEvaluated(**payload))
+
+    def record_shadow_run(self, **payload) -> ev.ShadowRunCompleted:
+        return self.decide(ev.ShadowRunCompleted(**payload))
+
+    def promotion_value(self, step: int, metric: str) -> float | None:
+        """The shadow metric of the evaluation at `step` when it promotes its checkpoint to best/ (it beats every
+        evaluation before it, step 0 included: `promotes`); None when it does not, or the log holds no evaluation
+        at `step`."""
+        evals = self.projection.evals
+        at = next((e for e in evals if e.step == step and e.buckets), None)
+        if at is None:
+            return None
+        value = metric_value(metric, at.hard_success, at.hard_sampled_success, at.buckets)
+        earlier = [
+            metric_value(metric, e.hard_success, e.hard_sampled_success, e.buckets)
+            for e in evals
+            if e.step < step and e.buckets
+        ]
+        return value if promotes(value, earlier) else None
+
+    def promote_best(self, step: int, dir: str, metric: str, files: dict[str, str]) -> ev.BestPromoted:
+        value = self.promotion_value(step, metric)
+        if value is None:
+            raise EventRefused(
+                f"best_promoted: step {step}'s evaluation does not beat every one before it on {metric}; "
+                "nothing was appended"
+            )
+        return self.decide(ev.BestPromoted(step=step, dir=dir, metric=metric, value=value, files=files))
+
+    def judge_release(self, gain: PairedGain, threshold_pp: float, metric: str) -> ev.ReleaseEvaluated:
+        """The line's release verdict: the paired gain the stage measured on the gate set's two evaluations in the
+        log (step 0's and the selected checkpoint's), held to the rule (rc1/run/verdicts.py)."""
+        p = self.projection
+        if p.gate_base is None or p.gate_selected is None:
+            raise EventRefused(
+                "release_evaluated: the log holds no gate-set evaluation of the step-0 policy and of the selected "
+                "checkpoint; nothing was appended"
+            )
+        return self.decide(release_evaluated(p.gate_base, p.gate_selected, gain, threshold_pp, metric, p.seed))
+
+    def judge_across_seeds(self, threshold_pp: float) -> ev.ReleaseAcrossSeeds | None:
+        """The verdict over every finished line of training; None when a line has no release of its own (a run
+        begun before the gate set existed)."""
+        releases = {str(line.seed): line.release for line in self.projection.finished}
+        if not releases or any(r is None for r in releases.values()):
+            return None
+        verdict = across_seeds(
+            {seed: r.hard_gain_pp for seed, r in releases.items()}, [r.passed for r in releases.values()], threshold_pp
+        )
+        return self.decide(
+            ev.ReleaseAcrossSeeds(
+                gains_pp=verdict.gains_pp,
+                mean_pp=verdict.mean_pp,
+                spread_pp=verdict.spread_pp,
+                threshold_pp=threshold_pp,
+                passed=verdict.passed,
+            )
+        )
+
+    def export_model(self, **payload) -> ev.ModelExported:
+        return self.decide(ev.ModelExported(**payload))
+
+    def attach_tracker(self, backend: str, run_id: str) -> ev.TrackerAttached:
+        return self.decide(ev.TrackerAttached(backend=backend, run_id=run_id))
+
+    def repair_log(self, **payload) -> ev.LogRepaired:
+        return self.decide(ev.LogRepaired(**payload))
 
     def fail_training(self, error: str, report: str) -> ev.TrainingFailed:
         return self.decide(ev.TrainingFailed(error=error, report=report, step=self.projection.step))

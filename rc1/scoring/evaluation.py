@@ -15,9 +15,8 @@ import msgspec
 
 from rc1.data.task import DIFFICULTIES, TaskItem
 from rc1.run.events import EvalBucket
+from rc1.run.verdicts import ALL
 from rc1.scoring.pipeline import Scored
-
-ALL = "all"
 
 
 def evaluate_buckets(
@@ -55,18 +54,6 @@ def hard_success(items: Sequence[TaskItem], success: Sequence[float], tasks: Seq
     """Mean of `success` (per item: 1/0 greedy, or a sampled rate) over the hard items of `tasks`; None without any."""
     hard = hard_items(items, tasks)
     return sum(success[i] for i in hard) / len(hard) if hard else None
-
-
-def metric_value(metric: str, hard: float | None, hard_sampled: float | None, buckets: Sequence[EvalBucket]) -> float:
-    """The value of `release.metric` for one evaluation (0 where it was not measured)."""
-    if metric == "hard_success":
-        return hard or 0.0
-    if metric == "hard_sampled_success":
-        return hard_sampled or 0.0
-    overall = next(b for b in buckets if b.task == ALL and b.difficulty == ALL)
-    if metric == "sampled_success":
-        return overall.sampled_success or 0.0
-    return overall.success if metric == "success" else overall.mean_reward
 
 
 def _bucket(task: str, difficulty: str, members: list[tuple[TaskItem, Scored, float, float | None]]) -> EvalBucket:

@@ -34,19 +34,9 @@ from collections.abc import Sequence
 import msgspec
 import numpy as np
 
+from rc1.run.verdicts import PairedGain, promotes
+
 # scipy.stats is imported where it is used: it takes most of a second, which every CLI command would pay.
-
-
-class PairedGain(msgspec.Struct, frozen=True, kw_only=True):
-    n: int
-    baseline: float  # mean per-item success of the step-0 policy, 0..1
-    selected: float  # of the checkpoint the shadow set chose, 0..1
-    gain_pp: float  # 100 · mean(selected − baseline)
-    ci_low_pp: float
-    ci_high_pp: float
-    confidence: float
-    resamples: int
-    seed: int
 
 
 def paired_gain(
@@ -94,31 +84,6 @@ def paired_gain(
     )
 
 
-class Verdict(msgspec.Struct, frozen=True, kw_only=True):
-    passed: bool
-    failed: list[str]  # one plain sentence per part of the rule that failed, [] when passed
-
-
-def release_verdict(gain: PairedGain, threshold_pp: float) -> Verdict:
-    failed = []
-    if gain.gain_pp < threshold_pp - 1e-9:  # equal to the threshold passes, whatever the float rounding of the mean
-        failed.append(f"the gain {_pp(gain.gain_pp, threshold_pp)} pp is below the threshold {threshold_pp:g} pp")
-    if not gain.ci_low_pp > 0:
-        failed.append(
-            f"the {100 * gain.confidence:g} % interval [{_pp(gain.ci_low_pp, 0.0)}, {_pp(gain.ci_high_pp, 0.0)}]"
-            " pp does not lie above 0"
-        )
-    return Verdict(passed=not failed, failed=failed)
-
-
-def _pp(value: float, bound: float) -> str:
-    """One decimal, more where one would round the value onto the bound it failed against (+5.0 below 5)."""
-    digits = 1
-    while digits < 3 and value != bound and round(value, digits) == bound:
-        digits += 1
-    return f"{value:+.{digits}f}"
-
-
 class ReleasePower(msgspec.Struct, frozen=True, kw_only=True):
     n: int
     samples: int
@@ -157,12 +122,6 @@ def release_power(
         n_needed=n_needed,
         passed=mde_pp <= threshold_pp,
     )
-
-
-def promotes(value: float, earlier: Sequence[float]) -> bool:
-    """A checkpoint goes to best/ when its shadow metric strictly beats every evaluation before it, step 0
-    included: a tie keeps the older checkpoint. With nothing before it, it trivially does."""
-    return all(value > e for e in earlier)
 
 
 def select_checkpoint(evaluations: Sequence[tuple[int, float]], final_step: int) -> tuple[int, str]:

@@ -18,16 +18,8 @@ import msgspec
 import numpy as np
 import pytest
 
-from rc1.scoring.release_stats import (
-    PairedGain,
-    ReleasePower,
-    Verdict,
-    paired_gain,
-    promotes,
-    release_power,
-    release_verdict,
-    select_checkpoint,
-)
+from rc1.run.verdicts import PairedGain, Verdict, promotes, release_verdict
+from rc1.scoring.release_stats import ReleasePower, paired_gain, release_power, select_checkpoint
 
 K = 8  # sampled replies per item
 BETA = (1.2, 2.8)  # per-item success at step 0: mean 0.3, a + b = 4

@@ -63,15 +63,15 @@ def _gate_eval(policy: str) -> ev.GateSetEvaluated:
 # How far along the run is (each command through the aggregate), and what each state must refuse.
 TO = {
     "INIT": [],
-    "R1_PASSED": [lambda run: run.pass_round(1, FP, [], SCORING)],
+    "R1_PASSED": [lambda run: run.conclude_round(1, [], FP, SCORING)],
     "TRAINING": [
-        lambda run: run.pass_round(1, FP, [], SCORING),
-        lambda run: run.pass_round(2, FP, [], SCORING),
+        lambda run: run.conclude_round(1, [], FP, SCORING),
+        lambda run: run.conclude_round(2, [], FP, SCORING),
         lambda run: run.start_training(**_started()),
     ],
     "complete": [
-        lambda run: run.pass_round(1, FP, [], SCORING),
-        lambda run: run.pass_round(2, FP, [], SCORING),
+        lambda run: run.conclude_round(1, [], FP, SCORING),
+        lambda run: run.conclude_round(2, [], FP, SCORING),
         lambda run: run.start_training(**_started()),
         lambda run: run.record_step(**_step(1)),
         lambda run: run.save_checkpoint(1, "checkpoints/local/step_00001", {}),
@@ -142,11 +142,11 @@ def test_an_event_the_run_refuses_is_never_written(root, where, event):
 
 def test_what_each_state_allows_is_still_written(root):
     with _session() as session:
-        session.append(session.run.pass_round(1, FP, [], SCORING))
+        session.append(session.run.conclude_round(1, [], FP, SCORING))
         session.append(ev.CheckPassed(round=2, name="x", measured={}, thresholds={}))
         session.append(ev.CheckPassed(round=0, name="by hand", measured={}, thresholds={}))  # any state
         session.append(_gate_eval("base"))
-        session.append(session.run.pass_round(2, FP, [], SCORING))
+        session.append(session.run.conclude_round(2, [], FP, SCORING))
         session.append(session.run.start_training(**_started()))
         session.append(session.run.record_step(**_step(1)))
         session.append(ev.EvalCompleted(step=1, n=1, mean_reward=0.0, success=0.0, per_task_success={}, buckets=[]))
