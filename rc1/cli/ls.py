@@ -94,12 +94,32 @@ TABLES = {"checks": checks, "strategies": strategies, "monitors": monitors, "tra
 
 
 def markdown(table: str) -> str:
-    """A table as the docs show it (docs/tables.md is every table's, kept current by tests/unit/test_ls.py)."""
-    lines = [f"## {table}", "", f"`rc1 ls {table}`", "", "| name | what | details |", "|---|---|---|"]
+    """A table as the docs show it (docs/tables.md is every table's, kept current by tests/unit/test_ls.py); the
+    strategies as the engine × strategy matrix."""
+    lines = [f"## {table}", "", f"`rc1 ls {table}`", ""]
+    if table == "strategies":
+        return "\n".join(lines + strategy_matrix()) + "\n"
+    lines += ["| name | what | details |", "|---|---|---|"]
     for row in TABLES[table]():
         details = "<br>".join(f"{key}: {_cell(value)}" for key, value in row.details.items())
         lines.append(f"| `{row.name}` | {_cell(row.about)} | {details} |")
     return "\n".join(lines) + "\n"
+
+
+def strategy_matrix() -> list[str]:
+    """Which engine runs which strategy, and how (a cell: the recipe's `about`, or why the engine cannot)."""
+    from rc1.registry.engines import ENGINES
+    from rc1.registry.strategies import STRATEGIES
+
+    lines = ["| engine \\ strategy | " + " | ".join(f"`{name}`" for name in STRATEGIES) + " |"]
+    lines.append("|---" * (len(STRATEGIES) + 1) + "|")
+    for engine in ENGINES:
+        cells = []
+        for spec in STRATEGIES.values():
+            recipe = getattr(spec, engine)  # the spec's recipe for this engine (TrlRecipe, TorchRecipe) or None
+            cells.append(recipe.about if recipe is not None else f"— {spec.not_on[engine]}")
+        lines.append(f"| `{engine}` | " + " | ".join(_cell(cell) for cell in cells) + " |")
+    return lines
 
 
 def all_markdown() -> str:

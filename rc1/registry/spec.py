@@ -33,7 +33,7 @@ class TrlRecipe:
     # (train section, run seed, vllm) -> the strategy's own arguments; on top of the engine's (output dir, steps,
     # saving, logging, learning rate, batch, precision), which they may override.
     options: Callable[[Any, int, bool], dict]
-    about: str  # one line: what runs (README's table)
+    about: str  # one line: what runs (docs/tables.md, `rc1 ls strategies`)
     replies_per_prompt: int | None = None  # fixed by the trainer (it samples that many); None: the strategy's
     # "module:attr" of `(engine, model) -> probe`: measures each step's reward, KL and ratio where the trainer
     # logs none of its own (rc1/train/sft_probe.py, rc1/train/online_dpo.py)

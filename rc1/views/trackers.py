@@ -277,6 +277,10 @@ class WandB(Tracker):
 
     def close(self) -> None:
         self._run.finish()
+        # finish() hands what is left to W&B's own process, which writes its files after it returns; teardown waits
+        # for that process to end. So a command that returns (a session, `rc1 report`) has its W&B files on disk,
+        # not only once an exit hook W&B itself calls unreliable has run.
+        self._wandb.teardown()
 
 
 class Trackio(Tracker):
