@@ -18,6 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from rc1.bench.synthetic import append_training
 from rc1.eventlog.log import EventLog, read_log
 from rc1.run import events as ev
 from rc1.run.replay import replay
@@ -33,42 +34,10 @@ def _best_of(fn, repeat: int = 3) -> float:
 
 
 def _write_training_log(root: Path, steps: int) -> Path:
-    fp = ev.Fingerprints(pool="p" * 64, shadow="s" * 64, config="c" * 64, weights="w" * 64)
     log_path = root / "bench.jsonl"
     with EventLog(log_path, root / "bench.lock", "bench") as log:
         log._write_durably = _buffered(log_path)  # the benchmark measures reading, not fsync
-        log.append(ev.Round1Passed(fingerprints=fp, checks=[]))
-        log.append(ev.Round2Passed(fingerprints=fp, checks=[]))
-        log.append(
-            ev.TrainingStarted(
-                resume_from_step=0,
-                resume_from_dir=None,
-                max_steps=steps,
-                engine="trl",
-                strategy="grpo",
-                model="bench",
-                device="cpu",
-                dtype="float32",
-            )
-        )
-        for step in range(1, steps + 1):
-            log.append(
-                ev.TrainStep(
-                    step=step,
-                    loss=0.1,
-                    kl=0.01,
-                    ratio=0.0,
-                    lr=1e-5,
-                    reward=0.5,
-                    mem_used_mb=100.0,
-                    sec_per_step=0.1,
-                    tokens=24,
-                )
-            )
-            if step % 500 == 0:
-                log.append(
-                    ev.CheckpointSaved(step=step, dir=f"checkpoints/bench/step_{step:05d}", files={"a": "0" * 64})
-                )
+        append_training(log, steps, checkpoint_every=500)
         log.append(ev.RunCompleted(step=steps, best_step=None, final_checkpoint=f"checkpoints/bench/step_{steps:05d}"))
     return log_path
 

@@ -5,6 +5,7 @@ import json
 import pytest
 from conftest import REPO
 
+from rc1.bench.synthetic import append_training
 from rc1.core.errors import BadInput, CorruptLog, LogBusy
 from rc1.core.workspace import Workspace
 from rc1.eventlog.lines import line_hash
@@ -229,38 +230,8 @@ def test_a_snapshot_is_used_only_while_the_log_still_holds_its_anchor_line(ws):
 
 def _steps(ws, n, *, every=7):
     """A training-shaped log: n train_steps with a checkpoint every `every` steps."""
-    fp = ev.Fingerprints(pool="p", shadow="s", config="c", weights="w")
     with open_log(ws) as log:
-        log.append(ev.Round1Passed(fingerprints=fp, checks=[]))
-        log.append(ev.Round2Passed(fingerprints=fp, checks=[]))
-        log.append(
-            ev.TrainingStarted(
-                resume_from_step=0,
-                resume_from_dir=None,
-                max_steps=n,
-                engine="trl",
-                strategy="grpo",
-                model="m",
-                device="cpu",
-                dtype="float32",
-            )
-        )
-        for step in range(1, n + 1):
-            log.append(
-                ev.TrainStep(
-                    step=step,
-                    loss=0.1,
-                    kl=0.0,
-                    ratio=0.0,
-                    lr=1e-5,
-                    reward=0.5,
-                    mem_used_mb=1.0,
-                    sec_per_step=0.1,
-                    tokens=8,
-                )
-            )
-            if step % every == 0:
-                log.append(ev.CheckpointSaved(step=step, dir=f"c/step_{step}", files={}))
+        append_training(log, n, checkpoint_every=every)
 
 
 def test_a_big_log_read_in_parallel_equals_the_same_log_read_line_by_line(ws, monkeypatch):
