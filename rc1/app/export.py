@@ -28,7 +28,8 @@ from rc1.core.fsutil import fsync_dir, fsync_tree, sha256_file
 from rc1.data.task import read_items
 from rc1.eventlog.log import read_log
 from rc1.run import events as ev
-from rc1.run.replay import CheckpointRef, Projection, replay
+from rc1.run.projection import CheckpointRef, Projection
+from rc1.run.replay import replay
 from rc1.views.model_card import CardFacts, GatePassed, render
 
 BASE_DIR = "base"  # where a base on no hub is exported, beside the adapter

@@ -20,7 +20,7 @@ from rc1.app.amend import AMENDABLE, amended, changes_of, check_amended
 from rc1.app.session import Session
 from rc1.core.errors import BadInput, GateClosed, Halted
 from rc1.run.monitors.rules import MONITORS, NON_FINITE
-from rc1.run.replay import CheckpointRef, Projection
+from rc1.run.projection import CheckpointRef, Projection
 from rc1.train import checkpoints
 
 WAYS = (

@@ -20,7 +20,7 @@ from rc1.app.session import Session
 from rc1.core import distributed
 from rc1.core.errors import TrainingError
 from rc1.run import events as ev
-from rc1.run.replay import CheckpointRef, Projection
+from rc1.run.projection import CheckpointRef, Projection
 from rc1.run.verdicts import PairedGain, release_evaluated, require_same_items
 from rc1.scoring.release_stats import paired_gain
 from rc1.views.release import release_table, verdict_line

@@ -14,7 +14,8 @@ from rc1.eventlog.log import EventLog, read_log
 from rc1.eventlog.snapshot import read_snapshot, replay_log, write_snapshot
 from rc1.run import events as ev
 from rc1.run.aggregate import RunAggregate
-from rc1.run.replay import Projection, Replayer
+from rc1.run.projection import Projection
+from rc1.run.replay import Replayer
 from rc1.views.library_log import LibraryOutput
 from rc1.views.mirrors import Mirrors
 

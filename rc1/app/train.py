@@ -28,7 +28,8 @@ from rc1.data.task import TaskItem, read_items
 from rc1.registry.engines import ENGINES
 from rc1.run.monitors.rules import NON_FINITE
 from rc1.run.monitors.sections import watched
-from rc1.run.replay import CheckpointRef, pending_seed
+from rc1.run.projection import CheckpointRef
+from rc1.run.replay import pending_seed
 from rc1.scoring.control import with_shuffled_answers
 from rc1.scoring.pipeline import make_reward_fn
 from rc1.train import checkpoints

@@ -27,7 +27,8 @@ from rc1.eventlog.lines import Anchor, LogContents
 from rc1.eventlog.log import read_log, read_log_after
 from rc1.run.events import SCHEMA_VERSION
 from rc1.run.machine import RunMachine
-from rc1.run.replay import Projection, Replayer, replay
+from rc1.run.projection import Projection
+from rc1.run.replay import Replayer, replay
 
 
 @cache

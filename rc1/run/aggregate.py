@@ -25,7 +25,8 @@ from rc1.run.door import refusal
 from rc1.run.machine import RunMachine
 from rc1.run.monitors.fold import due
 from rc1.run.monitors.rules import NON_FINITE
-from rc1.run.replay import Projection, Replayer
+from rc1.run.projection import Projection
+from rc1.run.replay import Replayer
 from rc1.run.verdicts import PairedGain, across_seeds, metric_value, promotes, release_evaluated
 
 

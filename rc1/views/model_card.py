@@ -8,7 +8,7 @@ from __future__ import annotations
 import msgspec
 
 from rc1.run import events as ev
-from rc1.run.replay import AcrossSeedsView, EvalPoint, ReleaseView
+from rc1.run.projection import AcrossSeedsView, EvalPoint, ReleaseView
 from rc1.views.release import verdict_text
 
 FORMS = {

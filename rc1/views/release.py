@@ -5,7 +5,7 @@ verdict line (n, samples, gain with its interval, what failed). Printed when a l
 from __future__ import annotations
 
 from rc1.run import events as ev
-from rc1.run.replay import EvalPoint, ReleaseView
+from rc1.run.projection import EvalPoint, ReleaseView
 
 
 def verdict_line(event: ev.ReleaseEvaluated) -> str:

@@ -8,7 +8,8 @@ from rc1.run import events as ev
 from rc1.run.monitors.rules import MONITORS, NON_FINITE
 from rc1.run.monitors.sections import rules_of
 from rc1.run.monitors.spend import Spend
-from rc1.run.replay import AcrossSeedsView, ExportRef, HaltView, LineResult, Projection, ReleaseView, Replayer
+from rc1.run.projection import AcrossSeedsView, ExportRef, HaltView, LineResult, Projection, ReleaseView
+from rc1.run.replay import Replayer
 from rc1.views.release import verdict_text
 
 

@@ -16,7 +16,7 @@ from rc1.core.workspace import Workspace
 from rc1.eventlog.log import EventLog, read_log
 from rc1.eventlog.snapshot import projection_shape, read_snapshot, replay_log, snapshot_path
 from rc1.run import events as ev
-from rc1.run.replay import Projection
+from rc1.run.projection import Projection
 
 FP = ev.Fingerprints(pool="p" * 64, shadow="s" * 64, config="c" * 64, weights="w" * 64)
 SCORING = ev.ScoringSummary()
