@@ -173,7 +173,6 @@ def training_config_check(config: Config, floors: dict[str, Floor]) -> CheckResu
 CHECK = Check(
     name="training_config",
     rounds=(1, 2),
-    commands=(),
     thresholds={"profile": None},
     run=lambda r: training_config_check(r.config, r.floors),
     runbook=Runbook(

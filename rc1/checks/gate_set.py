@@ -73,7 +73,6 @@ def gate_set_check(
 CHECK = Check(
     name="gate_set",
     rounds=(1, 2),
-    commands=(),
     thresholds={"release.gate_size": None},
     run=lambda r: gate_set_check(
         r.gate,

@@ -88,7 +88,6 @@ def overclar_check(reward: RewardConfig, pipeline: ScoringPipeline, build: Build
 CHECK = Check(
     name="overclar_penalty",
     rounds=(1, 2),
-    commands=(),
     thresholds={"reward.overclar_alpha": None, "reward.overclar_cap": None},
     run=lambda r: overclar_check(r.config.reward, r.pipeline),
     runbook=Runbook(

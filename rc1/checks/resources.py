@@ -54,7 +54,6 @@ def accelerator_memory(min_free_gb: float) -> CheckResult:
 FREE_DISK = Check(
     name="free_disk",
     rounds=(1, 2),
-    commands=(),
     thresholds={"preflight.min_free_disk_gb": Floor("min", 50.0)},
     run=lambda r: free_disk(r.ws.root, r.config.preflight.min_free_disk_gb, archive_gb=archive_estimate_gb(r.config)),
     runbook=Runbook(
@@ -74,7 +73,6 @@ FREE_DISK = Check(
 ACCELERATOR_MEMORY = Check(
     name="accelerator_memory",
     rounds=(1, 2),
-    commands=(),
     thresholds={"preflight.min_accelerator_memory_gb": None},
     run=lambda r: accelerator_memory(r.config.preflight.min_accelerator_memory_gb),
     runbook=Runbook(

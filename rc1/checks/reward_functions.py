@@ -96,8 +96,6 @@ def _probe(spec, folder: Path, items: list[TaskItem], completions: list[str], to
 CHECK = Check(
     name="reward_functions",
     rounds=(1, 2),
-    commands=(),
-    thresholds={},
     run=lambda r: reward_functions_check(
         r.config.reward.functions,
         r.loaded.path.parent,

@@ -78,7 +78,6 @@ CHECK = Check(
     name="seed_pool",
     rounds=(1, 2),
     commands=("pool validate",),
-    thresholds={},
     run=lambda r: seed_pool_check(r.pool, r.config.data, r.templates, sha256_file(r.ws.pool_path)),
     runbook=Runbook(
         means="the pool on disk is not what this config and template pack build: it was built with other data.* "

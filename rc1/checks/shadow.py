@@ -32,7 +32,6 @@ def shadow_stratification(shadow: list[TaskItem], expected_size: int, mix: dict[
 CHECK = Check(
     name="shadow_set",
     rounds=(1, 2),
-    commands=(),
     thresholds={"data.shadow_size": None},
     run=lambda r: shadow_stratification(r.shadow, r.config.data.shadow_size, r.config.data.mix),
     runbook=Runbook(

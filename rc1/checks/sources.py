@@ -59,8 +59,6 @@ def shortfall_check(missing: list[Missing]) -> CheckResult:
 CHECK = Check(
     name=NAME,
     rounds=(1, 2),
-    commands=(),
-    thresholds={},
     run=lambda r: data_sources_check(
         r.pool, r.shadow, pool_sources(r.config.data, r.loaded.resolve), shadow_sources(r.config.data, r.loaded.resolve)
     ),

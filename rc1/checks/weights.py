@@ -37,7 +37,6 @@ def weights_check(path: Path, components: tuple[str, ...], declared: dict[str, f
 CHECK = Check(
     name="weights",
     rounds=(1, 2),
-    commands=(),
     thresholds={"reward.weights": None},
     run=lambda r: weights_check(
         r.loaded.weights_path,
