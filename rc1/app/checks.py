@@ -61,7 +61,6 @@ CHECKS: tuple[Check, ...] = (
     shadow_run.SHADOW_RUN,
     release_power.RELEASE_POWER,
 )
-BY_NAME: dict[str, Check] = {check.name: check for check in CHECKS}
 PRODUCTION_FLOORS: dict[str, Floor] = {
     key: floor for check in CHECKS for key, floor in check.thresholds.items() if floor is not None
 }

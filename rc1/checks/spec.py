@@ -61,7 +61,7 @@ class Check(msgspec.Struct, frozen=True, kw_only=True):
     name: str  # the CheckResult's name, and its event's
     rounds: tuple[int, ...]  # the preflight rounds that run it ((): recorded in place of a round's checks)
     runbook: Runbook
-    run: Callable[..., CheckResult | None] | None = None  # on RoundInputs; None: it does not apply (no judge)
+    run: Callable[..., CheckResult | None]  # on RoundInputs; it returns None where it does not apply (no judge)
     commands: tuple[Command, ...] = ()  # the standalone commands that run it too
     thresholds: dict[str, Floor | None] = {}  # config keys of its limits -> production floor (None: none)
 
