@@ -121,6 +121,22 @@ def rc1_here(
     return subprocess.CompletedProcess(["rc1", *command], code, out.getvalue(), err.getvalue())
 
 
+def training_started_fields(step: int = 0, max_steps: int = 4, seed: int = 1234) -> dict:
+    """A training_started payload for the domain's tests (a line of seed `seed` of the built-in model on trl×grpo)."""
+    return dict(
+        resume_from_step=step,
+        resume_from_dir=None,
+        max_steps=max_steps,
+        engine="trl",
+        strategy="grpo",
+        model="m",
+        device="cpu",
+        dtype="float32",
+        seed=seed,
+        seeds=[seed],
+    )
+
+
 def events(root: Path, run: str = "local") -> list[dict]:
     """The log's complete lines (a line being written by a live writer is left out)."""
     path = root / "events" / f"{run}.jsonl"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 
 import pytest
-from conftest import REPO
+from conftest import REPO, training_started_fields
 
 from rc1.core.errors import EventRefused
 from rc1.run import events as ev
@@ -72,21 +72,7 @@ def _training(run: RunAggregate, base_gate: list[int] | None = None) -> None:
     if base_gate is not None:  # round 2's release_power: the step-0 policy on the gate set
         _gate(run, "base", 0, base_gate)
     _fold(run, run.conclude_round(2, [], FP, ev.ScoringSummary()))
-    _fold(
-        run,
-        run.start_training(
-            resume_from_step=0,
-            resume_from_dir=None,
-            max_steps=4,
-            engine="trl",
-            strategy="grpo",
-            model="m",
-            device="cpu",
-            dtype="float32",
-            seed=7,
-            seeds=[7],
-        ),
-    )
+    _fold(run, run.start_training(**training_started_fields(max_steps=4, seed=7)))
 
 
 def _evaluation(run: RunAggregate, step: int, hard: float) -> None:

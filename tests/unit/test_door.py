@@ -7,7 +7,7 @@ import json
 
 import msgspec
 import pytest
-from conftest import make_workspace, rc1_here
+from conftest import make_workspace, rc1_here, training_started_fields
 
 from rc1.app.session import Session
 from rc1.config.loading import load_config
@@ -23,18 +23,7 @@ SCORING = ev.ScoringSummary()
 
 
 def _started(step: int = 0) -> dict:
-    return dict(
-        resume_from_step=step,
-        resume_from_dir=None,
-        max_steps=4,
-        engine="trl",
-        strategy="grpo",
-        model="m",
-        device="cpu",
-        dtype="float32",
-        seed=1234,
-        seeds=[1234],
-    )
+    return training_started_fields(step)
 
 
 def _step(step: int) -> dict:
