@@ -59,7 +59,7 @@ class RoundInputs:
 
 class Check(msgspec.Struct, frozen=True, kw_only=True):
     name: str  # the CheckResult's name, and its event's
-    rounds: tuple[int, ...]  # the preflight rounds that run it ((): recorded in place of a round's checks)
+    rounds: tuple[int, ...]  # the preflight rounds that run it
     runbook: Runbook
     run: Callable[..., CheckResult | None]  # on RoundInputs; it returns None where it does not apply (no judge)
     commands: tuple[Command, ...] = ()  # the standalone commands that run it too
