@@ -39,6 +39,13 @@ SHORT = {
 }
 
 
+# Under pytest-xdist each worker takes its share of the cores (torch's default is all of them in every process, and
+# two workers × two threads on two cores spent more CPU for the same work); the rc1 processes a test starts inherit it.
+if "PYTEST_XDIST_WORKER_COUNT" in os.environ:
+    os.environ.setdefault(
+        "OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])))
+    )
+
 # Trackio reads TRACKIO_DIR once, when it is first imported, and TRL imports it with its trainers: the tests' own
 # store is set before anything here imports TRL, for this process and the rc1 processes it starts.
 os.environ["TRACKIO_DIR"] = tempfile.mkdtemp(prefix="rc1-test-trackio-")

@@ -2,15 +2,48 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 import msgspec
 
-from rc1.cli._run_config import config_of
+from rc1.cli.args import config_args, config_of
 from rc1.core.errors import ExitCode
 from rc1.core.workspace import Workspace
 from rc1.data.fingerprints import current_fingerprints
 from rc1.eventlog.audit import audit_log
+
+HELP = "verify chain, transitions, steps, checkpoints and gate inputs"
+
+
+def arguments(parser: argparse.ArgumentParser) -> None:
+    config_args(parser)
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--rescore",
+        action="store_true",
+        help="also derive the rewards again from the rollout archive and the release verdicts from the "
+        "gate-set evaluations; every mismatch is a finding",
+    )
+    parser.add_argument(
+        "--sample",
+        type=int,
+        metavar="N",
+        help="--rescore: completions to score again (default: all of a run of up to 5,000, else 1,000 drawn at random)",
+    )
+    parser.add_argument(
+        "--rejudge",
+        action="store_true",
+        help="--rescore: ask the judge again about each judged completion (paid calls, in the ledger)",
+    )
+    parser.add_argument(
+        "--seed",
+        dest="sample_seed",
+        type=int,
+        default=0,
+        metavar="S",
+        help="--rescore: the seed of that draw (default 0)",
+    )
 
 
 def run(args) -> int:

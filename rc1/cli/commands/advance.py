@@ -4,9 +4,11 @@ training keys), `--stop` ends the line (rc1/app/halt.py)."""
 
 from __future__ import annotations
 
+import argparse
 import importlib
 
 from rc1.app.session import Session
+from rc1.cli.args import config_args
 from rc1.config.kept import load_run_config
 from rc1.core.errors import BadInput
 from rc1.run.machine import STATES
@@ -18,6 +20,36 @@ STAGES = {
     "round2_passed": ("round 2", "preflight:run_round2"),
     "training_started": ("training", "train:run_training"),
 }
+
+
+HELP = "do the next stage the state machine allows"
+
+
+def arguments(parser: argparse.ArgumentParser) -> None:
+    config_args(parser)
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--until", metavar="STATE", help="repeat until the run reaches STATE")
+    group.add_argument("--all", action="store_true", help="repeat until the run is complete")
+    halt = parser.add_argument_group("a halted run's way forward (recorded as halt_acknowledged)")
+    halt.add_argument(
+        "--because",
+        metavar="TEXT",
+        help="why: required to go on past a halt; alone, training goes on "
+        "from the newest checkpoint with the rule quiet until it clears",
+    )
+    halt.add_argument(
+        "--from",
+        dest="rollback_to",
+        metavar="best|latest|step_N|start",
+        help="roll back to this checkpoint of the halted line (start: begin the line again); --set may "
+        "amend train.learning_rate, train.beta, train.temperature, train.max_grad_norm, "
+        "train.target_kl",
+    )
+    halt.add_argument(
+        "--stop",
+        action="store_true",
+        help="end the halted line here; its release verdict runs on the checkpoint the shadow set chose",
+    )
 
 
 def _stage(name: str):

@@ -3,15 +3,45 @@ model_exported; then, with --push-to-hub, uploaded once the log's lock is given 
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
 from rc1.app.export import export_model
 from rc1.app.hub import check_repo_id, push
 from rc1.app.session import Session
-from rc1.cli._run_config import config_of
+from rc1.cli.args import config_args, config_of
 from rc1.core.errors import BadInput
 from rc1.core.workspace import Workspace
+
+HELP = (
+    "write a checkpoint out as a model (PEFT adapter, merged or full HF model) with "
+    "a model card from the log; appends model_exported"
+)
+
+
+def arguments(parser: argparse.ArgumentParser) -> None:
+    config_args(parser)
+    parser.add_argument(
+        "--checkpoint",
+        default="best",
+        metavar="best|latest|step_N",
+        help="best (default: the line's last best/ promotion), latest, or step_N",
+    )
+    parser.add_argument(
+        "--seed", type=int, metavar="S", help="the line of training (required when run.seeds has several)"
+    )
+    parser.add_argument(
+        "--merge",
+        action="store_true",
+        help="merge the LoRA adapter into the base: a whole HF model directory (QLoRA: base loaded in bf16)",
+    )
+    parser.add_argument("--out", required=True, metavar="DIR", help="the export directory: new, or empty")
+    parser.add_argument(
+        "--push-to-hub",
+        metavar="REPO",
+        help="then upload DIR to this hub model repo (huggingface_hub, HF_TOKEN or the stored login)",
+    )
 
 
 def run(args) -> int:

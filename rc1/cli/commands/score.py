@@ -6,19 +6,39 @@ ledger under scope `cli`) and appends nothing to the event log.
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
 import msgspec
 
 from rc1.app.scoring import open_scoring, policy_thinking
-from rc1.cli._run_config import config_of
-from rc1.core.catalog import TASKS, is_builtin
+from rc1.cli.args import config_args, config_of
+from rc1.core.catalog import DIFFICULTIES, TASKS, is_builtin
 from rc1.core.errors import BadInput
 from rc1.core.fsutil import read_input_text
 from rc1.core.workspace import Workspace
 from rc1.data.task import TaskItem
 from rc1.scoring.reward import reward_parts
+
+HELP = "one completion's components, penalty, difficulty factor and reward"
+
+
+def arguments(parser: argparse.ArgumentParser) -> None:
+    config_args(parser)
+    parser.add_argument("--task", metavar="TASK", help="the item's task: a built-in one or one of data.tasks")
+    parser.add_argument("--gold", help="the gold answer")
+    parser.add_argument("--difficulty", choices=DIFFICULTIES, default="medium")
+    parser.add_argument("--needs-clarification", action="store_true", help="the item is under-specified")
+    parser.add_argument("--item-json", metavar="F", help="a whole task item (JSON) instead of --task/--gold/...")
+    parser.add_argument("--completion-file", metavar="F", required=True, help="the completion, as the policy wrote it")
+    parser.add_argument(
+        "--completion-tokens",
+        type=int,
+        metavar="N",
+        help="its length in tokens (default: counted with the policy's tokenizer)",
+    )
+    parser.add_argument("--json", action="store_true")
 
 
 def run(args) -> int:

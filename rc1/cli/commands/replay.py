@@ -1,41 +1,32 @@
-"""`rc1 status` and `rc1 replay`: read-only views computed by replaying the log (no lock taken)."""
+"""`rc1 replay --until POINT`: the run's status as it stood at a point of its log (a step, a seq, an event type or a
+moment), replayed from the log's first line; read-only."""
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import re
+from collections.abc import Callable
 
-import msgspec
-
-from rc1.cli._run_config import config_of
+from rc1.cli.args import config_args, config_of
+from rc1.cli.commands.status import print_view
 from rc1.core.errors import BadInput
 from rc1.core.workspace import Workspace
-from rc1.data.fingerprints import current_fingerprints
 from rc1.eventlog.log import read_log
-from rc1.eventlog.snapshot import replay_log
 from rc1.run import events as ev
 from rc1.run.replay import replay
-from rc1.views.status import render_text, status_view
+from rc1.views.status import status_view
+
+HELP = "the run as it stood at a point of its log"
 
 
-def _print(view, as_json: bool) -> None:
-    print(msgspec.json.format(msgspec.json.encode(view)).decode() if as_json else render_text(view))
+def arguments(parser: argparse.ArgumentParser) -> None:
+    config_args(parser)
+    parser.add_argument("--until", required=True, help="step_N | seq:N | <event type> | <ISO time>")
+    parser.add_argument("--json", action="store_true")
 
 
-def status(args) -> int:
-    loaded = config_of(args)
-    if args.diagram:
-        from rc1.run.machine import RunMachine
-
-        print(RunMachine(diagram=True).mermaid())
-        return 0
-    ws = Workspace.here(loaded.config.run.name)
-    replayer, read = replay_log(ws)  # a verified snapshot and the lines after it, or the whole log
-    _print(status_view(replayer, current_fingerprints(ws, loaded), ws.run, len(read.torn)), args.json)
-    return 0
-
-
-def parse_until(text: str):
+def parse_until(text: str) -> Callable[[ev.AnyEvent], bool]:
     """A predicate over events: true for the event at which replay stops (inclusive)."""
     if m := re.fullmatch(r"step_(\d+)", text):
         step = int(m.group(1))
@@ -57,7 +48,7 @@ def parse_until(text: str):
     return lambda e: dt.datetime.fromisoformat(e.ts) > moment
 
 
-def replay_until(args) -> int:
+def run(args: argparse.Namespace) -> int:
     loaded = config_of(args)
     ws = Workspace.here(loaded.config.run.name)
     stop = parse_until(args.until)
@@ -72,19 +63,5 @@ def replay_until(args) -> int:
     if cut is None and not is_time:
         raise BadInput(f"{ws.log_path}: no event matches --until {args.until!r}")
     replayer = replay(events if cut is None else events[:cut])
-    _print(status_view(replayer, None, ws.run), args.json)
-    return 0
-
-
-def handoff(args) -> int:
-    from rc1.views.handoff import default_stage
-    from rc1.views.handoff import handoff as bundle_of
-    from rc1.views.handoff import render_text as render_handoff
-
-    loaded = config_of(args)
-    ws = Workspace.here(loaded.config.run.name)
-    events = read_log(ws.log_path).events
-    stage = args.round or default_stage(events)  # argparse holds --round to HANDOFF_STAGES
-    bundle = bundle_of(events, replay(events), current_fingerprints(ws, loaded), stage)
-    print(msgspec.json.format(msgspec.json.encode(bundle)).decode() if args.json else render_handoff(bundle))
+    print_view(status_view(replayer, None, ws.run), args.json)
     return 0

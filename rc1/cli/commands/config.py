@@ -6,13 +6,33 @@ taken and nothing is appended (the run's log need not exist).
 
 from __future__ import annotations
 
+import argparse
+
 import msgspec
 
-from rc1.cli._run_config import config_of
+from rc1.cli.args import config_args, config_of
 from rc1.config.schema import Config
 from rc1.views.config_explain import explain_rows, render_text, select
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+
+HELP = "explain the config's keys, or print its JSON schema (read-only)"
+
+
+def arguments(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    explain_parser = actions.add_parser(
+        "explain",
+        help="every key (or KEY and what is under it): type, effective value, where it "
+        "came from (file, --set, default) and what it does",
+    )
+    config_args(explain_parser)
+    explain_parser.add_argument(
+        "key", nargs="?", metavar="KEY", help="a dotted key or section, e.g. train.learning_rate or release"
+    )
+    explain_parser.add_argument("--json", action="store_true")
+    actions.add_parser("schema", help="the config's JSON schema, every description included, on stdout")
 
 
 def run(args) -> int:

@@ -3,6 +3,8 @@ no run). Each row comes from the table the code itself runs on, so the listing c
 
 from __future__ import annotations
 
+import argparse
+
 import msgspec
 
 from rc1.core.errors import BadInput
@@ -129,6 +131,16 @@ def all_markdown() -> str:
 
 def _cell(value: str) -> str:
     return value.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+
+
+HELP = "the extension points' tables: checks, strategies, monitors, trackers"
+
+
+def arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("table", nargs="?", choices=list(TABLES))
+    form = parser.add_mutually_exclusive_group()
+    form.add_argument("--json", action="store_true", help="the rows as JSON: name, about, details")
+    form.add_argument("--markdown", action="store_true", help="as docs/tables.md shows it (no table: every table)")
 
 
 def run(args) -> int:

@@ -3,9 +3,19 @@ only: no config, no run)."""
 
 from __future__ import annotations
 
+import argparse
 import difflib
 
 from rc1.core.errors import BadInput
+
+HELP = "what a failed check or a tripped monitor usually means and what to try"
+
+
+def arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "name", nargs="?", metavar="NAME", help="a check (e.g. difficulty) or a monitor (e.g. entropy_floor)"
+    )
+    parser.add_argument("--markdown", action="store_true", help="every entry as the README's tables")
 
 
 def run(args) -> int:

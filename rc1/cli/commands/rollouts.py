@@ -3,11 +3,12 @@ the fact). Read-only: the log and the shards, verified against the sha256 their 
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 import msgspec
 
-from rc1.cli._run_config import config_of
+from rc1.cli.args import config_args, config_of
 from rc1.core.errors import BadInput
 from rc1.core.workspace import Workspace
 from rc1.eventlog.log import read_log
@@ -15,6 +16,26 @@ from rc1.scoring.archive import EVAL, EVAL_SAMPLED, TRAIN, Rollout
 from rc1.views.archive import ShardChanged, archive_shards, read_shard
 
 TEXT_WIDTH = 72
+
+
+HELP = "archived completions with each reward component (training's, or an evaluation's)"
+
+
+def arguments(parser: argparse.ArgumentParser) -> None:
+    config_args(parser)
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--step", type=int, metavar="N", help="training step N's completions")
+    which.add_argument("--eval", type=int, metavar="STEP", help="the evaluation at STEP (greedy and sampled replies)")
+    parser.add_argument("--task", metavar="TASK", help="one task's completions (a built-in task or one of data.tasks)")
+    parser.add_argument("--seed", type=int, metavar="S", help="the line of training of seed S (default: every line)")
+    order = parser.add_mutually_exclusive_group()
+    order.add_argument("--worst", type=int, metavar="K", help="the K lowest rewards")
+    order.add_argument("--best", type=int, metavar="K", help="the K highest rewards")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="a list of objects (step, item_id, task, completion, components, reward, …) on stdout",
+    )
 
 
 def run(args) -> int:
