@@ -21,9 +21,10 @@ run: setup
 	bin/rc1 advance --all --config $(CONFIG)
 	bin/rc1 report --config $(CONFIG)
 
-# ruff (pyproject.toml [tool.ruff]: lint and format, line length 120) before the suite
+# ruff (pyproject.toml [tool.ruff]: lint and format, line length 120) before the suite, which runs on every core
+# (pytest-xdist: a test to a worker, or a whole module where it builds a module-scoped fixture; tests/conftest.py)
 test: setup lint
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto --dist loadgroup
 
 # the edit loop: tests/unit/ only (no training, no launches, no simulations), about a minute
 test-unit: setup lint

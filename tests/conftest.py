@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import functools
 import json
 import os
 import shutil
@@ -51,10 +52,18 @@ if "PYTEST_XDIST_WORKER_COUNT" in os.environ:
 os.environ["TRACKIO_DIR"] = tempfile.mkdtemp(prefix="rc1-test-trackio-")
 atexit.register(shutil.rmtree, os.environ["TRACKIO_DIR"], True)
 
+# What the suite builds once (the built-in model, the completed run) lives in one folder that pytest-xdist's workers
+# share: the process that first imports this makes it and removes it at exit, and the workers it starts inherit its
+# name. `built_once` makes one worker build while the others wait on a lock.
+if "RC1_TEST_SUITE_DIR" not in os.environ:
+    os.environ["RC1_TEST_SUITE_DIR"] = tempfile.mkdtemp(prefix="rc1-test-suite-")
+    atexit.register(shutil.rmtree, os.environ["RC1_TEST_SUITE_DIR"], True)
+SUITE_DIR = Path(os.environ["RC1_TEST_SUITE_DIR"])
+
 # The built-in model and its warm start are cached by the pool they are built on; workspaces of the same
-# pool share one cache instead of building and warm-starting the same model again in every test.
-MODELS = Path(tempfile.mkdtemp(prefix="rc1-test-models-"))
-atexit.register(shutil.rmtree, MODELS, True)
+# pool share one cache (rc1 builds under its lock) instead of building and warm-starting it again in every test.
+MODELS = SUITE_DIR / "models"
+MODELS.mkdir(exist_ok=True)
 
 
 # For tests whose subject is not the verdict (a kill and a resume, a launch, a monitor, a tracker): the release verdict
@@ -69,6 +78,44 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "e2e" in Path(item.fspath).parts:
             item.add_marker(pytest.mark.e2e)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """`make test` (pytest-xdist, --dist loadgroup): a module that builds a module-scoped fixture is one unit of work,
+    so the fixture is built once, as on one process; every other test is a unit of its own, so the cores stay busy to
+    the end. (xdist's own loadgroup reads groups from node ids, which pytest 9.2 no longer lets it change:
+    pytest-dev/pytest-xdist#1386.)"""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleFixturesTogether(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return module if _builds_a_module_fixture(module) else nodeid
+
+    return ModuleFixturesTogether(config, log)
+
+
+@functools.cache
+def _builds_a_module_fixture(module: str) -> bool:
+    return 'scope="module"' in (REPO / module).read_text(encoding="utf-8")
+
+
+def built_once(name: str, build) -> Path:
+    """`build(root)` once per suite, by whichever worker asks first (the others wait for it); its folder, to be read
+    and copied, never changed. A build that failed part-way is done again by the next to ask."""
+    from filelock import FileLock
+
+    root = SUITE_DIR / name
+    with FileLock(SUITE_DIR / f"{name}.lock", timeout=PATIENCE):
+        if not (SUITE_DIR / f"{name}.built").exists():
+            shutil.rmtree(root, ignore_errors=True)
+            root.mkdir()
+            build(root)
+            (SUITE_DIR / f"{name}.built").touch()
+    return root
 
 
 def make_workspace(root: Path, **changes) -> Path:
@@ -158,12 +205,15 @@ def types(root: Path) -> list[str]:
 
 
 @pytest.fixture(scope="session")
-def completed_run(tmp_path_factory) -> Path:
-    """One uninterrupted short run, shared (read-only) by the tests that inspect a finished run."""
-    root = make_workspace(tmp_path_factory.mktemp("completed"))
-    result = rc1(root, "advance", "--all")
-    assert result.returncode == 0, result.stdout + result.stderr
-    return root
+def completed_run() -> Path:
+    """One uninterrupted short run, shared (read-only) by the tests that inspect a finished run, on every worker."""
+
+    def run(root: Path) -> None:
+        make_workspace(root)
+        result = rc1(root, "advance", "--all")
+        assert result.returncode == 0, result.stdout + result.stderr
+
+    return built_once("completed", run)
 
 
 @pytest.fixture
