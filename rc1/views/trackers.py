@@ -276,11 +276,13 @@ class WandB(Tracker):
         self._run.alert(title=title, text=text, level=self._wandb.AlertLevel(level), wait_duration=0.001)
 
     def close(self) -> None:
-        self._run.finish()
         # finish() hands what is left to W&B's own process, which writes its files after it returns; teardown waits
-        # for that process to end. So a command that returns (a session, `rc1 report`) has its W&B files on disk,
-        # not only once an exit hook W&B itself calls unreliable has run.
-        self._wandb.teardown()
+        # for that process to end, even when finish() raised. So a command that returns (a session, `rc1 report`)
+        # has its W&B files on disk, not only once an exit hook W&B itself calls unreliable has run.
+        try:
+            self._run.finish()
+        finally:
+            self._wandb.teardown()
 
 
 class Trackio(Tracker):
@@ -418,7 +420,7 @@ class Trackers:
             self._trackers.remove(tracker)
 
     def close(self) -> None:
-        for tracker in self._trackers:
+        for tracker in list(self._trackers):  # a copy: a close that fails takes its tracker off the list
             self._guard(tracker, tracker.finish)
 
 

@@ -160,6 +160,30 @@ def test_a_tracker_that_fails_warns_once_and_is_left_off(caplog):
     ]
 
 
+class Closing:
+    """A backend that records its close; `fails` makes the close raise, as a service that went away does."""
+
+    def __init__(self, name: str, fails: bool = False):
+        self.name, self.fails, self.closed = name, fails, False
+
+    def finish(self):
+        self.closed = True
+        if self.fails:
+            raise ConnectionError("service gone")
+
+
+def test_a_tracker_whose_close_fails_does_not_keep_the_next_from_closing(caplog):
+    """Each backend is closed whatever the one before it did: a W&B run left open by an MLflow close that raised
+    would return before W&B's files are written."""
+    first, second, third = Closing("mlflow", fails=True), Closing("wandb"), Closing("trackio")
+    with caplog.at_level(logging.WARNING, logger="rc1.tracking"):
+        Trackers([first, second, third]).close()
+    assert (first.closed, second.closed, third.closed) == (True, True, True)
+    assert [r.getMessage() for r in caplog.records] == [
+        "tracker mlflow failed (ConnectionError: service gone); it is left off for the rest of this command"
+    ]
+
+
 def test_rc1_report_passes_over_a_tracker_that_cannot_start_and_sends_the_rest(tmp_path):
     """W&B refuses a second writer of a run its service holds ("run ID ... is in use"): the report's pictures still
     reach the other trackers, and the refusal is one warning, not a failed report."""
