@@ -35,7 +35,7 @@ from rc1.scoring.cache import JudgeCache, request_key
 from rc1.scoring.judge import JUDGE_COMPONENT, MalformedAnswer, component, judge_messages, parse_verdict
 from rc1.scoring.ledger import read_tail
 from rc1.scoring.pipeline import build_judge, components_for, reward_functions, rule_scorer
-from rc1.scoring.reward import reward_parts
+from rc1.scoring.reward import configured_parts
 from rc1.scoring.rules import RULE_COMPONENTS, clarification_count
 from rc1.scoring.weights import load_weights
 from rc1.views.archive import ShardChanged, archive_shards, read_shard
@@ -192,16 +192,7 @@ def _rescore_rows(loaded: LoadedConfig, rows: list[tuple[int, Rollout]]) -> list
                 )
             )
             continue
-        parts = reward_parts(
-            components,
-            used,
-            item,
-            clarifications,
-            use_penalty=config.reward.use_overclar_penalty,
-            alpha=config.reward.overclar_alpha,
-            cap=config.reward.overclar_cap,
-            beta=config.reward.difficulty_beta,
-        )
+        parts = configured_parts(config.reward, components, used, item, clarifications)
         for name, again, recorded in (
             ("penalty", parts.penalty, row.penalty),
             ("difficulty factor", parts.difficulty_factor, row.difficulty_factor),

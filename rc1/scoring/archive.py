@@ -19,7 +19,7 @@ import zstandard
 from rc1.config.schema import RewardConfig, RolloutsConfig
 from rc1.data.task import TaskItem
 from rc1.scoring.pipeline import Scored
-from rc1.scoring.reward import reward_parts
+from rc1.scoring.reward import configured_parts
 
 SHARD_NAME = "rollouts.jsonl.zst"  # a checkpoint's training rollouts
 LEVEL = 9  # zstd level: text of this kind compresses ~5× at 9 and barely more above; fixed, so shards are reproducible
@@ -80,16 +80,7 @@ def rows_of(
     keep = keeps_text(rollouts, kind, step)
     rows = []
     for item, text, count, s in zip(items, completions, tokens, scored, strict=True):
-        parts = reward_parts(
-            s.components,
-            weights,
-            item,
-            s.clarifications,
-            use_penalty=reward.use_overclar_penalty,
-            alpha=reward.overclar_alpha,
-            cap=reward.overclar_cap,
-            beta=reward.difficulty_beta,
-        )
+        parts = configured_parts(reward, s.components, weights, item, s.clarifications)
         rows.append(
             Rollout(
                 kind=kind,

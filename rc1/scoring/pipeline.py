@@ -17,7 +17,7 @@ from rc1.scoring.cache import JudgeCache
 from rc1.scoring.functions import RewardFunctionFailed, RewardFunctions
 from rc1.scoring.judge import JUDGE_COMPONENT, Judge, load_rubric
 from rc1.scoring.ledger import Ledger, Prices
-from rc1.scoring.reward import total_reward
+from rc1.scoring.reward import configured_parts
 from rc1.scoring.rules import RuleScorer, clarification_count
 
 RewardFn = Callable[[Sequence[TaskItem], Sequence[str], Sequence[int]], list[float]]
@@ -72,16 +72,7 @@ def rewards_of(
     reward: RewardConfig, weights: dict[str, float], items: Sequence[TaskItem], scored: Sequence[Scored]
 ) -> list[float]:
     return [
-        total_reward(
-            s.components,
-            weights,
-            item,
-            s.clarifications,
-            use_penalty=reward.use_overclar_penalty,
-            alpha=reward.overclar_alpha,
-            cap=reward.overclar_cap,
-            beta=reward.difficulty_beta,
-        )
+        configured_parts(reward, s.components, weights, item, s.clarifications).total
         for item, s in zip(items, scored, strict=True)
     ]
 

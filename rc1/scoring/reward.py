@@ -13,6 +13,7 @@ import math
 
 import msgspec
 
+from rc1.config.schema import RewardConfig
 from rc1.data.task import DIFFICULTIES, TaskItem
 
 
@@ -72,3 +73,24 @@ def total_reward(
     return reward_parts(
         components, weights, item, clarifications, use_penalty=use_penalty, alpha=alpha, cap=cap, beta=beta
     ).total
+
+
+def configured_parts(
+    reward: RewardConfig,
+    components: dict[str, float],
+    weights: dict[str, float],
+    item: TaskItem,
+    clarifications: int,
+) -> RewardParts:
+    """`reward_parts` under the run's `reward` section (penalty on or off, α, cap, β): what the trainer's reward, the
+    archive, `rc1 score` and `audit --rescore` each compute, from one place so they cannot drift apart."""
+    return reward_parts(
+        components,
+        weights,
+        item,
+        clarifications,
+        use_penalty=reward.use_overclar_penalty,
+        alpha=reward.overclar_alpha,
+        cap=reward.overclar_cap,
+        beta=reward.difficulty_beta,
+    )

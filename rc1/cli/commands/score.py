@@ -19,7 +19,7 @@ from rc1.core.errors import BadInput
 from rc1.core.fsutil import read_input_text
 from rc1.core.workspace import Workspace
 from rc1.data.task import TaskItem
-from rc1.scoring.reward import reward_parts
+from rc1.scoring.reward import configured_parts
 
 HELP = "one completion's components, penalty, difficulty factor and reward"
 
@@ -53,16 +53,7 @@ def run(args) -> int:
     scoring = open_scoring(loaded, ws, thinking)
     scored = scoring.pipeline.score([item], [completion], [tokens])[0]
     reward = loaded.config.reward
-    parts = reward_parts(
-        scored.components,
-        scoring.weights,
-        item,
-        scored.clarifications,
-        use_penalty=reward.use_overclar_penalty,
-        alpha=reward.overclar_alpha,
-        cap=reward.overclar_cap,
-        beta=reward.difficulty_beta,
-    )
+    parts = configured_parts(reward, scored.components, scoring.weights, item, scored.clarifications)
     weighted, penalty, factor, total = parts.weighted, parts.penalty, parts.difficulty_factor, parts.total
     if args.json:
         print(
