@@ -13,6 +13,7 @@ from pathlib import Path
 import msgspec
 import yaml
 
+from rc1.config.keys import did_you_mean
 from rc1.config.rules import cross_field_problems
 from rc1.config.schema import Config
 from rc1.core.errors import BadInput
@@ -69,9 +70,15 @@ class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
             return "--set"
         return "file" if dotted in self.file_keys else "default"
 
+    # The run's own copies of its weights file and template pack, kept by round 1 beside its config
+    # (rc1/config/kept.py): while the config still names the files they were copied from, the run reads these, so
+    # editing configs/weights.json for a new run leaves this one (its resume, its audit) alone.
+    kept_weights: Path | None = None
+    kept_templates: Path | None = None
+
     @property
     def weights_path(self) -> Path:
-        return self.resolve(self.config.reward.weights)
+        return self.kept_weights or self.resolve(self.config.reward.weights)
 
     @property
     def rubric_path(self) -> Path:
@@ -79,7 +86,7 @@ class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
 
     @property
     def templates_path(self) -> Path:
-        return self.resolve(self.config.data.templates)
+        return self.kept_templates or self.resolve(self.config.data.templates)
 
     def resolve(self, relative: str) -> Path:
         """A path named in the config, relative to the config file's folder."""
@@ -96,7 +103,7 @@ def load_config(
     file_keys = frozenset(_dotted_keys(raw))
     for item in overrides:
         _apply_override(raw, item, path)
-    config = _convert(raw, path)
+    config = _convert(raw, path, overrides)
     problems = cross_field_problems(config)
     if problems:
         raise BadInput("\n".join(f"{path}: {p}" for p in problems))
@@ -190,15 +197,31 @@ def parse_scalar(text: str):
 _PATH_IN_MESSAGE = re.compile(r" - at `\$\.?([^`]*)`$")
 
 
-def _convert(raw: dict, path: Path) -> Config:
+def _convert(raw: dict, path: Path, overrides: list[str] | tuple[str, ...]) -> Config:
+    """The validated Config; an error is blamed on the `--set` that gave the key (else on the file), and an unknown
+    key names the keys it may have meant."""
     try:
         return msgspec.convert(raw, Config, strict=True)
     except msgspec.ValidationError as e:
-        raise BadInput(f"{path}: {_dotted_message(str(e))}") from None
+        dotted, detail, unknown = _dotted_message(str(e))
+        given = [item for item in overrides if _names(item.partition("=")[0], dotted)]
+        if unknown:
+            key = given[0].partition("=")[0] if given else dotted
+            detail = f"{detail}; {did_you_mean(key)}"
+        if given:
+            raise BadInput(f"--set {given[-1]}: {dotted}: {detail}") from None
+        raise BadInput(f"{path}: {dotted}: {detail}") from None
 
 
-def _dotted_message(message: str) -> str:
-    """msgspec's "Expected `int`, got `str` - at `$.train.max_steps`" -> "train.max_steps: Expected …"."""
+def _names(key: str, dotted: str) -> bool:
+    """Whether an override of `key` gave the value at `dotted` (the key itself, or the section an unknown key of the
+    override sits under: `--set trian.max_steps=3` gives `trian`)."""
+    return key == dotted or key.startswith(dotted + ".") or dotted.startswith(key + ".")
+
+
+def _dotted_message(message: str) -> tuple[str, str, bool]:
+    """msgspec's "Expected `int`, got `str` - at `$.train.max_steps`" -> ("train.max_steps", "Expected …", False);
+    the last is whether the key is unknown."""
     match = _PATH_IN_MESSAGE.search(message)
     dotted = ""
     detail = message
@@ -209,4 +232,4 @@ def _dotted_message(message: str) -> str:
     if unknown:
         dotted = f"{dotted}.{unknown.group(1)}" if dotted else unknown.group(1)
         detail = "unknown key (check the spelling; unknown keys are refused)"
-    return f"{dotted or '<top level>'}: {detail}"
+    return dotted or "<top level>", detail, unknown is not None

@@ -25,6 +25,11 @@ class Workspace(msgspec.Struct, frozen=True, kw_only=True):
     def events_dir(self) -> Path:
         return self.root / "events"
 
+    def runs(self) -> list[str]:
+        """The runs this workspace has: one event log each (events/<run>.jsonl), by name."""
+        logs = self.events_dir.glob("*.jsonl") if self.events_dir.is_dir() else []
+        return sorted(path.stem for path in logs if not path.name.endswith(".ledger.jsonl"))
+
     @property
     def log_path(self) -> Path:
         return self.events_dir / f"{self.run}.jsonl"

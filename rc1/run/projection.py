@@ -132,7 +132,8 @@ class Projection(msgspec.Struct, kw_only=True):
     gate_base: ev.GateSetEvaluated | None = None
     gate_selected: ev.GateSetEvaluated | None = None
     best_step: int | None = None
-    best_value: float | None = None
+    best_value: float | None = None  # the shadow set's `best_metric` at best_step (None after a rollback past it)
+    best_metric: str = ""  # the metric that chose best/ (best_promoted.metric)
     last_error: str | None = None
     checks: dict[str, bool] = msgspec.field(default_factory=dict)  # "r1.distinct2" -> passed, latest
     violations: list[Violation] = msgspec.field(default_factory=list)

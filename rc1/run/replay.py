@@ -161,7 +161,7 @@ def _(event: ev.GateInvalidated, p: Projection) -> None:
 def _(event: ev.TrainingStarted, p: Projection) -> None:
     if event.seed != p.seed:  # a new line of training (another seed): nothing of the last line carries over
         p.checkpoints, p.evals, p.release, p.best_step, p.best_value = [], [], None, None, None
-        p.gate_selected, p.promotions = None, []
+        p.gate_selected, p.promotions, p.best_metric = None, [], ""
     p.seed, p.seeds = event.seed, list(event.seeds)
     p.watched = event.monitors
     p.training_segments += 1
@@ -244,6 +244,7 @@ def _(event: ev.GateSetEvaluated, p: Projection) -> None:
 def _(event: ev.BestPromoted, p: Projection) -> None:
     p.best_step = event.step
     p.best_value = event.value
+    p.best_metric = event.metric
     p.promotions.append(event.step)
 
 

@@ -8,7 +8,6 @@ by a closed set of names (`data.sources`) is listed for the names the config giv
 
 from __future__ import annotations
 
-import difflib
 import textwrap
 from pathlib import Path
 from typing import Any, Literal
@@ -17,6 +16,7 @@ import msgspec
 import msgspec.inspect as mi
 import yaml
 
+from rc1.config.keys import did_you_mean
 from rc1.config.loading import LoadedConfig
 from rc1.config.schema import Config
 from rc1.core.catalog import DIFFICULTIES, TASKS
@@ -42,6 +42,12 @@ def explain_rows(loaded: LoadedConfig) -> list[KeyRow]:
     return list(_walk(mi.type_info(Config), loaded.config, "", loaded, absent=False))
 
 
+def schema_rows() -> list[KeyRow]:
+    """The rows of the schema alone (docs/config.md): every key with its type, default and description, no value;
+    a dict of sections once, as its template."""
+    return list(_walk(mi.type_info(Config), None, "", None, absent=False))
+
+
 def select(rows: list[KeyRow], key: str) -> list[KeyRow]:
     """The rows of `key` and of everything under it; an unknown key is BadInput naming the closest keys."""
     chosen = [r for r in rows if r.key == key or r.key.startswith(key + ".")]
@@ -50,41 +56,13 @@ def select(rows: list[KeyRow], key: str) -> list[KeyRow]:
         chosen = [r for r in rows if r.key == template or r.key.startswith(template + ".")] if template else []
     if chosen:
         return chosen
-    close = close_keys(key, [r.key for r in rows])
-    hint = f"did you mean {' or '.join(close)}?" if close else "`rc1 config explain` lists every key"
-    raise BadInput(f"{key}: not a config key; {hint}")
+    raise BadInput(f"{key}: not a config key; {did_you_mean(key, [r.key for r in rows])}")
 
 
-def close_keys(key: str, keys: list[str], n: int = 3) -> list[str]:
-    """Keys a user may have meant: the same name in another section; a key of the same section that the name
-    abbreviates (lr -> learning_rate), begins or nearly spells (difflib); failing those, such a key anywhere and
-    difflib's nearest whole keys."""
-    parent, _, leaf = key.rpartition(".")
-    keys = [k for k in keys if "<" not in k]
-    found = [k for k in keys if k.endswith("." + leaf)]
-    found += _near(leaf, [k for k in keys if k.rpartition(".")[0] == parent], n, spelled_out=True)
-    if not found:
-        found = _near(leaf, keys, n) + difflib.get_close_matches(key, keys, n=n, cutoff=0.6)
-    return list(dict.fromkeys(found))[:n]
-
-
-def _near(leaf: str, keys: list[str], n: int, spelled_out: bool = False) -> list[str]:
-    """Keys whose last name `leaf` abbreviates, begins or nearly spells (or, `spelled_out`, spells out: rank -> r)."""
-    names: dict[str, str] = {}
-    for k in keys:
-        names.setdefault(k.rpartition(".")[2], k)
-    found = [
-        k
-        for name, k in names.items()
-        if "".join(word[:1] for word in name.split("_")) == leaf
-        or (len(leaf) > 1 and name.startswith(leaf))
-        or (spelled_out and leaf.startswith(name))
-    ]
-    return found + [names[name] for name in difflib.get_close_matches(leaf, list(names), n=n, cutoff=0.6)]
-
-
-def render_text(rows: list[KeyRow], loaded: LoadedConfig) -> str:
-    """Per row: `key = value`, then its type, default and source, then its description."""
+def render_text(rows: list[KeyRow], loaded: LoadedConfig, would_be: dict[str, Any] | None = None) -> str:
+    """Per row: `key = value`, then its type, default and source, then its description; and where the command asked
+    for another value than the run keeps (`would_be`), that value."""
+    would_be = would_be or {}
     blocks = []
     for row in rows:
         about = textwrap.fill(row.description, 108, initial_indent="    ", subsequent_indent="    ")
@@ -102,7 +80,13 @@ def render_text(rows: list[KeyRow], loaded: LoadedConfig) -> str:
             blocks.append(f"{row.key}\n    {row.type} · {default}\n{about}")
             continue
         value = "(section absent)" if row.absent else _flow(row.value)
-        blocks.append(f"{row.key} = {value}\n    {row.type} · {default} · from {_where(row, loaded)}\n{about}")
+        other = (
+            f"\n    would be {_flow(would_be[row.key])} as asked; the run keeps its round-1 value (read-only: nothing "
+            "changes)"
+            if row.key in would_be
+            else ""
+        )
+        blocks.append(f"{row.key} = {value}\n    {row.type} · {default} · from {_where(row, loaded)}{other}\n{about}")
     return "\n\n".join(blocks)
 
 
@@ -118,7 +102,7 @@ def _where(row: KeyRow, loaded: LoadedConfig) -> str:
     )
 
 
-def _walk(struct: mi.StructType, value: Any, prefix: str, loaded: LoadedConfig, absent: bool):
+def _walk(struct: mi.StructType, value: Any, prefix: str, loaded: LoadedConfig | None, absent: bool):
     for field in struct.fields:
         key = prefix + field.encode_name
         kind, description = _unwrap(field.type)
@@ -146,7 +130,7 @@ def _walk(struct: mi.StructType, value: Any, prefix: str, loaded: LoadedConfig, 
             value=msgspec.to_builtins(current),
             default=default,
             required=field.required,
-            source=loaded.source_of(key),
+            source=loaded.source_of(key) if loaded is not None else "default",
             description=description,
             absent=absent,
         )
@@ -226,9 +210,11 @@ def _default(field: mi.Field) -> Any:
     return None
 
 
-def _section_source(loaded: LoadedConfig, key: str) -> str:
+def _section_source(loaded: LoadedConfig | None, key: str) -> str:
     """A section comes from the file when the file has it, from --set when an override gives it (or one of its
     keys where the file has none of it), else from the defaults."""
+    if loaded is None:
+        return "default"
     set_here = any(key == k or key.startswith(k + ".") for k in loaded.set_keys)
     if set_here or key not in loaded.file_keys and any(k.startswith(key + ".") for k in loaded.set_keys):
         return "--set"

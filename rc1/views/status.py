@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
+from rc1.core.workspace import DEFAULT_RUN
 from rc1.run import events as ev
 from rc1.run.monitors.rules import MONITORS, NON_FINITE
 from rc1.run.monitors.sections import rules_of
@@ -100,6 +101,9 @@ class StatusView(msgspec.Struct, frozen=True, kw_only=True):
     spend: SpendView = msgspec.field(default_factory=SpendView)  # the run's, whether or not a budget is set
     line_spend: SpendView = msgspec.field(default_factory=SpendView)  # the line in training's
     amendments: dict[str, float | None] = msgspec.field(default_factory=dict)  # training keys a rollback changed
+    best_metric: str = ""  # the shadow-set metric that chose best/, and its value there (None after a rollback)
+    best_value: float | None = None
+    next: str = ""  # the command to run next, and what it does
 
 
 def status_view(replayer: Replayer, current: ev.Fingerprints | None, run: str, torn_bytes: int = 0) -> StatusView:
@@ -150,6 +154,39 @@ def status_view(replayer: Replayer, current: ev.Fingerprints | None, run: str, t
         spend=SpendView.of(p.monitor.run_spend),
         line_spend=SpendView.of(p.monitor.line_spend),
         amendments={key: a.value for key, a in p.amendments.items()},
+        best_metric=p.best_metric,
+        best_value=p.best_value,
+        next=next_command(p, run, gates),
+    )
+
+
+def next_command(p: Projection, run: str, gates: dict[str, GateStatus]) -> str:
+    """What a user runs next, from the state the log replays to: the stage the machine allows, or, on a complete
+    run, what there is to do with it."""
+    named = "" if run == DEFAULT_RUN else f" --run {run}"
+    changed = [name for gate in gates.values() for name in gate.changed]
+    if changed:
+        return (
+            f"rc1 advance{named} --accept-changed-inputs (the gates' inputs changed on disk: {', '.join(changed)}; "
+            "put them back, or this invalidates the gates and runs both rounds on them)"
+        )
+    if p.state == "HALTED":
+        return f"rc1 advance{named} --because TEXT, --from CHECKPOINT or --stop (the way forward, under HALTED)"
+    if p.state in ("INIT", "R1_PASSED"):
+        round_ = 1 if p.state == "INIT" else 2
+        failed = sorted({key.partition(".")[2] for key, ok in p.checks.items() if not ok and key[1:2] == str(round_)})
+        if failed:
+            return f"rc1 runbook {failed[0]} (round {round_} failed: {', '.join(failed)}); fix, then rc1 advance{named}"
+        return f"rc1 advance{named} (round {round_}: the preflight checks) or rc1 advance{named} --all (to the end)"
+    if not p.complete:
+        step = f"resumes at step {p.step}" if p.step else "trains"
+        return f"rc1 advance{named} ({step}; --all to the end)"
+    release = p.release or (p.finished[-1].release if p.finished else None)
+    if release is not None and release.passed:
+        return f"rc1 export{named} --out DIR (the best checkpoint, with its model card); rc1 report{named} (plots)"
+    return (
+        f"rc1 report{named} (plots; the release verdict did not pass: nothing to release from this run, and a new "
+        "run with --run NAME keeps this one as it is)"
     )
 
 
@@ -197,16 +234,26 @@ def _release_status(p) -> ReleaseStatus | None:
     return ReleaseStatus(**msgspec.structs.asdict(current), seeds=seeds, across_seeds=p.across_seeds)
 
 
+def _best(view: StatusView) -> str:
+    if view.best_step is None:
+        return "-"
+    if not view.best_metric:
+        return f"step {view.best_step}"
+    value = "" if view.best_value is None else f" {view.best_value:.3f}"
+    return f"step {view.best_step} (chosen on the shadow set by {view.best_metric}{value}: best/ holds it)"
+
+
 def render_text(view: StatusView) -> str:
     progress = f"{view.step}/{view.max_steps}" if view.max_steps else f"{view.step}"
     lines = [
         f"run        {view.run}",
         f"state      {view.state}{'  (complete)' if view.complete else ''}",
+        f"next       {view.next}",
         f"allowed    {', '.join(view.allowed) or '-'}",
         f"step       {progress}",
         "checkpoint "
         f"{f'step {view.latest_checkpoint.step} at {view.latest_checkpoint.dir}' if view.latest_checkpoint else '-'}",
-        f"best       {f'step {view.best_step}' if view.best_step is not None else '-'}",
+        f"best       {_best(view)}",
         f"events     {view.events} (head seq {view.head_seq}{', at ' + view.last_ts if view.last_ts else ''})",
     ]
     if view.last_step:

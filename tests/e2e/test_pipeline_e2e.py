@@ -189,6 +189,23 @@ def test_replay_until_shows_the_run_as_it_stood(completed_run, until, state, ste
     assert (view["state"], view["step"], view["complete"]) == (state, step, False)
 
 
+def test_status_of_a_complete_run_names_the_next_command_and_the_metric_that_chose_best(completed_run):
+    promoted = [e for e in events(completed_run) if e["type"] == "best_promoted"][-1]
+    view = json.loads(rc1_here(completed_run, "status", "--json").stdout)
+    assert (view["best_step"], view["best_metric"]) == (promoted["step"], promoted["metric"])
+    released = view["release"]["passed"]
+    assert view["next"].startswith("rc1 export --out DIR" if released else "rc1 report (plots; the release verdict")
+    text = rc1_here(completed_run, "status").stdout
+    assert f"best       step {promoted['step']} (chosen on the shadow set by {promoted['metric']} " in text
+    assert f"next       {view['next']}" in text
+
+
+def test_replay_past_the_end_names_the_last_step(completed_run):
+    shown = rc1_here(completed_run, "replay", "--until", "step_99999")
+    last_step = [e for e in events(completed_run) if e["type"] == "train_step"][-1]["step"]
+    assert shown.returncode == 2 and f"its last step is step_{last_step};" in shown.stderr
+
+
 def test_replay_until_seq_and_iso_time(completed_run):
     log = events(completed_run)
     view = json.loads(rc1(completed_run, "replay", "--until", "seq:3", "--json").stdout)

@@ -7,7 +7,7 @@ import sys
 
 import msgspec
 
-from rc1.cli.args import config_args, config_of
+from rc1.cli.args import config_args, config_for_reading
 from rc1.core.errors import ExitCode
 from rc1.core.workspace import Workspace
 from rc1.data.fingerprints import current_fingerprints
@@ -47,7 +47,7 @@ def arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    loaded = config_of(args)
+    loaded = config_for_reading(args)
     ws = Workspace.here(loaded.config.run.name)
     if not ws.log_path.exists():
         print(f"error: {ws.log_path}: no event log for run {ws.run!r}", file=sys.stderr)

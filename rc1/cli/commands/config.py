@@ -10,7 +10,8 @@ import argparse
 
 import msgspec
 
-from rc1.cli.args import config_args, config_of
+from rc1.cli.args import config_args, require_run
+from rc1.config.kept import read_run_config
 from rc1.config.schema import Config
 from rc1.views.config_explain import explain_rows, render_text, select
 
@@ -40,7 +41,11 @@ def run(args) -> int:
 
 
 def explain(args) -> int:
-    loaded = config_of(args)
+    """The run's config (its kept one, past round 1): what `--config`/`--set` ask for that differs is shown as what
+    the key would be, since explaining changes nothing."""
+    loaded, differing = read_run_config(args.config, args.overrides, args.run)
+    require_run(args, loaded.config.run.name, new_allowed=True)
+    would_be = {key: new for key, _, new in differing}
     rows = explain_rows(loaded)
     if args.key:
         rows = select(rows, args.key)
@@ -50,10 +55,11 @@ def explain(args) -> int:
             "overrides": list(loaded.overrides),
             "sha256": loaded.sha256,
             "keys": rows,
+            "would_be": {row.key: would_be[row.key] for row in rows if row.key in would_be},
         }
         print(msgspec.json.format(msgspec.json.encode(document)).decode())
     else:
-        print(render_text(rows, loaded))
+        print(render_text(rows, loaded, would_be))
     return 0
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rc1.cli.args import config_args, config_of
+from rc1.cli.args import config_args, config_for_reading
 from rc1.core.failure import utc_stamp, write_failpack
 from rc1.core.workspace import Workspace
 
@@ -18,7 +18,7 @@ def arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    loaded = config_of(args)
+    loaded = config_for_reading(args)
     ws = Workspace.here(loaded.config.run.name)
     out = write_failpack(
         ws, Path(args.out) if args.out else ws.reports_dir / f"failpack_{utc_stamp()}.tar.gz", loaded.path

@@ -8,7 +8,7 @@ import datetime as dt
 import re
 from collections.abc import Callable
 
-from rc1.cli.args import config_args, config_of
+from rc1.cli.args import config_args, config_for_reading
 from rc1.cli.commands.status import print_view
 from rc1.core.errors import BadInput
 from rc1.core.workspace import Workspace
@@ -48,8 +48,18 @@ def parse_until(text: str) -> Callable[[ev.AnyEvent], bool]:
     return lambda e: dt.datetime.fromisoformat(e.ts) > moment
 
 
+def _where_it_ends(events: list[ev.AnyEvent]) -> str:
+    """Where the log ends, in the terms --until takes: its last step, its last seq and event, and when."""
+    if not events:
+        return "the log is empty"
+    last = events[-1]
+    steps = [e.step for e in events if isinstance(e, ev.TrainStep)]
+    trained = f"its last step is step_{steps[-1]}" if steps else "it has no train_step yet"
+    return f"{trained}; it ends at seq:{last.seq} ({ev.event_type(last)}, {last.ts})"
+
+
 def run(args: argparse.Namespace) -> int:
-    loaded = config_of(args)
+    loaded = config_for_reading(args)
     ws = Workspace.here(loaded.config.run.name)
     stop = parse_until(args.until)
     is_time = not re.fullmatch(r"step_\d+|seq:\d+", args.until) and args.until not in ev.EVENT_TYPES
@@ -61,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
             cut = index if is_time else index + 1
             break
     if cut is None and not is_time:
-        raise BadInput(f"{ws.log_path}: no event matches --until {args.until!r}")
+        raise BadInput(f"{ws.log_path}: no event matches --until {args.until!r}; {_where_it_ends(events)}")
     replayer = replay(events if cut is None else events[:cut])
     print_view(status_view(replayer, None, ws.run), args.json)
     return 0

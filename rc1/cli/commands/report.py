@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from rc1.cli.args import config_args, config_of
+from rc1.cli.args import config_args, config_for_reading
 from rc1.core.errors import BadInput
 from rc1.core.workspace import Workspace
 from rc1.eventlog.log import read_log
@@ -21,7 +21,7 @@ def arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    loaded = config_of(args)
+    loaded = config_for_reading(args)
     ws = Workspace.here(loaded.config.run.name)
     contents = read_log(ws.log_path)
     if not contents.events:

@@ -8,7 +8,7 @@ import sys
 
 import msgspec
 
-from rc1.cli.args import config_args, config_of
+from rc1.cli.args import config_args, config_for_reading
 from rc1.core.errors import BadInput
 from rc1.core.workspace import Workspace
 from rc1.eventlog.log import read_log
@@ -39,7 +39,7 @@ def arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    ws = Workspace.here(config_of(args).config.run.name)
+    ws = Workspace.here(config_for_reading(args).config.run.name)
     if not ws.log_path.exists():
         raise BadInput(f"{ws.log_path}: no event log for run {ws.run!r}")
     shards = [

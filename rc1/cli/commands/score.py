@@ -13,7 +13,7 @@ from pathlib import Path
 import msgspec
 
 from rc1.app.scoring import open_scoring, policy_thinking
-from rc1.cli.args import config_args, config_of
+from rc1.cli.args import config_args, config_for_reading
 from rc1.core.catalog import DIFFICULTIES, TASKS, is_builtin
 from rc1.core.errors import BadInput
 from rc1.core.fsutil import read_input_text
@@ -42,7 +42,7 @@ def arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    loaded = config_of(args)
+    loaded = config_for_reading(args)
     item = _item(args, loaded.config.data.tasks)
     completion = read_input_text(args.completion_file, "completion file")
     ws = Workspace.here(loaded.config.run.name)

@@ -7,7 +7,7 @@ import argparse
 
 import msgspec
 
-from rc1.cli.args import config_args, config_of
+from rc1.cli.args import config_args, config_for_reading
 from rc1.core.workspace import Workspace
 from rc1.data.fingerprints import current_fingerprints
 from rc1.eventlog.snapshot import replay_log
@@ -23,7 +23,7 @@ def arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    loaded = config_of(args)
+    loaded = config_for_reading(args)
     if args.diagram:
         from rc1.run.machine import RunMachine
 
