@@ -20,7 +20,7 @@ from rc1.app.session import Session
 from rc1.checks.result import CheckResult
 from rc1.checks.sources import shortfall_check
 from rc1.checks.spec import RoundInputs
-from rc1.config.kept import keep_config
+from rc1.config.kept import keep_config, keep_inputs
 from rc1.core.errors import BadInput
 from rc1.data.balance import Balanced
 from rc1.data.difficulty import ItemMetrics
@@ -70,6 +70,8 @@ def materialize(session: Session) -> tuple[list[TaskItem], HeldOut, list[ItemMet
 
 def run_round1(session: Session) -> None:
     require_allowed(session, "round1_passed", "round 1")
+    # The run's own weights and templates from here on: the round checks and fingerprints the copies it keeps.
+    session.loaded = keep_inputs(session.ws, session.loaded)
     scoring = round_scoring(session, 1)
     with cyclic_gc_paused():
         try:

@@ -12,7 +12,9 @@ purpose, and the stage that finds the change then appends gate_invalidated as be
 from __future__ import annotations
 
 import hashlib
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import msgspec
@@ -41,6 +43,57 @@ def kept_config_path(ws: Workspace) -> Path:
     return ws.data_dir / "config.json"
 
 
+def kept_weights_path(ws: Workspace) -> Path:
+    return ws.data_dir / "weights.json"
+
+
+def kept_templates_path(ws: Workspace) -> Path:
+    return ws.data_dir / "templates"
+
+
+def keep_inputs(ws: Workspace, loaded: LoadedConfig) -> LoadedConfig:
+    """Round 1: copies of the weights file and the template pack the config names, beside the config the run
+    keeps, and the config reading them from then on (the round's checks, its fingerprints and every later command
+    on the run). Each copy is written whole, then renamed into place; an input that is missing is not copied (the
+    round's checks say so)."""
+    weights = loaded.resolve(loaded.config.reward.weights)
+    if weights.is_file():
+        atomic_write_bytes(kept_weights_path(ws), weights.read_bytes())
+    pack = loaded.resolve(loaded.config.data.templates)
+    if pack.is_dir():
+        files = {path.name: path.read_bytes() for path in sorted(pack.iterdir()) if path.is_file()}
+        _replace_folder(kept_templates_path(ws), files)
+    return _with_kept_inputs(ws, loaded, loaded.config.reward.weights, loaded.config.data.templates)
+
+
+def _replace_folder(folder: Path, files: dict[str, bytes]) -> None:
+    """`folder` holding exactly `files`: written beside it, then swapped in (a reader sees the old or the new)."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    staged = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+    for name, data in files.items():
+        (staged / name).write_bytes(data)
+    if folder.exists():
+        old = folder.with_name(f"{staged.name}.old")
+        folder.rename(old)
+        staged.rename(folder)
+        shutil.rmtree(old)
+    else:
+        staged.rename(folder)
+
+
+def _with_kept_inputs(ws: Workspace, loaded: LoadedConfig, weights: str, templates: str) -> LoadedConfig:
+    """`loaded` reading the run's kept copies where they exist and the config still names what they were copied
+    from (`weights`, `templates`: the names as the kept config gives them)."""
+    kept_weights, kept_templates = kept_weights_path(ws), kept_templates_path(ws)
+    same_weights = kept_weights.is_file() and loaded.config.reward.weights == weights
+    same_templates = kept_templates.is_dir() and loaded.config.data.templates == templates
+    return msgspec.structs.replace(
+        loaded,
+        kept_weights=kept_weights if same_weights else None,
+        kept_templates=kept_templates if same_templates else None,
+    )
+
+
 def keep_config(ws: Workspace, loaded: LoadedConfig) -> Path:
     """Round 1: keep the run's effective config beside its data (written whole, then renamed)."""
     where = loaded.path.relative_to(ws.root) if loaded.path.is_relative_to(ws.root) else loaded.path
@@ -63,34 +116,9 @@ def load_run_config(
 ) -> LoadedConfig:
     """The config a command on a run uses: its kept config while its round-1 gate is in force, else the one
     asked for (`config`, default configs/local.yaml, with `overrides`)."""
-    overrides = [*overrides, f"run.name={run}"] if run else list(overrides)
-    asked = load_config(config or DEFAULT_CONFIG, overrides)
-    ws = Workspace.here(asked.config.run.name)
-    kept = _kept_in_force(ws)
-    if kept is None:
-        return asked
-    own = _load_kept(ws, kept)
-    if _values_sha256(kept.config) != kept.values_sha256:  # edited by hand after round 1 passed on it
-        if accept_changed:
-            return asked
-        raise GateClosed(
-            f"{kept_config_path(ws)}: the config run {ws.run} kept at round 1 was changed since (sha256 "
-            f"{kept.sha256[:12]} -> {own.sha256[:12]}); nothing was appended. Put it back, or add "
-            "--accept-changed-inputs to invalidate the gates and run both rounds on the config asked for"
-        )
-    explicit = config is not None or any(not item.startswith("run.name=") for item in overrides)
-    if not explicit:
-        if asked.sha256 != own.sha256:
-            keys = ", ".join(key for key, _, _ in differences(own, asked)[:5])
-            print(
-                f"note: run {ws.run} uses the config it kept at round 1 ({kept_config_path(ws).relative_to(ws.root)}); "
-                f"{asked.path.name} differs now ({keys}). To change the run's config: --config "
-                f"{config or DEFAULT_CONFIG} "
-                "--accept-changed-inputs",
-                file=sys.stderr,
-            )
-        return own
-    wanted = asked if config is not None else _load_kept(ws, kept, overrides)
+    asked, own, wanted, ws = _asked_and_kept(config, overrides, run, accept_changed)
+    if own is None or wanted is None:
+        return own or asked
     if wanted.sha256 == own.sha256 or accept_changed:
         return wanted
     listed = "\n".join(f"  {key}: {old} (kept) -> {new}" for key, old, new in differences(own, wanted))
@@ -99,6 +127,55 @@ def load_run_config(
         f"{listed}\nnothing was appended. Name only the run (--run {ws.run}) to go on with its own config, or "
         "add --accept-changed-inputs to change it (the gates are invalidated and both rounds run again)"
     )
+
+
+def read_run_config(
+    config: str | None, overrides: list[str], run: str | None = None
+) -> tuple[LoadedConfig, list[tuple[str, object, object]]]:
+    """For a command that only reads (status, config explain, rollouts, score, …): the config the run uses, as
+    `load_run_config` finds it, and what the config asked for would change, (key, the run's value, the value it
+    would be): shown, never refused, since reading a run changes nothing. A run without a kept config in force
+    answers with the config asked for."""
+    asked, own, wanted, _ = _asked_and_kept(config, overrides, run, accept_changed=False)
+    if own is None:
+        return asked, []
+    return own, ([] if wanted is None else differences(own, wanted))
+
+
+def _asked_and_kept(
+    config: str | None, overrides: list[str], run: str | None, accept_changed: bool
+) -> tuple[LoadedConfig, LoadedConfig | None, LoadedConfig | None, Workspace]:
+    """(the config asked for, the run's kept config or None, what the command asks of the run or None where it
+    names only the run, the workspace). A kept config edited by hand is refused unless `accept_changed`, and then
+    the run's is taken to be the one asked for."""
+    overrides = [*overrides, f"run.name={run}"] if run else list(overrides)
+    asked = load_config(config or DEFAULT_CONFIG, overrides)
+    ws = Workspace.here(asked.config.run.name)
+    kept = _kept_in_force(ws)
+    if kept is None:
+        return asked, None, None, ws
+    own = _load_kept(ws, kept)
+    if _values_sha256(kept.config) != kept.values_sha256:  # edited by hand after round 1 passed on it
+        if accept_changed:
+            return asked, None, None, ws
+        raise GateClosed(
+            f"{kept_config_path(ws)}: the config run {ws.run} kept at round 1 was changed since (sha256 "
+            f"{kept.sha256[:12]} -> {own.sha256[:12]}); nothing was appended. Put it back, or add "
+            "--accept-changed-inputs to invalidate the gates and run both rounds on the config asked for"
+        )
+    explicit = config is not None or any(not item.startswith("run.name=") for item in overrides)
+    if explicit:
+        return asked, own, asked if config is not None else _load_kept(ws, kept, overrides), ws
+    if asked.sha256 != own.sha256:
+        keys = ", ".join(key for key, _, _ in differences(own, asked)[:5])
+        print(
+            f"note: run {ws.run} uses the config it kept at round 1 ({kept_config_path(ws).relative_to(ws.root)}); "
+            f"{asked.path.name} differs now ({keys}). To change the run's config: --config "
+            f"{config or DEFAULT_CONFIG} "
+            "--accept-changed-inputs",
+            file=sys.stderr,
+        )
+    return asked, own, None, ws
 
 
 def changed_files(ws: Workspace, loaded: LoadedConfig) -> list[str]:
@@ -121,7 +198,8 @@ def _load_kept(ws: Workspace, kept: KeptConfig, overrides: list[str] = ()) -> Lo
     """The kept values (the overrides they were made with already in them), read as if from their file, with
     this command's `overrides` on top."""
     loaded = load_config(ws.root / kept.config_path, overrides, raw=kept.config)
-    return msgspec.structs.replace(loaded, overrides=(*kept.overrides, *overrides))
+    loaded = msgspec.structs.replace(loaded, overrides=(*kept.overrides, *overrides))
+    return _with_kept_inputs(ws, loaded, kept.config["reward"]["weights"], kept.config["data"]["templates"])
 
 
 def _kept_in_force(ws: Workspace) -> KeptConfig | None:

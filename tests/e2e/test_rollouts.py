@@ -63,7 +63,7 @@ def test_an_edited_archived_reward_is_a_finding_naming_step_item_and_component(f
 
 
 def test_a_weight_changed_after_the_run_is_found_by_rescoring(finished_copy):
-    path = finished_copy / "configs/weights.json"
+    path = finished_copy / "data/local/weights.json"  # the run's own copy, kept by round 1
     weights = json.loads(path.read_text())
     weights["format"], weights["length"] = weights["length"], weights["format"]
     assert weights != json.loads(path.read_text())
