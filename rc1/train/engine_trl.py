@@ -55,6 +55,7 @@ from rc1.train.runtime import memory_mb
 from rc1.train.sampler import Sampler
 from rc1.train.schedule import set_peak_lr
 from rc1.train.strategies.adaptive_kl import AdaptiveKL
+from rc1.train.tied_weights import tied_keys_explained
 from rc1.train.together import decide_together
 
 # The TRL 1.16 log keys one optimizer step reports (logging_steps=1, one generation per step).
@@ -198,7 +199,7 @@ class TrlEngine:
             )
         self._bridge.hooks = hooks
         try:
-            with _quiet_renamed_property():
+            with _quiet_renamed_property(), tied_keys_explained(self.trainer.model):
                 self.trainer.train(resume_from_checkpoint=str(resume_from) if resume_from is not None else None)
         except RuntimeError as e:
             if divergence.NON_FINITE_SAMPLING not in str(e):
