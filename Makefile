@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.rc1-installed
 CONFIG ?= configs/local.yaml
 
-.PHONY: setup run test test-unit lint bench preflight round1 round2 train resume failpack clean
+.PHONY: setup run test test-unit lint docs bench preflight round1 round2 train resume failpack clean
 
 setup: $(STAMP)
 
@@ -33,6 +33,11 @@ test-unit: setup lint
 lint: setup
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
+
+# the generated references (docs/cli.md, docs/config.md, docs/tables.md); tests/unit keeps them current
+docs: setup
+	$(PY) -m rc1.cli.reference docs
+	bin/rc1 ls --markdown > docs/tables.md
 
 bench: setup
 	$(PY) -m rc1.bench
