@@ -9,11 +9,19 @@ CONFIG ?= configs/local.yaml
 
 setup: $(STAMP)
 
-# Without a GPU, install the CPU build of torch first: an unpinned torch would pull a multi-GB CUDA build.
+# Without a GPU, install the CPU build of torch first: an unpinned torch would pull a multi-GB CUDA build, and so
+# would torch==2.13.0 from PyPI on Linux (its Linux wheels are CUDA builds). `+cpu` is only on pytorch.org's CPU
+# index (or a local wheel folder that mirrors it); --retries 0 keeps a machine that cannot reach it from waiting on it.
+# macOS wheels on PyPI are CPU builds already.
+TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	if ! command -v nvidia-smi >/dev/null 2>&1; then $(PY) -m pip install -q torch==2.13.0; fi
+	if ! command -v nvidia-smi >/dev/null 2>&1; then \
+	  if [ "$$(uname)" = Linux ]; then \
+	    $(PY) -m pip install -q --retries 0 'torch==2.13.0+cpu' --extra-index-url $(TORCH_CPU_INDEX); \
+	  else $(PY) -m pip install -q torch==2.13.0; fi; \
+	fi
 	$(PY) -m pip install -q -e '.[test]'
 	touch $(STAMP)
 

@@ -1,7 +1,8 @@
 """The runbook, whole: every preflight check's entry (the checks table, rc1/app/checks.py) and every monitor rule's
 (rc1/run/monitors/rules/), each standing beside its code. A failed round prints its failed checks' entries, a tripped
-rule its own, `rc1 status` a halt's, `rc1 runbook` any of them, and the README's runbook is `rc1 runbook --markdown`
-(tests/unit/test_runbook.py holds the two equal and every check a round can record to an entry)."""
+rule its own, `rc1 status` a halt's, `rc1 runbook` any of them, and the runbook of docs/monitors-and-runbook.md is
+`rc1 runbook --markdown` (tests/unit/test_runbook.py holds the two equal and every check a round can record to an
+entry)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ def text(names: list[str]) -> str:
 
 
 def markdown() -> str:
-    """The README's runbook section: a table per kind, what a failure usually means and what to try."""
+    """The runbook of docs/monitors-and-runbook.md: a table per kind, what a failure usually means and what to try."""
     lines = ["| check | usually | try |", "|---|---|---|"]
     lines += [_row(name, book) for name, book in CHECKS.items()]
     lines += ["", "| monitor | usually | try |", "|---|---|---|"]

@@ -9,7 +9,7 @@ Each arm's verdict (gain with its 95 % paired interval) comes from its own log; 
 gate set item by item (the same items, the same step-0 evaluation): true − format-only must reach +3 pp with an
 interval above 0 for the correctness reward to be what produced the gain. On the tiny model the shuffled arm is
 expected to gain about as much as the true one (what it learns is each task's answer space, which a shuffled
-gold of the same task rewards too); README "Evaluation and the release gate" says so with the numbers.
+gold of the same task rewards too); docs/release-verdict.md says so with the numbers.
 """
 
 from __future__ import annotations

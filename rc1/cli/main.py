@@ -61,7 +61,7 @@ def _main(argv: list[str] | None) -> int:
             if isinstance(e, RoundFailed):
                 from rc1.app.runbook import text
 
-                print(f'runbook (README "Runbook"; `rc1 runbook NAME`):\n{text(e.checks)}', file=sys.stderr)
+                print(f"runbook (docs/monitors-and-runbook.md; `rc1 runbook NAME`):\n{text(e.checks)}", file=sys.stderr)
             return int(e.exit_code)
         print(f"FATAL: {e}{_report(e, args)}{_packed(args)}", file=sys.stderr)
         return int(e.exit_code)

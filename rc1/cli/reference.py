@@ -36,7 +36,7 @@ def cli_markdown() -> str:
     shared = {option for action in _run_options()._actions for option in action.option_strings} - {"-h", "--help"}
     commands = _subcommands(parser)
     lines = ["# rc1's command line", "", _GENERATED.format(source="the parser (rc1/cli/main.py `build_parser`)")]
-    lines += ["", "## Usage", "", "```", _usage(parser, shared), "```", "", _text(parser.description or "", False)]
+    lines += ["", "## Usage", "", "```text", _usage(parser, shared), "```", "", _text(parser.description or "", False)]
     lines += ["", "Every command also takes `-h, --help`: its usage and arguments, as below."]
     lines += ["", *_arguments(parser.prog, parser._actions, shared, keep_help=True)]
     lines += ["", "| command | what it does |", "|---|---|"]
@@ -51,7 +51,7 @@ def cli_markdown() -> str:
 
 
 def _parser_section(parser: argparse.ArgumentParser, shared: set[str], depth: int) -> list[str]:
-    lines = ["", "```", _usage(parser, shared), "```"]
+    lines = ["", "```text", _usage(parser, shared), "```"]
     if shared <= {option for action in parser._actions for option in action.option_strings}:
         lines += ["", "Takes the [run options](#run-options)."]
     table = _arguments(parser.prog, parser._actions, shared)

@@ -280,7 +280,7 @@ class PreflightConfig(_Section):
         NonNegativeFloat,
         Meta(
             description="ngram_kl check: how much the episode framings (template, role, style) change the prompts' "
-            "word 3-grams, a chance-corrected KL in nats, per task and overall (README: 3-gram KL)."
+            "word 3-grams, a chance-corrected KL in nats, per task and overall (docs/gates.md)."
         ),
     ] = 0.15
     min_roles: Annotated[

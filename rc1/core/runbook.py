@@ -1,6 +1,6 @@
 """A runbook entry: what a failed check or a tripped monitor usually means, and what to try, as data beside the
 check or the rule it is about. A failed round and a tripped rule print it, `rc1 status` shows it for a halt, and the
-README's runbook is generated from the same entries (rc1/views/runbook.py)."""
+the runbook of docs/monitors-and-runbook.md is generated from the same entries (rc1/views/runbook.py)."""
 
 from __future__ import annotations
 

@@ -70,7 +70,7 @@ class Workspace(msgspec.Struct, frozen=True, kw_only=True):
 
     @property
     def gate_path(self) -> Path:
-        """The release verdict's held-out items (README "Evaluation and the release gate")."""
+        """The release verdict's held-out items (docs/release-verdict.md)."""
         return self.data_dir / "gate.jsonl"
 
     @property

@@ -54,7 +54,7 @@ class StrategySpec:
     name: str
     trl: TrlRecipe | None = None
     torch: TorchRecipe | None = None
-    not_on: dict[str, str] | None = None  # engine -> why it cannot run this strategy (messages, README)
+    not_on: dict[str, str] | None = None  # engine -> why it cannot run this strategy (messages, docs/tables.md)
     # What it trains on: replies it samples and rc1's reward scores, or the items' gold replies (it sees no
     # reward, so nothing can be found failing: priority sampling is refused).
     trains_on: Literal["samples", "gold"] = "samples"

@@ -428,7 +428,7 @@ class ExportedFile(msgspec.Struct, frozen=True, kw_only=True, gc=False):
 
 
 class ModelExported(Event, frozen=True, kw_only=True, tag="model_exported"):
-    """`rc1 export` wrote a checkpoint of a line of training out as a model (README "Export"): `form` adapter (PEFT's
+    """`rc1 export` wrote a checkpoint of a line of training out as a model (docs/export.md): `form` adapter (PEFT's
     layout; with the built-in base exported beside it in base/), merged (the adapter merged into a whole model) or
     full (a full fine-tune's model, whole). Every file of the directory with its sha256 and size (`audit` checks
     them), the model card's sha256, and the log's head the card names (seq and hash: lines cut off the end show)."""

@@ -43,7 +43,7 @@ class EvalPoint(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class ReleaseView(msgspec.Struct, frozen=True, kw_only=True):
-    """A line of training's release verdict (README "Evaluation and the release gate")."""
+    """A line of training's release verdict (docs/release-verdict.md)."""
 
     passed: bool
     hard_gain_pp: float

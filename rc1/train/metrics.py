@@ -11,7 +11,8 @@ class StepMetrics(msgspec.Struct, frozen=True, kw_only=True):
     step: int
     loss: float
     kl: float
-    ratio: float  # mean importance ratio π_θ/π_old over the step's tokens (SFT, DPO: π_θ/π_ref); see README
+    # mean importance ratio π_θ/π_old over the step's tokens (SFT, DPO: π_θ/π_ref); docs/engines-and-strategies.md
+    ratio: float
     lr: float
     reward: float  # mean total reward over this step's completions
     reward_std: float

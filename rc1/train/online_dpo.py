@@ -13,7 +13,8 @@ from collections.abc import Callable
 
 import torch
 
-with warnings.catch_warnings():  # importing trl.experimental says it is experimental; the README says which parts are
+# importing trl.experimental says it is experimental; docs/engines-and-strategies.md says which parts are
+with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     from trl.experimental.online_dpo import OnlineDPOConfig, OnlineDPOTrainer
 

@@ -58,7 +58,7 @@ class CardFacts(msgspec.Struct, frozen=True, kw_only=True):
     functions: dict[str, str] = msgspec.field(default_factory=dict)  # your reward functions: name -> module:function
     mix: dict[str, float] = msgspec.field(default_factory=dict)  # data.mix
     your_tasks: dict[str, str] = msgspec.field(default_factory=dict)  # your tasks: name -> how answers are checked
-    # The monitors (README "Monitors and the runbook") up to the checkpoint: each trip of the line (rule, step, action,
+    # The monitors (docs/monitors-and-runbook.md) up to the checkpoint: each trip of the line (rule, step, action,
     # what it said) and each training key a rollback from a halt amended (dotted key -> "old -> new").
     trips: list[str] = msgspec.field(default_factory=list)
     amended: dict[str, str] = msgspec.field(default_factory=dict)

@@ -96,8 +96,8 @@ def test_the_documented_engine_strategy_table_is_the_registry():
     assert table[1:] == expected
 
 
-def test_the_readme_provider_table_names_every_provider_once():
-    table = _markdown_table((REPO / "README.md").read_text(encoding="utf-8"), "| `scorer.provider` |")
+def test_the_docs_provider_table_names_every_provider_once():
+    table = _markdown_table((REPO / "docs/scoring.md").read_text(encoding="utf-8"), "| `scorer.provider` |")
     named = [name for row in table[1:] for name in re.findall(r"`([a-z_0-9]+)`", row[0])]
     assert sorted(named) == sorted(PROVIDERS)
 

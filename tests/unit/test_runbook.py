@@ -1,5 +1,5 @@
 """Every check a preflight round can record and every monitor rule carries its runbook entry (what a failure usually
-means, what to try), and the README's runbook is `rc1 runbook --markdown`."""
+means, what to try), and the runbook of docs/monitors-and-runbook.md is `rc1 runbook --markdown`."""
 
 from __future__ import annotations
 
@@ -46,11 +46,11 @@ def test_every_monitor_rule_has_a_runbook_entry_that_names_what_to_try():
         assert book.means and book.tries, name
 
 
-def test_the_readmes_runbook_is_the_runbooks_markdown():
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+def test_the_docs_runbook_is_the_runbooks_markdown():
+    page = (REPO / "docs/monitors-and-runbook.md").read_text(encoding="utf-8")
     start, end = "<!-- runbook: rc1 runbook --markdown -->\n", "<!-- /runbook -->"
-    block = readme[readme.index(start) + len(start) : readme.index(end)]
-    assert block == markdown(), "regenerate the README's runbook: rc1 runbook --markdown"
+    block = page[page.index(start) + len(start) : page.index(end)]
+    assert block == markdown(), "regenerate the runbook of docs/monitors-and-runbook.md: rc1 runbook --markdown"
 
 
 def test_rc1_runbook_shows_one_entry_and_names_the_closest_for_a_typo(tmp_path: Path):

@@ -15,7 +15,7 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "name", nargs="?", metavar="NAME", help="a check (e.g. difficulty) or a monitor (e.g. entropy_floor)"
     )
-    parser.add_argument("--markdown", action="store_true", help="every entry as the README's tables")
+    parser.add_argument("--markdown", action="store_true", help="every entry as docs/monitors-and-runbook.md's tables")
 
 
 def run(args) -> int:

@@ -1,4 +1,4 @@
-"""Monitors: gates while the run trains (README "Monitors and the runbook").
+"""Monitors: gates while the run trains (docs/monitors-and-runbook.md).
 
 A monitor is a fold over the events the run already writes: `rules.py` holds each rule's thresholds (the config's
 `monitors:` section), `signals.py` what a rule reads off a `train_step` or an `eval_completed`, `readings.py` each

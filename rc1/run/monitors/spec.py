@@ -23,7 +23,7 @@ class RuleParams(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
 @dataclass(frozen=True, kw_only=True)
 class MonitorSpec:
     name: str
-    about: str  # one line: what it watches (README's table, `rc1 config explain monitors`)
+    about: str  # one line: what it watches (docs/tables.md, `rc1 config explain monitors`)
     runbook: Runbook
     # Its section of `monitors:` (None: not configurable, always on: the non-finite guard).
     params: type[RuleParams] | None = None

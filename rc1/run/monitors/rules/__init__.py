@@ -1,6 +1,6 @@
 """Every monitor rule, one module each, collected here by explicit imports (nothing scans the package). Adding a
 rule is one module (its thresholds, its `read`, its runbook) and one line here; its config section, its event record,
-`rc1 config explain monitors` and the README's runbook follow from the table."""
+`rc1 config explain monitors` and the runbook of docs/monitors-and-runbook.md follow from the table."""
 
 from __future__ import annotations
 
