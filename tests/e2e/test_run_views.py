@@ -77,8 +77,12 @@ def test_two_runs_side_by_side_one_resumed_by_its_name_alone_keep_their_own_view
         logged = [e for e in events(root, name) if e["type"] == "train_step"]
         assert [(s["run"], s["seq"]) for s in steps] == [(name, e["seq"]) for e in logged] and steps[-1]["step"] == 8
 
-    asked_otherwise = rc1_here(root, "report", "--set", "run.name=other")  # short.yaml: 12 steps, not the 8 it kept
+    before = events(root, "other")
+    asked_otherwise = rc1_here(root, "advance", "--set", "run.name=other")  # short.yaml: 12 steps, not the 8 it kept
     assert asked_otherwise.returncode == 3 and "train.max_steps: 8 (kept) -> 12" in asked_otherwise.stderr
+    read_otherwise = rc1_here(root, "report", "--set", "run.name=other")  # reading: the run's own, and what would be
+    assert read_otherwise.returncode == 0 and "train.max_steps is 8, would be 12" in read_otherwise.stderr
+    assert events(root, "other") == before
     report = rc1_here(root, "report", "--run", "other", config=None)
     assert report.returncode == 0, report.stderr
     assert (
