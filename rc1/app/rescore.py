@@ -28,10 +28,12 @@ from rc1.app.release import release_event
 from rc1.app.scoring import policy_thinking
 from rc1.config.loading import LoadedConfig
 from rc1.core.workspace import Workspace
+from rc1.data.task import TaskItem
 from rc1.eventlog.audit import Finding
 from rc1.run import events as ev
 from rc1.scoring.archive import EVAL_SAMPLED, TRAIN, Rollout, item_of
 from rc1.scoring.cache import JudgeCache, request_key
+from rc1.scoring.functions import BatchContext, RewardFunctionFailed, StepState
 from rc1.scoring.judge import JUDGE_COMPONENT, MalformedAnswer, component, judge_messages, parse_verdict
 from rc1.scoring.ledger import read_tail
 from rc1.scoring.pipeline import build_judge, components_for, reward_functions, rule_scorer
@@ -75,7 +77,7 @@ def rescore(
     with_text = [(seq, row) for seq, row in rows if row.completion is not None]
     count = sample if sample is not None else (len(with_text) if len(with_text) <= ALL_UP_TO else SAMPLE)
     chosen = with_text if count >= len(with_text) else random.Random(seed).sample(with_text, count)
-    findings += _rescore_rows(loaded, chosen)
+    findings += _rescore_rows(loaded, chosen, _items_on_disk(ws))
     judged, unverifiable, judge_findings = _judge_findings(ws, loaded, chosen)
     findings += judge_findings
     rejudged = 0
@@ -146,21 +148,47 @@ def _judge_findings(
     return judged, unverifiable, findings
 
 
-def _rescore_rows(loaded: LoadedConfig, rows: list[tuple[int, Rollout]]) -> list[Finding]:
+def _items_on_disk(ws: Workspace) -> dict[str, TaskItem]:
+    """The run's items by id, as its data files hold them (a fresh item drawn while training is in none)."""
+    from rc1.data.task import read_items
+
+    paths = (ws.pool_path, ws.balanced_pool_path, ws.shadow_path, ws.gate_path)
+    return {item.id: item for path in paths if path.exists() for item in read_items(path)}
+
+
+def _scored_item(row: Rollout, known: dict[str, TaskItem]) -> TaskItem:
+    """The item as the scorer saw it: from the data files where they hold it (its prompt, question and context, for
+    a function that reads them), scored against the gold the row records; else what the row itself keeps."""
+    item = known.get(row.item_id)
+    return msgspec.structs.replace(item, answer=row.gold) if item is not None else item_of(row)
+
+
+def _rescore_rows(loaded: LoadedConfig, rows: list[tuple[int, Rollout]], known: dict[str, TaskItem]) -> list[Finding]:
     config = loaded.config
     rule = rule_scorer(loaded, policy_thinking(loaded))
     weights = load_weights(loaded.weights_path, components_for(loaded))
     functions = reward_functions(loaded)
     findings = []
     for seq, row in rows:
-        item = item_of(row)
+        item = _scored_item(row, known)
         where = f"{row.kind} step {row.step} item {row.item_id}"
         components = rule.score(item, row.completion, row.tokens)
         # Your reward functions are asked again (the round-1 probe held them deterministic) where the row was
         # scored by them: a sampled evaluation reply was scored by the rules alone.
         yours = [name for name in (functions.names if functions else ()) if name in row.components]
         if yours:
-            again = functions.score([item], [row.completion], [row.tokens])
+            # What the function was handed beside the completion: its ids where the archive kept them, and the
+            # steps done before it was sampled (a training row) or evaluated (an evaluation row).
+            done = row.step - 1 if row.kind == TRAIN else row.step
+            context = BatchContext(
+                completion_ids=[row.completion_ids] if row.completion_ids is not None else None,
+                trainer_state=StepState(global_step=done, max_steps=config.train.max_steps),
+            )
+            try:
+                again = functions.score([item], [row.completion], [row.tokens], context)
+            except RewardFunctionFailed as e:
+                findings.append(Finding(check="rescore", seq=seq, message=f"{where}: scored again: {e}"))
+                continue
             components.update({name: again[name][0] for name in yours})
         for name in (*RULE_COMPONENTS, *yours):
             if not math.isclose(components[name], row.components.get(name, math.nan), abs_tol=EXACT):
@@ -212,19 +240,13 @@ def _rejudge_findings(
 ) -> tuple[int, list[Finding]]:
     """Ask the judge again (paid calls, in the ledger under the scope "rescore") about each judged completion whose
     item the run's data files hold; the rebuilt request must be the recorded one (same judge, rubric and item)."""
-    from rc1.data.task import read_items
     from rc1.train.device import select_device
 
     judge = build_judge(loaded, ws.ledger_path, ws.scorer_cache_dir, select_device())
     judged_rows = [(seq, row) for seq, row in rows if row.judge_request is not None]
     if judge is None or not judged_rows:
         return 0, []
-    items = {
-        item.id: item
-        for path in (ws.pool_path, ws.balanced_pool_path, ws.shadow_path, ws.gate_path)
-        if path.exists()
-        for item in read_items(path)
-    }
+    items = _items_on_disk(ws)
     rule = rule_scorer(loaded, policy_thinking(loaded))
     findings, asked = [], []
     for seq, row in judged_rows:

@@ -20,6 +20,7 @@ from rc1.core.fsutil import atomic_write_text, sha256_file
 from rc1.core.runbook import Runbook
 from rc1.data.task import read_items
 from rc1.run import events as ev
+from rc1.scoring.functions import BatchContext, token_ids_of
 from rc1.scoring.pipeline import components_for, rewards_of
 from rc1.scoring.reward import weighted_sum
 from rc1.scoring.shadow_stats import Sample, shadow_statistics
@@ -70,7 +71,7 @@ def run_shadow(
     items = [item for item in shadow for _ in range(k)]
     if scoring.judge is not None:
         scoring.judge.ledger.scope = f"shadow {tag}"
-    scored = scoring.pipeline.score(items, texts, counts)
+    scored = scoring.pipeline.score(items, texts, counts, BatchContext(encode=token_ids_of(tokenizer)))
     new = rewards_of(config.reward, scoring.weights, items, scored)
     runs = [
         Sample(item.id, item.difficulty, weighted_sum(s.components, old_weights), reward, s.components["correctness"])

@@ -20,6 +20,7 @@ from rc1.run import events as ev
 from rc1.run.verdicts import metric_value
 from rc1.scoring.archive import EVAL, EVAL_SAMPLED, SHARD_NAME, encode_shard, rows_of
 from rc1.scoring.evaluation import evaluate_buckets, hard_success
+from rc1.scoring.functions import BatchContext, StepState, token_ids_of
 from rc1.scoring.pipeline import rewards_of
 from rc1.train import checkpoints
 from rc1.train.metrics import EvalResult, StepMetrics
@@ -128,7 +129,11 @@ class EventHooks:
         started = time.perf_counter()
         result, sampled = shadow_replies(self.engine, self.shadow, config)
         self._scope(f"eval {step}")
-        scored = self.scoring.pipeline.score(self.shadow, result.completions, result.completion_tokens)
+        context = BatchContext(  # after `step` steps; the replies' ids re-encoded by the policy's tokenizer
+            encode=token_ids_of(self.engine.tokenizer),
+            trainer_state=StepState(global_step=step, max_steps=config.train.max_steps),
+        )
+        scored = self.scoring.pipeline.score(self.shadow, result.completions, result.completion_tokens, context)
         rewards = rewards_of(config.reward, self.scoring.weights, self.shadow, scored)
         rule = self.scoring.pipeline.rule
         sampled_scored = score_replies(rule, self.shadow, sampled)

@@ -15,9 +15,8 @@ from pathlib import Path
 from rc1.checks.result import CheckResult
 from rc1.checks.spec import PROBE_ITEMS, Check, spread
 from rc1.core.runbook import Runbook
-from rc1.core.user_code import load_function
 from rc1.data.task import TaskItem
-from rc1.scoring.functions import RewardFunctionFailed, call
+from rc1.scoring.functions import BatchContext, RewardFunction, RewardFunctionFailed, StepState, call
 from rc1.scoring.rules import as_completion, gold_reply
 
 
@@ -35,11 +34,14 @@ def probe_completions(items: list[TaskItem], thinking: bool) -> tuple[list[TaskI
     return probe_items, completions
 
 
-def reward_functions_check(specs, folder: Path, items: list[TaskItem], *, thinking: bool) -> CheckResult:
+def reward_functions_check(reward, folder: Path, items: list[TaskItem], *, thinking: bool) -> CheckResult:
+    specs = [spec for spec in reward.functions if spec.path is not None]
     probe_items, completions = probe_completions(items, thinking)
     tokens = [len(completion.split()) for completion in completions]
     problems = [
-        problem for spec in specs if (problem := _probe(spec, folder, probe_items, completions, tokens)) is not None
+        problem
+        for spec in specs
+        if (problem := _probe(spec, reward, folder, probe_items, completions, tokens)) is not None
     ]
     n = len(completions)
     names = ", ".join(spec.name for spec in specs) or "none configured"
@@ -63,19 +65,29 @@ def reward_functions_check(specs, folder: Path, items: list[TaskItem], *, thinki
     )
 
 
-def _probe(spec, folder: Path, items: list[TaskItem], completions: list[str], tokens: list[int]) -> str | None:
-    """What is wrong with one function on the probe, or None."""
+def _probe(spec, reward, folder: Path, items: list[TaskItem], completions: list[str], tokens: list[int]) -> str | None:
+    """What is wrong with one function on the probe, or None. It is handed what TRL would hand it (its format, the
+    columns and their aliases, trainer_state, completion ids: here each completion's UTF-8 bytes, which no policy's
+    tokenizer is needed for and which are the same alone as in a batch), an async one within the timeout."""
     try:
-        fn = load_function(spec.path, folder)
+        function = RewardFunction.load(spec, folder, reward.columns)
+    except RewardFunctionFailed as e:
+        return str(e)
     except Exception as e:  # the user's module: whatever it raises on import is the finding
         return f"{spec.name} ({spec.path}) does not import: {type(e).__name__}: {e}"
+
+    def scored(batch: list[TaskItem], texts: list[str], counts: list[int]) -> list[float]:
+        context = BatchContext(
+            encode=lambda text: list(text.encode()), trainer_state=StepState(global_step=0, max_steps=1)
+        )
+        return call(function, batch, texts, counts, context, reward.function_timeout_s)
+
     try:
-        first = call(spec.name, fn, items, completions, tokens)
-        second = call(spec.name, fn, items, completions, tokens)
+        first = scored(items, completions, tokens)
+        second = scored(items, completions, tokens)
         # Rescoring asks about one archived completion at a time: an answer must not depend on its batch.
         alone = [
-            call(spec.name, fn, [item], [completion], [count])[0]
-            for item, completion, count in zip(items, completions, tokens)
+            scored([item], [completion], [count])[0] for item, completion, count in zip(items, completions, tokens)
         ]
     except RewardFunctionFailed as e:
         return str(e)
@@ -97,7 +109,7 @@ CHECK = Check(
     name="reward_functions",
     rounds=(1, 2),
     run=lambda r: reward_functions_check(
-        r.config.reward.functions,
+        r.config.reward,
         r.loaded.path.parent,
         spread(r.shadow, PROBE_ITEMS),
         thinking=r.pipeline.rule.thinking,

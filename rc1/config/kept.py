@@ -11,6 +11,7 @@ purpose, and the stage that finds the change then appends gate_invalidated as be
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import shutil
 import sys
@@ -197,7 +198,13 @@ def _values_sha256(values: dict) -> str:
 def _load_kept(ws: Workspace, kept: KeptConfig, overrides: list[str] = ()) -> LoadedConfig:
     """The kept values (the overrides they were made with already in them), read as if from their file, with
     this command's `overrides` on top."""
-    loaded = load_config(ws.root / kept.config_path, overrides, raw=kept.config)
+    raw = kept.config
+    if any("format" not in entry for entry in raw.get("reward", {}).get("functions", [])):
+        # Kept before reward functions had formats: they were called with text, and go on so.
+        raw = copy.deepcopy(raw)
+        for entry in raw["reward"]["functions"]:
+            entry.setdefault("format", "text")
+    loaded = load_config(ws.root / kept.config_path, overrides, raw=raw)
     loaded = msgspec.structs.replace(loaded, overrides=(*kept.overrides, *overrides))
     return _with_kept_inputs(ws, loaded, kept.config["reward"]["weights"], kept.config["data"]["templates"])
 

@@ -29,7 +29,13 @@ _LATER_KEYS = {
     "train.step_batch": "scales",
     "train.rollouts": "auto",
     "train.vllm_server_url": "http://localhost:8000",
+    "reward.columns": {},
+    "reward.function_timeout_s": 60.0,
 }
+# The same for the keys a reward.functions[] entry gained with TRL's formats, factories, reward models and ranges. A
+# run kept before them called its functions with text (rc1/config/kept.py reads its entries back so), hence `format`
+# is left out at "text", which a new config gets only by asking for it.
+_LATER_FUNCTION_KEYS = {"model": None, "kwargs": None, "format": "text", "scale": 1.0, "clip": False}
 
 
 def _fingerprinted(config: Config) -> bytes:
@@ -42,6 +48,10 @@ def _fingerprinted(config: Config) -> bytes:
             node, struct = node[part], getattr(struct, part)
         if getattr(struct, leaf) == default:
             del node[leaf]
+    for entry in values["reward"]["functions"]:
+        for key, default in _LATER_FUNCTION_KEYS.items():
+            if entry.get(key) == default:
+                del entry[key]
     return msgspec.json.encode(values)
 
 

@@ -211,7 +211,7 @@ def _task_problems(config) -> list[str]:
 
 
 def _function_problems(config) -> list[str]:
-    from rc1.core.catalog import JUDGE_COMPONENT, RULE_COMPONENTS
+    from rc1.core.catalog import ITEM_COLUMNS, JUDGE_COMPONENT, RULE_COMPONENTS, TRL_REWARD_KWARGS
     from rc1.core.user_code import parse_path
 
     problems, seen = [], set()
@@ -222,8 +222,22 @@ def _function_problems(config) -> list[str]:
         elif spec.name in seen:
             problems.append(f"{where}.name: {spec.name!r} names two functions; each component needs its own name")
         seen.add(spec.name)
-        if parse_path(spec.path) is None:
+        if (spec.path is None) == (spec.model is None):
+            problems.append(f"{where}: give path (a function or, with kwargs, a factory) or model (a reward model)")
+        elif spec.path is not None and parse_path(spec.path) is None:
             problems.append(f"{where}.path: {spec.path!r} is not of the form package.module:function")
+        elif spec.model is not None and spec.kwargs is not None:
+            problems.append(f"{where}.kwargs: a reward model takes no kwargs (kwargs make path a factory)")
+    for alias, column in config.reward.columns.items():
+        if not alias.isidentifier() or alias in (*ITEM_COLUMNS, *TRL_REWARD_KWARGS):
+            problems.append(
+                f"reward.columns.{alias}: not a new keyword argument name (a column's own name, or one of TRL's: "
+                f"{', '.join(TRL_REWARD_KWARGS)})"
+            )
+        elif column not in ITEM_COLUMNS:
+            problems.append(
+                f"reward.columns.{alias}: {column!r} is not a column; the columns: {', '.join(ITEM_COLUMNS)}"
+            )
     return problems
 
 

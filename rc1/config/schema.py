@@ -223,7 +223,7 @@ class DataConfig(_Section):
 
 class PreflightConfig(_Section):
     """Thresholds of the preflight checks. The production profile cannot loosen them below the floors in
-    `rc1.checks.consistency.PRODUCTION_FLOORS`."""
+    `rc1.app.checks.PRODUCTION_FLOORS`."""
 
     min_distinct2: Annotated[
         Probability,
@@ -577,7 +577,9 @@ class TrainConfig(_Section):
 
 
 class RewardFunctionConfig(_Section):
-    """One reward function of yours (rc1/scoring/functions.py): TRL's reward-function signature, one component."""
+    """One reward component of yours (rc1/scoring/functions.py): a function with TRL's reward-function signature
+    (`path`, or a factory of one with `kwargs`), or a sequence-classification reward model (`model`), each answer in
+    [-1, 1] after `scale` and `clip`."""
 
     name: Annotated[
         str,
@@ -585,13 +587,6 @@ class RewardFunctionConfig(_Section):
             pattern=r"^[a-z][a-z0-9_]*$",
             description="The component's name: in the weights file, `rc1 score`, the rollout archive and train_step's "
             "component means. Not a built-in component's (correctness, f1, format, length, judge).",
-        ),
-    ]
-    path: Annotated[
-        str,
-        Meta(
-            description="package.module:function, imported with the config file's folder first on the import path. "
-            "Its source file's sha256 is part of the config's fingerprint."
         ),
     ]
     weight: Annotated[
@@ -603,6 +598,51 @@ class RewardFunctionConfig(_Section):
             "two equal).",
         ),
     ]
+    path: Annotated[
+        str | None,
+        Meta(
+            description="package.module:function (TRL's own: trl.rewards:think_format_reward), imported with the "
+            "config file's folder first on the import path; an async def is awaited. Its source's sha256 is part of "
+            "the config's fingerprint. Give path or model."
+        ),
+    ] = None
+    kwargs: Annotated[
+        dict[str, bool | int | float | str | None] | None,
+        Meta(
+            description="With path: path names a factory, called once with these arguments to make the function "
+            "(trl.rewards:get_soft_overlong_punishment with {max_completion_len: 256, soft_punish_cache: 64}); "
+            "part of the fingerprint."
+        ),
+    ] = None
+    model: Annotated[
+        str | None,
+        Meta(
+            description="A sequence-classification reward model instead of path: a local directory or a hub id, as "
+            "TRL's reward_funcs takes one; scored in batches on the policy's device, its logit the answer. The "
+            "sha256 of its weights is part of the fingerprint."
+        ),
+    ] = None
+    format: Annotated[
+        Literal["conversational", "text"],
+        Meta(
+            description="What prompts and completions are: conversational (TRL's format for a chat policy, as rc1's "
+            "are: prompts as message lists, each completion [{role: assistant, content}]) or text (strings: the "
+            "prompt as rendered, the completion)."
+        ),
+    ] = "conversational"
+    scale: Annotated[
+        PositiveFloat,
+        Meta(
+            description="Each answer is divided by this before the [-1, 1] check (a function answering in [0, 10]: 10)."
+        ),
+    ] = 1.0
+    clip: Annotated[
+        bool,
+        Meta(
+            description="Clip answers (after scale) into [-1, 1]; false: an answer outside it fails the batch, named "
+            "(never silently)."
+        ),
+    ] = False
 
 
 class RewardConfig(_Section):
@@ -660,6 +700,21 @@ class RewardConfig(_Section):
             "TRL's reward-function signature; round 1 probes each (reward_functions check)."
         ),
     ] = msgspec.field(default_factory=list)
+    columns: Annotated[
+        dict[str, str],
+        Meta(
+            description="Extra names for the items' columns, passed to every reward function as TRL passes dataset "
+            "columns: {solution: answer} gives trl.rewards:accuracy_reward the gold answer. The columns: id, task, "
+            "question, context, answer, difficulty, needs_clarification."
+        ),
+    ] = msgspec.field(default_factory=dict)
+    function_timeout_s: Annotated[
+        PositiveFloat,
+        Meta(
+            description="Seconds an async reward function may take over one batch (all of them run concurrently on "
+            "one event loop); past it the batch fails, named."
+        ),
+    ] = 60.0
 
 
 ScorerProvider = Literal[tuple(PROVIDERS)]  # rc1/registry/providers.py: none, openai_compat, hf_judge, openai, …

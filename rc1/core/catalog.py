@@ -12,6 +12,19 @@ TASKS: tuple[str, ...] = get_args(TaskName)
 # take other names.
 RULE_COMPONENTS: tuple[str, ...] = ("correctness", "f1", "format", "length")
 JUDGE_COMPONENT = "judge"
+# The columns of a task item a reward function receives as keyword arguments (one value per completion), and the
+# keyword arguments TRL itself passes, which no column (or alias of one, reward.columns) may take.
+ITEM_COLUMNS: tuple[str, ...] = ("id", "task", "question", "context", "answer", "difficulty", "needs_clarification")
+TRL_REWARD_KWARGS: tuple[str, ...] = (
+    "prompts",
+    "completions",
+    "completion_ids",
+    "completion_tokens",
+    "trainer_state",
+    "log_extra",
+    "log_metric",
+    "environments",
+)
 
 # How a task's answers are checked (rc1/scoring/rules.py): math through math-verify, exact after SQuAD's
 # normalization, yes_no, or f1 (exact for correctness, token F1 for the f1 component). A task of yours

@@ -39,6 +39,21 @@ class TaskItem(msgspec.Struct, frozen=True, kw_only=True):
         return max(1, sum(turn.role == "user" for turn in self.turns))
 
 
+def episode_messages(item: TaskItem) -> list[dict[str, str]]:
+    """The item's episode as chat messages (role, content; a tool turn's `name`), as the policy's chat template
+    renders them and as a conversational reward function receives its prompt; an item never dressed as an episode
+    is one user message."""
+    if not item.turns:
+        return [{"role": "user", "content": item.prompt}]
+    out = []
+    for turn in item.turns:
+        message = {"role": turn.role, "content": turn.content}
+        if turn.role == "tool":
+            message["name"] = turn.tool
+        out.append(message)
+    return out
+
+
 def write_items(path, items: list[TaskItem]) -> None:
     """Write JSONL atomically (temp file, fsync, rename) so a pool is never half-written."""
     from rc1.core.fsutil import atomic_write_bytes

@@ -47,6 +47,10 @@ class Rollout(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     reward: float
     judge_request: str | None = None  # the request sha256 of its judge call (ledger and cache key), if judged
     advantage: float | None = None  # what the trainer made of its reward (GRPO, RLOO on the trl engine)
+    # The completion's token ids, kept where a reward function names completion_ids (rescoring hands them back),
+    # and what the reward functions logged for it (log_extra: column -> value).
+    completion_ids: list[int] | None = None
+    logged: dict[str, str] = msgspec.field(default_factory=dict)
 
 
 _ENCODER = msgspec.json.Encoder()
@@ -99,6 +103,8 @@ def rows_of(
                 difficulty_factor=parts.difficulty_factor,
                 reward=parts.total,
                 judge_request=s.judge_request,
+                completion_ids=s.completion_ids,
+                logged=dict(s.logged),
             )
         )
     return rows

@@ -14,19 +14,23 @@ from rc1.data.task import TaskItem
 from rc1.registry.providers import PROVIDERS
 from rc1.registry.spec import load
 from rc1.scoring.cache import JudgeCache
-from rc1.scoring.functions import RewardFunctionFailed, RewardFunctions
+from rc1.scoring.functions import BatchContext, RewardFunction, RewardFunctionFailed, RewardFunctions
 from rc1.scoring.judge import JUDGE_COMPONENT, Judge, load_rubric
 from rc1.scoring.ledger import Ledger, Prices
 from rc1.scoring.reward import configured_parts
 from rc1.scoring.rules import RuleScorer, clarification_count
 
-RewardFn = Callable[[Sequence[TaskItem], Sequence[str], Sequence[int]], list[float]]
+RewardFn = Callable[..., list[float]]  # (items, completions, completion_tokens, context=None) -> rewards
 
 
 class Scored(msgspec.Struct, frozen=True):
     components: dict[str, float]
     clarifications: int  # questions the visible reply asks back
     judge_request: str | None = None  # the sha256 of the judge call behind the `judge` component (ledger, cache)
+    # The completion's token ids, where a reward function reads them (the archive keeps them to rescore it), and
+    # what the functions logged for it with log_extra (column -> value).
+    completion_ids: list[int] | None = None
+    logged: dict[str, str] = msgspec.field(default_factory=dict)
 
 
 class ScoringPipeline:
@@ -44,11 +48,24 @@ class ScoringPipeline:
         )
 
     def score(
-        self, items: Sequence[TaskItem], completions: Sequence[str], completion_tokens: Sequence[int]
+        self,
+        items: Sequence[TaskItem],
+        completions: Sequence[str],
+        completion_tokens: Sequence[int],
+        context: BatchContext | None = None,
     ) -> list[Scored]:
+        """Every component of each completion; `context` is what TRL would pass the reward functions beside them
+        (token ids, the trainer's step), gathering what they log."""
+        context = context if context is not None else BatchContext()
         replies = [self.rule.reply(c) for c in completions]
         judged = self.judge.judged(items, [r.visible for r in replies]) if self.judge else [None] * len(items)
-        yours = self.functions.score(items, completions, completion_tokens) if self.functions else {}
+        yours = self.functions.score(items, completions, completion_tokens, context) if self.functions else {}
+        ids = context.ids_for(completions) if self.functions is not None and self.functions.read_ids else None
+        logged = {
+            column: values
+            for column, values in context.extra.items()
+            if isinstance(values, list) and len(values) == len(items)
+        }
         scored = []
         for index, (item, completion, tokens, reply, verdict) in enumerate(
             zip(items, completions, completion_tokens, replies, judged, strict=True)
@@ -63,6 +80,8 @@ class ScoringPipeline:
                     components=components,
                     clarifications=clarification_count(reply.visible),
                     judge_request=verdict[1] if verdict is not None else None,
+                    completion_ids=list(ids[index]) if ids is not None else None,
+                    logged={column: str(values[index]) for column, values in logged.items()},
                 )
             )
         return scored
@@ -86,9 +105,12 @@ def make_reward_fn(
     reward: RewardConfig, weights: dict[str, float], pipeline: ScoringPipeline, record: Record | None = None
 ) -> RewardFn:
     def reward_fn(
-        items: Sequence[TaskItem], completions: Sequence[str], completion_tokens: Sequence[int]
+        items: Sequence[TaskItem],
+        completions: Sequence[str],
+        completion_tokens: Sequence[int],
+        context: BatchContext | None = None,
     ) -> list[float]:
-        scored = pipeline.score(items, completions, completion_tokens)
+        scored = pipeline.score(items, completions, completion_tokens, context)
         if record is not None:
             record(items, completions, completion_tokens, scored)
         return rewards_of(reward, weights, items, scored)
@@ -110,11 +132,13 @@ def components_for(loaded: LoadedConfig) -> tuple[str, ...]:
 def reward_functions(loaded: LoadedConfig) -> RewardFunctions | None:
     """The run's reward functions, imported (None where there are none). Round 1 probed them; one that no longer
     imports is the run's failure (exit 1), named."""
-    specs = loaded.config.reward.functions
+    specs = [spec for spec in loaded.config.reward.functions if spec.path is not None]
     if not specs:
         return None
     try:
-        return RewardFunctions.of(specs, loaded.path.parent)
+        return RewardFunctions.of(loaded.config.reward, loaded.path.parent)
+    except RewardFunctionFailed:
+        raise
     except Exception as e:
         raise RewardFunctionFailed(
             f"{loaded.path}: reward.functions: cannot import "
@@ -125,12 +149,10 @@ def reward_functions(loaded: LoadedConfig) -> RewardFunctions | None:
 def rule_scorer(loaded: LoadedConfig, thinking: bool) -> RuleScorer:
     train = loaded.config.train
     cache = max(1, round(loaded.config.reward.overlong_cache_fraction * train.max_completion_tokens))
-    paths = {spec.name: spec.path for spec in loaded.config.reward.functions}
+    specs = {spec.name: spec for spec in loaded.config.reward.functions}
 
-    def check_function(name: str):
-        from rc1.core.user_code import load_function
-
-        return load_function(paths[name], loaded.path.parent)
+    def check_function(name: str) -> RewardFunction:
+        return RewardFunction.load(specs[name], loaded.path.parent, loaded.config.reward.columns)
 
     return RuleScorer(
         thinking=thinking,

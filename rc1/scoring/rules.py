@@ -121,7 +121,7 @@ class RuleScorer:
             if self._check_function is None:
                 raise ValueError(f"task {item.task} is checked by reward function {name}, which this scorer lacks")
             self._functions[name] = self._check_function(name)
-        return call(name, self._functions[name], [item], [completion], [completion_tokens])[0]
+        return call(self._functions[name], [item], [completion], [completion_tokens])[0]
 
     @staticmethod
     def _match(kind: str, item: TaskItem, answer) -> tuple[float, float]:

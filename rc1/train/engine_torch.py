@@ -27,6 +27,7 @@ from rc1.config.schema import Config
 from rc1.core.errors import BadInput, TrainingError
 from rc1.data.task import TaskItem
 from rc1.registry.spec import load
+from rc1.scoring.functions import BatchContext, StepState
 from rc1.train import divergence, layout
 from rc1.train.drift import DriftProbe, adapter_off
 from rc1.train.engines import shared_setup
@@ -89,7 +90,12 @@ class TorchEngine:
         return [self._prompts(item) for item in items]
 
     def rewards(self, rollout: Rollout) -> torch.Tensor:
-        values = self.reward_fn(rollout.items, rollout.texts, rollout.counts)
+        completion = rollout.ids[:, -rollout.completion_width :]
+        context = BatchContext(  # what TRL would hand a reward function of yours (rc1/scoring/functions.py)
+            completion_ids=[completion[row, :count].tolist() for row, count in enumerate(rollout.counts)],
+            trainer_state=StepState(global_step=self._step - 1, max_steps=self.train_cfg.max_steps),
+        )
+        values = self.reward_fn(rollout.items, rollout.texts, rollout.counts, context)
         self.sampler.observe(self._step, rollout.items, values)
         return torch.tensor([float(v) for v in values], dtype=torch.float32, device=self.device)
 

@@ -43,6 +43,7 @@ from rc1.core.errors import BadInput, TrainingError
 from rc1.data.task import TaskItem
 from rc1.registry.spec import load
 from rc1.registry.strategies import STRATEGIES
+from rc1.scoring.functions import BatchContext, StepState
 from rc1.scoring.rules import gold_reply
 from rc1.train import divergence, layout
 from rc1.train.drift import DriftProbe, Reference, adapter_off, frozen_copy
@@ -240,10 +241,18 @@ class TrlEngine:
     def _make_trl_reward(self, probe: StepProbe | None):
         reward_fn, sampler, per_step = self.reward_fn, self.sampler, self._per_step
 
+        max_steps = self.config.train.max_steps
+
         def rc1_reward(prompts, completions, item_index, completion_ids, **_context) -> list[float]:
             lengths = [len(ids) for ids in completion_ids]
             items = [self._at(position) for position in item_index]
-            rewards = [float(r) for r in reward_fn(items, list(completions), lengths)]
+            # What a reward function of yours reads beside the completions, as TRL hands it: the token ids, and the
+            # steps done before this batch (from the batch's own step, so rescoring from the archive gives the same).
+            context = BatchContext(
+                completion_ids=[list(map(int, ids)) for ids in completion_ids],
+                trainer_state=StepState(global_step=item_index[0] // per_step, max_steps=max_steps),
+            )
+            rewards = [float(r) for r in reward_fn(items, list(completions), lengths, context)]
             # One call scores one step's replies, each rank its share: every rank's sampler observes them all, so
             # all draw the same next batches (as TRL gathers the rewards right after this call).
             shares = distributed.gather((items, rewards))

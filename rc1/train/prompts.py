@@ -22,21 +22,10 @@ from collections.abc import Callable
 from transformers import PreTrainedTokenizerBase
 
 from rc1.core.errors import BadInput
-from rc1.data.task import TaskItem
+from rc1.data.task import TaskItem, episode_messages
 
 Message = dict[str, str]
-
-
-def messages(item: TaskItem) -> list[Message]:
-    if not item.turns:
-        return [{"role": "user", "content": item.prompt}]
-    out = []
-    for turn in item.turns:
-        message = {"role": turn.role, "content": turn.content}
-        if turn.role == "tool":
-            message["name"] = turn.tool
-        out.append(message)
-    return out
+messages = episode_messages  # the episode as chat messages (rc1/data/task.py)
 
 
 def render_prompt(tokenizer: PreTrainedTokenizerBase, item: TaskItem) -> str:

@@ -19,7 +19,7 @@ from rc1.data.task import TaskItem
 from rc1.train.metrics import EvalResult, Sampling, StepMetrics
 
 # (items, completions, completion token counts) -> rewards: rc1.scoring.pipeline.make_reward_fn
-RewardFn = Callable[[list[TaskItem], list[str], list[int]], list[float]]
+RewardFn = Callable[..., list[float]]  # (items, completions, completion_tokens, context=None) -> rewards
 
 
 class Verdict(msgspec.Struct, frozen=True, kw_only=True):

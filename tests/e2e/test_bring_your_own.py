@@ -238,14 +238,19 @@ def test_a_task_checked_by_your_function_scores_correctness_with_it(tmp_path):
         "def exact_number(prompts, completions, answer, **kw):\n"
         "    return [1.0 if c.strip().endswith(a) else -0.5 for c, a in zip(completions, answer)]\n"
     )
-    from rc1.core.user_code import load_function
+    from rc1.config.schema import RewardFunctionConfig
+    from rc1.scoring.functions import RewardFunction
+
+    def as_configured(name: str) -> RewardFunction:  # text: the completions as strings
+        spec = RewardFunctionConfig(name=name, path=f"judge_mine:{name}", weight=0.1, format="text")
+        return RewardFunction.load(spec, folder)
 
     rule = RuleScorer(
         thinking=False,
         max_completion_tokens=64,
         overlong_cache=16,
         checks={"mine": "exact_number"},
-        check_function=lambda name: load_function(f"judge_mine:{name}", folder),
+        check_function=as_configured,
     )
     item = TaskItem(id="mine-1", task="mine", question="q", answer="42", difficulty="easy", prompt="q")
     assert rule.score(item, as_completion("Answer: 42", False), 4)["correctness"] == 1.0
@@ -253,7 +258,8 @@ def test_a_task_checked_by_your_function_scores_correctness_with_it(tmp_path):
 
 
 def test_a_function_that_checks_a_task_and_is_a_component_is_asked_once_per_batch(tmp_path):
-    from rc1.scoring.functions import RewardFunctions
+    from rc1.config.schema import RewardFunctionConfig
+    from rc1.scoring.functions import RewardFunction, RewardFunctions
     from rc1.scoring.pipeline import ScoringPipeline
 
     calls = []
@@ -263,7 +269,8 @@ def test_a_function_that_checks_a_task_and_is_a_component_is_asked_once_per_batc
         return [1.0 if c.strip().endswith(a) else 0.0 for c, a in zip(completions, answer)]
 
     rule = RuleScorer(thinking=False, max_completion_tokens=64, overlong_cache=16, checks={"mine": "exact_number"})
-    pipeline = ScoringPipeline(rule, None, RewardFunctions({"exact_number": exact_number}))
+    spec = RewardFunctionConfig(name="exact_number", path="mine:exact_number", weight=0.1, format="text")
+    pipeline = ScoringPipeline(rule, None, RewardFunctions([RewardFunction(spec, exact_number)]))
     items = [
         TaskItem(id=f"mine-{i}", task="mine", question="q", answer=str(i), difficulty="easy", prompt="q")
         for i in range(3)

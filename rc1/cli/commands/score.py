@@ -19,6 +19,7 @@ from rc1.core.errors import BadInput
 from rc1.core.fsutil import read_input_text
 from rc1.core.workspace import Workspace
 from rc1.data.task import TaskItem
+from rc1.scoring.functions import BatchContext, token_ids_of
 from rc1.scoring.reward import configured_parts
 
 HELP = "one completion's components, penalty, difficulty factor and reward"
@@ -47,11 +48,20 @@ def run(args) -> int:
     completion = read_input_text(args.completion_file, "completion file")
     ws = Workspace.here(loaded.config.run.name)
     thinking = policy_thinking(loaded)
-    tokens = args.completion_tokens if args.completion_tokens is not None else _count_tokens(loaded, ws, completion)
+    counted = args.completion_tokens is not None
+    # The tokenizer counts the tokens, and gives a reward function of yours its completion_ids.
+    tokenizer = None if counted and not loaded.config.reward.functions else _policy_tokenizer(loaded, ws, not counted)
+    encode = token_ids_of(tokenizer) if tokenizer is not None else None
+    tokens = args.completion_tokens if args.completion_tokens is not None else len(encode(completion))
     if tokens < 0:
         raise BadInput(f"--completion-tokens {tokens}: a length cannot be negative")
     scoring = open_scoring(loaded, ws, thinking)
-    scored = scoring.pipeline.score([item], [completion], [tokens])[0]
+    if encode is None and scoring.pipeline.functions is not None and scoring.pipeline.functions.read_ids:
+        raise BadInput(
+            "--completion-tokens: a reward function reads completion_ids, which need the policy's tokenizer: for the "
+            "built-in model, `rc1 advance` builds it"
+        )
+    scored = scoring.pipeline.score([item], [completion], [tokens], BatchContext(encode=encode))[0]
     reward = loaded.config.reward
     parts = configured_parts(reward, scored.components, scoring.weights, item, scored.clarifications)
     weighted, penalty, factor, total = parts.weighted, parts.penalty, parts.difficulty_factor, parts.total
@@ -105,8 +115,9 @@ def _item(args, tasks) -> TaskItem:
     )
 
 
-def _count_tokens(loaded, ws: Workspace, completion: str) -> int:
-    """The completion's length in the policy's tokens (the length component is measured in them)."""
+def _policy_tokenizer(loaded, ws: Workspace, required: bool):
+    """The policy's tokenizer (the length component is measured in its tokens, and a reward function's
+    completion_ids are its ids); where it cannot be loaded, None unless `required`, then BadInput saying why."""
     from transformers import AutoTokenizer
 
     name = loaded.config.model.name
@@ -115,6 +126,8 @@ def _count_tokens(loaded, ws: Workspace, completion: str) -> int:
 
         source = builtin_model_dir(ws, loaded.config.run.seed) if ws.balanced_pool_path.exists() else None
         if source is None or not (source / "tokenizer.json").exists():
+            if not required:
+                return None
             raise BadInput(
                 "--completion-tokens: the built-in model's tokenizer is built with the run's model "
                 "(`rc1 advance`); until then give the length with --completion-tokens N"
@@ -122,9 +135,10 @@ def _count_tokens(loaded, ws: Workspace, completion: str) -> int:
     else:
         source = name
     try:
-        tokenizer = AutoTokenizer.from_pretrained(str(source))
+        return AutoTokenizer.from_pretrained(str(source))
     except OSError as e:
+        if not required:
+            return None
         raise BadInput(
             f"--completion-tokens: cannot load the tokenizer of {name!r} ({e}); give --completion-tokens N"
         ) from None
-    return len(tokenizer(text=completion, add_special_tokens=False)["input_ids"])
