@@ -27,6 +27,7 @@ COMMANDS = (
     "shadow",
     "scorer",
     "score",
+    "calibrate",
     "config",
     "export",
     "runbook",
