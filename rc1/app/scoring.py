@@ -79,10 +79,34 @@ def open_scoring(
     reward_functions check imports and probes them, and fails the round on one that does not import."""
     judge = None
     if with_judge:
-        from rc1.train.device import select_device
-
-        judge = build_judge(loaded, ws.ledger_path, ws.scorer_cache_dir, select_device())
+        judge = build_judge(loaded, ws.ledger_path, ws.scorer_cache_dir, _device())
     functions = reward_functions(loaded) if with_functions else None
-    pipeline = ScoringPipeline(rule_scorer(loaded, thinking), judge, functions)
+    models = reward_models(loaded, _device()) if with_functions else []
+    pipeline = ScoringPipeline(rule_scorer(loaded, thinking), judge, functions, models)
     weights = load_weights(loaded.weights_path, components_for(loaded)) if with_weights else None
     return RunScoring(pipeline=pipeline, weights=weights)
+
+
+def reward_models(loaded: LoadedConfig, device: str) -> list:
+    """The run's reward models (`reward.functions[]` with `model`), loaded on the policy's device and scored under
+    the autocast its dtype gives, as TRL scores a model given in reward_funcs (rc1.scoring.reward_models
+    ModelComponent; imported only where a run has one)."""
+    specs = [spec for spec in loaded.config.reward.functions if spec.model is not None]
+    if not specs:
+        return []
+    from rc1.core.model_files import model_source
+    from rc1.scoring.reward_models import ModelComponent, RewardModel
+    from rc1.train.device import select_dtype
+
+    dtype = select_dtype(device, loaded.config.model.dtype)
+    batch = loaded.config.train.per_device_batch_size
+    return [
+        ModelComponent(spec, RewardModel.load(model_source(spec.model, loaded.path.parent), device, dtype), batch)
+        for spec in specs
+    ]
+
+
+def _device() -> str:
+    from rc1.train.device import select_device
+
+    return select_device()

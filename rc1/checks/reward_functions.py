@@ -35,13 +35,18 @@ def probe_completions(items: list[TaskItem], thinking: bool) -> tuple[list[TaskI
 
 
 def reward_functions_check(reward, folder: Path, items: list[TaskItem], *, thinking: bool) -> CheckResult:
-    specs = [spec for spec in reward.functions if spec.path is not None]
+    specs = list(reward.functions)
     probe_items, completions = probe_completions(items, thinking)
     tokens = [len(completion.split()) for completion in completions]
     problems = [
         problem
         for spec in specs
-        if (problem := _probe(spec, reward, folder, probe_items, completions, tokens)) is not None
+        if (
+            problem := _probe(spec, reward, folder, probe_items, completions, tokens)
+            if spec.path is not None
+            else _probe_model(spec, folder, probe_items, completions)
+        )
+        is not None
     ]
     n = len(completions)
     names = ", ".join(spec.name for spec in specs) or "none configured"
@@ -102,6 +107,43 @@ def _probe(spec, reward, folder: Path, items: list[TaskItem], completions: list[
                 f"reward function {spec.name} answered {a!r} {how} {b!r} for the same completion of item "
                 f"{item_id} ({len(differ)} of {len(first)} answers differ); {rule}"
             )
+    return None
+
+
+# A reward model's score of a completion alone and in a padded batch agree up to float rounding, not bit for bit.
+MODEL_TOLERANCE = 1e-4
+
+
+def _probe_model(spec, folder: Path, items: list[TaskItem], completions: list[str]) -> str | None:
+    """What is wrong with one reward model on the probe, or None: it loads (on the GPU where there is one, else the
+    CPU, in fp32), answers every probe completion with a number that its scale and clip bring into [-1, 1], the same
+    twice, and alone as in a batch (within MODEL_TOLERANCE)."""
+    import torch
+
+    from rc1.core.model_files import model_source
+    from rc1.scoring.reward_models import ModelComponent, RewardModel
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    try:
+        model = RewardModel.load(model_source(spec.model, folder), device, torch.float32)
+    except Exception as e:  # whatever loading it raises is the finding
+        return f"reward model {spec.name} ({spec.model}) does not load: {type(e).__name__}: {e}"
+    component = ModelComponent(spec, model, batch_size=len(completions))
+    try:
+        first = component.score(items, completions)
+        second = component.score(items, completions)
+        alone = [component.score([item], [completion])[0] for item, completion in zip(items, completions)]
+    except RewardFunctionFailed as e:
+        return str(e)
+    if first != second:
+        return f"reward model {spec.name} scored the same completions differently twice; it must be deterministic"
+    differ = [(item.id, a, b) for item, a, b in zip(items, first, alone) if abs(a - b) > MODEL_TOLERANCE]
+    if differ:
+        item_id, a, b = differ[0]
+        return (
+            f"reward model {spec.name} scored item {item_id}'s completion {a!r} in a batch and {b!r} alone "
+            f"({len(differ)} of {len(first)} differ by more than {MODEL_TOLERANCE:g}); padding must not change a score"
+        )
     return None
 
 

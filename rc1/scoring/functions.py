@@ -139,35 +139,41 @@ class RewardFunction:
             **columns,
         )
 
-    def answers(self, items: Sequence[TaskItem], raw, where: str = "") -> list[float]:
+    def answers(self, items: Sequence[TaskItem], raw) -> list[float]:
         """The function's raw answers checked and brought into [-1, 1] as its spec says."""
-        if not isinstance(raw, (list, tuple)) or len(raw) != len(items):
-            got = f"{len(raw)} values" if isinstance(raw, (list, tuple)) else type(raw).__name__
+        return bounded(self.spec, items, raw)
+
+
+def bounded(spec, items: Sequence[TaskItem], raw) -> list[float]:
+    """A component's raw answers (a function's, a reward model's logits) checked and brought into [-1, 1] as its
+    spec says: one per completion, None read as 0, each divided by `scale`, then clipped (`clip`) or refused."""
+    name = spec.name
+    if not isinstance(raw, (list, tuple)) or len(raw) != len(items):
+        got = f"{len(raw)} values" if isinstance(raw, (list, tuple)) else type(raw).__name__
+        raise RewardFunctionFailed(
+            f"reward function {name} answered {got} for {len(items)} completions; it must "
+            f"return one number (or None) per completion"
+        )
+    values = []
+    for item, answer in zip(items, raw):
+        if answer is None:
+            values.append(0.0)
+            continue
+        if isinstance(answer, bool) or not isinstance(answer, (int, float)) or not math.isfinite(answer):
             raise RewardFunctionFailed(
-                f"reward function {self.name} answered {got} for {len(items)} completions; it must "
-                f"return one number (or None) per completion"
+                f"reward function {name} answered {answer!r} for item {item.id}; it must be a finite number or None"
             )
-        values = []
-        for item, answer in zip(items, raw):
-            if answer is None:
-                values.append(0.0)
-                continue
-            if isinstance(answer, bool) or not isinstance(answer, (int, float)) or not math.isfinite(answer):
-                raise RewardFunctionFailed(
-                    f"reward function {self.name} answered {answer!r} for item {item.id}; it must be a finite number "
-                    "or None"
-                )
-            value = float(answer) / self.spec.scale
-            if self.spec.clip:
-                value = min(HIGH, max(LOW, value))
-            elif not LOW <= value <= HIGH:
-                scaled = f" ({answer!r} / scale {self.spec.scale:g})" if self.spec.scale != 1.0 else ""
-                raise RewardFunctionFailed(
-                    f"reward function {self.name} answered {value!r}{scaled} for item {item.id}; it must lie in "
-                    f"[{LOW:g}, {HIGH:g}]: set its scale (answers are divided by it) or clip: true"
-                )
-            values.append(value)
-        return values
+        value = float(answer) / spec.scale
+        if spec.clip:
+            value = min(HIGH, max(LOW, value))
+        elif not LOW <= value <= HIGH:
+            scaled = f" ({answer!r} / scale {spec.scale:g})" if spec.scale != 1.0 else ""
+            raise RewardFunctionFailed(
+                f"reward function {name} answered {value!r}{scaled} for item {item.id}; it must lie in "
+                f"[{LOW:g}, {HIGH:g}]: set its scale (answers are divided by it) or clip: true"
+            )
+        values.append(value)
+    return values
 
 
 def call(

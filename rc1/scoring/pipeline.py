@@ -18,6 +18,7 @@ from rc1.scoring.functions import BatchContext, RewardFunction, RewardFunctionFa
 from rc1.scoring.judge import JUDGE_COMPONENT, Judge, load_rubric
 from rc1.scoring.ledger import Ledger, Prices
 from rc1.scoring.reward import configured_parts
+from rc1.scoring.reward_models import ModelComponent
 from rc1.scoring.rules import RuleScorer, clarification_count
 
 RewardFn = Callable[..., list[float]]  # (items, completions, completion_tokens, context=None) -> rewards
@@ -34,10 +35,17 @@ class Scored(msgspec.Struct, frozen=True):
 
 
 class ScoringPipeline:
-    def __init__(self, rule: RuleScorer, judge: Judge | None = None, functions: RewardFunctions | None = None):
+    def __init__(
+        self,
+        rule: RuleScorer,
+        judge: Judge | None = None,
+        functions: RewardFunctions | None = None,
+        models: Sequence[ModelComponent] = (),
+    ):
         self.rule = rule
         self.judge = judge
         self.functions = functions
+        self.models = list(models)
 
     @property
     def components(self) -> tuple[str, ...]:
@@ -45,6 +53,7 @@ class ScoringPipeline:
             self.rule.components
             + ((JUDGE_COMPONENT,) if self.judge else ())
             + (self.functions.names if self.functions else ())
+            + tuple(model.name for model in self.models)
         )
 
     def score(
@@ -60,6 +69,7 @@ class ScoringPipeline:
         replies = [self.rule.reply(c) for c in completions]
         judged = self.judge.judged(items, [r.visible for r in replies]) if self.judge else [None] * len(items)
         yours = self.functions.score(items, completions, completion_tokens, context) if self.functions else {}
+        yours.update({model.name: model.score(items, completions) for model in self.models})
         ids = context.ids_for(completions) if self.functions is not None and self.functions.read_ids else None
         logged = {
             column: values
@@ -122,10 +132,12 @@ def components_for(loaded: LoadedConfig) -> tuple[str, ...]:
     """The components the configured scorer gives, whether or not its judge can be reached now."""
     from rc1.scoring.rules import RULE_COMPONENTS
 
+    functions = loaded.config.reward.functions
     return (
         RULE_COMPONENTS
         + ((JUDGE_COMPONENT,) if PROVIDERS[loaded.config.scorer.provider].judges else ())
-        + tuple(spec.name for spec in loaded.config.reward.functions)
+        + tuple(spec.name for spec in functions if spec.path is not None)
+        + tuple(spec.name for spec in functions if spec.model is not None)
     )
 
 
