@@ -28,6 +28,7 @@ COMMANDS = (
     "scorer",
     "score",
     "calibrate",
+    "ablate",
     "config",
     "export",
     "runbook",
