@@ -20,7 +20,7 @@ from rc1.core.fsutil import atomic_write_text, sha256_file
 from rc1.core.runbook import Runbook
 from rc1.data.task import read_items
 from rc1.run import events as ev
-from rc1.scoring.functions import BatchContext, token_ids_of
+from rc1.scoring.functions import BatchContext, StepState, token_ids_of
 from rc1.scoring.pipeline import components_for, rewards_of
 from rc1.scoring.reward import weighted_sum
 from rc1.scoring.shadow_stats import Sample, shadow_statistics
@@ -71,7 +71,16 @@ def run_shadow(
     items = [item for item in shadow for _ in range(k)]
     if scoring.judge is not None:
         scoring.judge.ledger.scope = f"shadow {tag}"
-    scored = scoring.pipeline.score(items, texts, counts, BatchContext(encode=token_ids_of(tokenizer)))
+    # What a reward function of yours reads as TRL would hand it: the replies' ids, and the steps the policy trained
+    # (0 for the base; a checkpoint's own step).
+    done = 0 if checkpoint in ("base", "best", "latest") else int(checkpoint.removeprefix("step_"))
+    if checkpoint in ("best", "latest"):
+        chosen = session.projection.best_step if checkpoint == "best" else session.projection.step
+        done = chosen or 0
+    context = BatchContext(
+        encode=token_ids_of(tokenizer), trainer_state=StepState(global_step=done, max_steps=config.train.max_steps)
+    )
+    scored = scoring.pipeline.score(items, texts, counts, context)
     new = rewards_of(config.reward, scoring.weights, items, scored)
     runs = [
         Sample(item.id, item.difficulty, weighted_sum(s.components, old_weights), reward, s.components["correctness"])

@@ -26,11 +26,10 @@ def model_source(model: str, folder: Path) -> str:
     return str(local.resolve()) if local.is_dir() else model
 
 
-def weights_sha256(source: str, cache_dir: str | Path | None = None) -> str:
+def weights_sha256(source: str) -> str:
     """The fingerprint of a reward model. A local directory: sha256 over the sorted names, sizes and bytes of its
     weight files (*.safetensors, *.bin), its config and its tokenizer files (SCORED_FILES). A hub id:
-    `hub:<id>@<commit>`, the commit the local hub cache resolves `main` to, or `hub:<id>` when the cache does not
-    hold it. Never a network call."""
+    `hub:<id>`. Never a network call."""
     folder = Path(source)
     if folder.is_dir():
         weights = {p for pattern in WEIGHT_PATTERNS for p in folder.glob(pattern)}
@@ -44,12 +43,12 @@ def weights_sha256(source: str, cache_dir: str | Path | None = None) -> str:
                 for block in iter(lambda: fh.read(1 << 20), b""):
                     digest.update(block)
         return digest.hexdigest()
-    from huggingface_hub import try_to_load_from_cache
     from huggingface_hub.utils import HFValidationError, validate_repo_id
 
     try:
         validate_repo_id(source)
     except HFValidationError:
         raise BadInput(f"{source}: the reward model is neither a local directory nor a hub id (org/name)") from None
-    cached = try_to_load_from_cache(source, "config.json", cache_dir=cache_dir)
-    return f"hub:{source}@{Path(cached).parent.name}" if isinstance(cached, str) else f"hub:{source}"
+    # The id alone, as for a hub task: whether the local cache holds it yet must not change the fingerprint (round 1's
+    # probe downloads it). It names no revision, so a download of a newer one is not caught: a directory is.
+    return f"hub:{source}"

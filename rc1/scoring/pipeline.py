@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -18,8 +19,10 @@ from rc1.scoring.functions import BatchContext, RewardFunction, RewardFunctionFa
 from rc1.scoring.judge import JUDGE_COMPONENT, Judge, load_rubric
 from rc1.scoring.ledger import Ledger, Prices
 from rc1.scoring.reward import configured_parts
-from rc1.scoring.reward_models import ModelComponent
 from rc1.scoring.rules import RuleScorer, clarification_count
+
+if TYPE_CHECKING:  # torch is imported only where a run has a reward model
+    from rc1.scoring.reward_models import ModelComponent
 
 RewardFn = Callable[..., list[float]]  # (items, completions, completion_tokens, context=None) -> rewards
 
@@ -71,11 +74,9 @@ class ScoringPipeline:
         yours = self.functions.score(items, completions, completion_tokens, context) if self.functions else {}
         yours.update({model.name: model.score(items, completions) for model in self.models})
         ids = context.ids_for(completions) if self.functions is not None and self.functions.read_ids else None
-        logged = {
-            column: values
-            for column, values in context.extra.items()
-            if isinstance(values, list) and len(values) == len(items)
-        }
+        logged = {column: values for column, values in context.extra.items() if len(values) == len(items)}
+        # log_metric's values are the batch's: their mean goes on each of its completions' rows, as metric.<name>.
+        logged |= {f"metric.{name}": [sum(v) / len(v)] * len(items) for name, v in context.metrics.items() if v}
         scored = []
         for index, (item, completion, tokens, reply, verdict) in enumerate(
             zip(items, completions, completion_tokens, replies, judged, strict=True)

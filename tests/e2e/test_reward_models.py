@@ -146,19 +146,21 @@ def test_weights_sha256_follows_the_weights_config_and_tokenizer_only(model_dir,
     assert weights_sha256(str(copy)) != original
 
 
-def test_weights_sha256_of_a_hub_id_reads_the_local_cache_only(tmp_path, monkeypatch):
+def test_weights_sha256_of_a_hub_id_is_its_id_whether_or_not_the_cache_holds_it(tmp_path, monkeypatch):
     def no_network(*args, **kwargs):
         raise AssertionError("weights_sha256 tried to reach the network")
 
     monkeypatch.setattr(socket.socket, "connect", no_network)
+    cache = tmp_path / "hub"
+    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
+    before = weights_sha256("org/tiny-rm")
     commit = "0123456789abcdef0123456789abcdef01234567"
-    repo = tmp_path / "models--org--tiny-rm"
+    repo = cache / "models--org--tiny-rm"  # round 1's probe downloads it: the fingerprint must not move
     (repo / "refs").mkdir(parents=True)
     (repo / "refs" / "main").write_text(commit)
     (repo / "snapshots" / commit).mkdir(parents=True)
     (repo / "snapshots" / commit / "config.json").write_text("{}")
-    assert weights_sha256("org/tiny-rm", cache_dir=tmp_path) == f"hub:org/tiny-rm@{commit}"
-    assert weights_sha256("org/not-cached", cache_dir=tmp_path) == "hub:org/not-cached"
+    assert before == weights_sha256("org/tiny-rm") == "hub:org/tiny-rm"
     with pytest.raises(BadInput, match="neither a local directory nor a hub id"):
         weights_sha256(str(tmp_path / "no" / "such" / "dir"))
     (tmp_path / "empty").mkdir()

@@ -147,3 +147,27 @@ def test_a_run_rewarded_by_trl_s_functions_trains_shows_each_component_and_passe
     assert set(json.loads(shown.stdout)["components"]) == set(WEIGHTS)
     rescored = rc1_here(root, "audit", "--rescore")
     assert rescored.returncode == 0 and "audit passed" in rescored.stdout, rescored.stdout
+
+
+def test_what_a_function_logs_is_kept_with_each_completion(tmp_path):
+    """log_extra's columns (TRL's completions table: accuracy_reward logs the gold it parsed) go on each completion's
+    archive row; log_metric's values are the batch's, their mean on each row as metric.<name>."""
+    from rc1.scoring.pipeline import ScoringPipeline
+    from rc1.scoring.rules import RuleScorer
+
+    (tmp_path / "metered.py").write_text(
+        "def metered(completions, log_metric, **kwargs):\n"
+        "    log_metric('calls', 1.0)\n"
+        "    log_metric('calls', 3.0)\n"
+        "    return [0.0 for _ in completions]\n"
+    )
+    specs = [
+        RewardFunctionConfig(name="accuracy", path="trl.rewards:accuracy_reward", weight=0.1),
+        RewardFunctionConfig(name="metered", path="metered:metered", weight=0.1),
+    ]
+    functions = RewardFunctions([RewardFunction.load(spec, tmp_path, {"solution": "answer"}) for spec in specs])
+    rule = RuleScorer(thinking=False, max_completion_tokens=64, overlong_cache=16)
+    scored = ScoringPipeline(rule, None, functions).score([_item("42"), _item("7")], ["$\\boxed{42}$", "no"], [4, 1])
+    assert [s.logged["solution"] for s in scored] == ["42", "7"]
+    assert scored[0].logged["answer_parsed"] != "[unparseable]" and scored[1].logged["answer_parsed"] == "[unparseable]"
+    assert all(s.logged["metric.calls"] == "2.0" for s in scored)

@@ -19,7 +19,7 @@ from rc1.core.errors import BadInput
 from rc1.core.fsutil import read_input_text
 from rc1.core.workspace import Workspace
 from rc1.data.task import TaskItem
-from rc1.scoring.functions import BatchContext, token_ids_of
+from rc1.scoring.functions import BatchContext, StepState, token_ids_of
 from rc1.scoring.reward import configured_parts
 
 HELP = "one completion's components, penalty, difficulty factor and reward"
@@ -61,7 +61,9 @@ def run(args) -> int:
             "--completion-tokens: a reward function reads completion_ids, which need the policy's tokenizer: for the "
             "built-in model, `rc1 advance` builds it"
         )
-    scored = scoring.pipeline.score([item], [completion], [tokens], BatchContext(encode=encode))[0]
+    # Scored as at step 0 (no training step is involved): trainer_state is the start of training.
+    start = StepState(global_step=0, max_steps=loaded.config.train.max_steps)
+    scored = scoring.pipeline.score([item], [completion], [tokens], BatchContext(encode=encode, trainer_state=start))[0]
     reward = loaded.config.reward
     parts = configured_parts(reward, scored.components, scoring.weights, item, scored.clarifications)
     weighted, penalty, factor, total = parts.weighted, parts.penalty, parts.difficulty_factor, parts.total
