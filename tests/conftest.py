@@ -175,6 +175,18 @@ def rc1_here(
     return subprocess.CompletedProcess(["rc1", *command], code, out.getvalue(), err.getvalue())
 
 
+TRAINING_STACK = ("torch", "transformers", "trl", "peft", "datasets")
+
+
+def training_stack_after(code: str) -> list[str]:
+    """The modules of the training stack a fresh interpreter has imported after running `code` in the repository."""
+    probe = f"import sys; {code}; print(sorted(m for m in {TRAINING_STACK!r} if m in sys.modules))"
+    result = subprocess.run(
+        [sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=PATIENCE, check=True
+    )
+    return json.loads(result.stdout.strip().replace("'", '"'))
+
+
 def training_started_fields(step: int = 0, max_steps: int = 4, seed: int = 1234) -> dict:
     """A training_started payload for the domain's tests (a line of seed `seed` of the built-in model on trl×grpo)."""
     return dict(

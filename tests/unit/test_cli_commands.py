@@ -2,10 +2,7 @@
 `arguments`) and its handler (`run`), listed once in `COMMANDS`. Adding a command is its module, its entry and its
 test; a module left out of the table, or an entry with no module, fails here."""
 
-import subprocess
-import sys
-
-from conftest import PATIENCE, REPO
+from conftest import REPO, training_stack_after
 
 from rc1.cli.commands import COMMANDS, command
 from rc1.cli.main import build_parser
@@ -41,11 +38,4 @@ def test_a_command_s_arguments_reach_its_handler():
 
 def test_building_the_parser_imports_no_training_stack():
     """Every command's module is imported to build the parser: the training stack waits for a command's `run`."""
-    probe = (
-        "import sys; from rc1.cli.main import build_parser; build_parser(); "
-        "print(sorted(m for m in ('torch', 'transformers', 'trl', 'peft', 'datasets') if m in sys.modules))"
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=PATIENCE, check=True
-    )
-    assert result.stdout.strip() == "[]"
+    assert training_stack_after("from rc1.cli.main import build_parser; build_parser()") == []
