@@ -172,7 +172,11 @@ def _rescore_rows(loaded: LoadedConfig, rows: list[tuple[int, Rollout]], known: 
     for seq, row in rows:
         item = _scored_item(row, known)
         where = f"{row.kind} step {row.step} item {row.item_id}"
-        components = rule.score(item, row.completion, row.tokens)
+        try:  # a task checked by a function of yours calls it here
+            components = rule.score(item, row.completion, row.tokens)
+        except RewardFunctionFailed as e:
+            findings.append(Finding(check="rescore", seq=seq, message=f"{where}: scored again: {e}"))
+            continue
         # Your reward functions are asked again (the round-1 probe held them deterministic) where the row was
         # scored by them: a sampled evaluation reply was scored by the rules alone.
         yours = [name for name in (functions.names if functions else ()) if name in row.components]

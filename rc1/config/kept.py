@@ -60,10 +60,14 @@ def keep_inputs(ws: Workspace, loaded: LoadedConfig) -> LoadedConfig:
     weights = loaded.resolve(loaded.config.reward.weights)
     if weights.is_file():
         atomic_write_bytes(kept_weights_path(ws), weights.read_bytes())
+    else:  # an older round's copy must not stand in for a file that is gone: the round's checks say it is missing
+        kept_weights_path(ws).unlink(missing_ok=True)
     pack = loaded.resolve(loaded.config.data.templates)
     if pack.is_dir():
         files = {path.name: path.read_bytes() for path in sorted(pack.iterdir()) if path.is_file()}
         _replace_folder(kept_templates_path(ws), files)
+    elif kept_templates_path(ws).is_dir():
+        shutil.rmtree(kept_templates_path(ws))
     return _with_kept_inputs(ws, loaded, loaded.config.reward.weights, loaded.config.data.templates)
 
 
@@ -166,7 +170,10 @@ def _asked_and_kept(
         )
     explicit = config is not None or any(not item.startswith("run.name=") for item in overrides)
     if explicit:
-        return asked, own, asked if config is not None else _load_kept(ws, kept, overrides), ws
+        # The config asked for reads the run's own weights and templates too, where it names the files they were
+        # copied from (`make resume` names --config: the run is still the run).
+        named = _with_kept_inputs(ws, asked, kept.config["reward"]["weights"], kept.config["data"]["templates"])
+        return asked, own, named if config is not None else _load_kept(ws, kept, overrides), ws
     if asked.sha256 != own.sha256:
         keys = ", ".join(key for key, _, _ in differences(own, asked)[:5])
         print(

@@ -194,10 +194,10 @@ def _task_problems(config) -> list[str]:
             problems.append(f"{where}: give `path` (a .jsonl, .json, .csv or .parquet file) or `hub`, one of them")
         elif task.path is not None and (task.subset is not None or task.split != "train"):
             problems.append(f"{where}: `subset` and `split` choose within a hub dataset; this task reads a file")
-        functions = [spec.name for spec in config.reward.functions]
+        functions = [spec.name for spec in config.reward.functions if spec.path is not None]  # a model checks nothing
         if task.check not in CHECK_KINDS and task.check not in functions:
             problems.append(
-                f"{where}.check: {task.check!r} is none of {', '.join(CHECK_KINDS)} and no function of "
+                f"{where}.check: {task.check!r} is none of {', '.join(CHECK_KINDS)} and no function (path) of "
                 f"reward.functions ({', '.join(functions) or 'none'})"
             )
         if data.mix.get(name, 0.0) <= 0:

@@ -576,7 +576,7 @@ class TrainConfig(_Section):
     ] = True
 
 
-class RewardFunctionConfig(_Section):
+class RewardFunctionConfig(_Section, kw_only=True):
     """One reward component of yours (rc1/scoring/functions.py): a function with TRL's reward-function signature
     (`path`, or a factory of one with `kwargs`), or a sequence-classification reward model (`model`), each answer in
     [-1, 1] after `scale` and `clip`."""
@@ -589,6 +589,14 @@ class RewardFunctionConfig(_Section):
             "component means. Not a built-in component's (correctness, f1, format, length, judge).",
         ),
     ]
+    path: Annotated[
+        str | None,
+        Meta(
+            description="package.module:function (TRL's own: trl.rewards:think_format_reward), imported with the "
+            "config file's folder first on the import path; an async def is awaited. Its source's sha256 is part of "
+            "the config's fingerprint. Give path or model."
+        ),
+    ] = None
     weight: Annotated[
         float,
         Meta(
@@ -598,14 +606,6 @@ class RewardFunctionConfig(_Section):
             "two equal).",
         ),
     ]
-    path: Annotated[
-        str | None,
-        Meta(
-            description="package.module:function (TRL's own: trl.rewards:think_format_reward), imported with the "
-            "config file's folder first on the import path; an async def is awaited. Its source's sha256 is part of "
-            "the config's fingerprint. Give path or model."
-        ),
-    ] = None
     kwargs: Annotated[
         dict[str, bool | int | float | str | None] | None,
         Meta(

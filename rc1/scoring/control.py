@@ -51,8 +51,8 @@ def with_shuffled_answers(reward_fn: RewardFn, pool: Sequence[TaskItem], seed: i
     shuffle = ShuffledAnswers(pool, seed)
 
     def shuffled(
-        items: Sequence[TaskItem], completions: Sequence[str], completion_tokens: Sequence[int]
+        items: Sequence[TaskItem], completions: Sequence[str], completion_tokens: Sequence[int], context=None
     ) -> list[float]:
-        return reward_fn([shuffle(item) for item in items], completions, completion_tokens)
+        return reward_fn([shuffle(item) for item in items], completions, completion_tokens, context)
 
     return shuffled

@@ -220,7 +220,7 @@ async def _awaited(waiting, timeout_s: float) -> dict[str, object]:
     async def one(function: RewardFunction, arguments: dict):
         try:
             return function.name, await asyncio.wait_for(function.fn(**arguments), timeout_s)
-        except TimeoutError:
+        except asyncio.TimeoutError:  # TimeoutError itself from Python 3.11 on
             raise RewardFunctionFailed(
                 f"reward function {function.name} did not answer within reward.function_timeout_s ({timeout_s:g} s)"
             ) from None

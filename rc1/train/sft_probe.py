@@ -10,6 +10,7 @@ from collections.abc import Callable
 import torch
 
 from rc1.data.task import TaskItem
+from rc1.scoring.functions import BatchContext, StepState
 from rc1.train.policy_math import reference_drift, sample_rollout, token_logprobs
 from rc1.train.protocols import RewardFn
 from rc1.train.strategies.sft import gold_rollout
@@ -73,7 +74,14 @@ class SftProbe:
             eos_ids=self._eos_ids,
             device=self._device,
         )
-        rewards = torch.tensor(self._reward_fn(sampled.items, sampled.texts, sampled.counts), dtype=torch.float64)
+        completion = sampled.ids[:, -sampled.completion_width :]
+        context = BatchContext(  # what TRL would hand a reward function of yours (rc1/scoring/functions.py)
+            completion_ids=[completion[row, :count].tolist() for row, count in enumerate(sampled.counts)],
+            trainer_state=StepState(global_step=step - 1, max_steps=t.max_steps),
+        )
+        rewards = torch.tensor(
+            self._reward_fn(sampled.items, sampled.texts, sampled.counts, context), dtype=torch.float64
+        )
         gold = gold_rollout(self._tokenizer, items, prompts, self._eos_ids, self._device)
         was_training = model.training
         model.eval()

@@ -33,12 +33,17 @@ def test_an_item_outside_the_pool_takes_a_pool_answer_of_its_task():
 
 
 def test_the_reward_function_sees_the_shuffled_gold():
-    seen = []
-    reward = with_shuffled_answers(
-        lambda items, texts, tokens: seen.extend(i.answer for i in items) or [0.0] * len(items), POOL, seed=1
-    )
-    reward(POOL[:3], ["a", "b", "c"], [1, 1, 1])
+    seen, contexts = [], []
+
+    def scored(items, texts, tokens, context=None):
+        seen.extend(i.answer for i in items)
+        contexts.append(context)
+        return [0.0] * len(items)
+
+    reward = with_shuffled_answers(scored, POOL, seed=1)
+    reward(POOL[:3], ["a", "b", "c"], [1, 1, 1], "the batch's context")  # as the engines call it
     assert seen == [ShuffledAnswers(POOL, seed=1)(item).answer for item in POOL[:3]]
+    assert contexts == ["the batch's context"]
 
 
 def test_the_production_profile_refuses_the_control_arm():

@@ -6,6 +6,7 @@ import json
 
 from conftest import make_workspace, rc1_here
 
+from rc1.config.kept import load_run_config
 from rc1.data.templates import pack_sha256
 
 
@@ -15,7 +16,7 @@ def _status(root, *args):
     return json.loads(shown.stdout)
 
 
-def test_a_run_keeps_its_weights_and_templates_and_a_new_run_takes_the_edited_file(tmp_path):
+def test_a_run_keeps_its_weights_and_templates_and_a_new_run_takes_the_edited_file(tmp_path, monkeypatch):
     root = make_workspace(tmp_path)
     assert rc1_here(root, "preflight", "--round", "1").returncode == 0
     kept_weights, kept_pack = root / "data/local/weights.json", root / "data/local/templates"
@@ -33,6 +34,10 @@ def test_a_run_keeps_its_weights_and_templates_and_a_new_run_takes_the_edited_fi
     status = _status(root)
     assert status["state"] == "R1_PASSED" and status["gates"]["round1"]["inputs_match"] is True
     assert rc1_here(root, "audit").returncode == 0
+    monkeypatch.chdir(root)  # a writer naming the config (make resume does) reads the run's copies too
+    writing = load_run_config("configs/short.yaml", [])
+    assert writing.weights_path == kept_weights and writing.templates_path == kept_pack
+    monkeypatch.undo()
 
     assert rc1_here(root, "preflight", "--round", "1", "--run", "other").returncode == 0
     assert json.loads((root / "data/other/weights.json").read_text()) == weights
@@ -44,3 +49,22 @@ def test_a_run_keeps_its_weights_and_templates_and_a_new_run_takes_the_edited_fi
     assert changed["inputs_match"] is False and changed["changed"] == ["weights"]
     refused = rc1_here(root, "advance")
     assert refused.returncode == 3 and "weights" in refused.stderr
+
+
+def test_a_run_kept_before_reward_formats_keeps_its_fingerprint_and_its_text_functions(tmp_path):
+    """Frozen: the config values an rc1 before reward formats kept for a run with one reward function (bb10bf1), and
+    the sha256 its round1_passed recorded. Read back, its functions are called with text, as they were, and the
+    fingerprint is the one its gates passed on."""
+    from conftest import REPO
+
+    raw = json.loads((REPO / "tests/data/kept_config_before_reward_formats.json").read_text())
+    (tmp_path / "my_rewards.py").write_text(
+        "def brevity(prompts, completions, completion_tokens, **kw):\n    return [1.0 for _ in completions]\n"
+    )
+    from rc1.config.kept import KeptConfig, _load_kept
+    from rc1.core.workspace import Workspace
+
+    kept = KeptConfig(config_path="fp.yaml", overrides=[], sha256="", config=raw)
+    loaded = _load_kept(Workspace(root=tmp_path, run="local"), kept)
+    assert loaded.config.reward.functions[0].format == "text"
+    assert loaded.sha256 == "0157cdf5c29a3a699f82c76c20b5524d5026f1516a714283451e0255b5024b08"

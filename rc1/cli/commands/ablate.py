@@ -15,7 +15,7 @@ import sys
 import msgspec
 
 from rc1.cli.args import config_args, config_for_reading
-from rc1.config.kept import KeptConfig, differences, kept_config_path
+from rc1.config.kept import KeptConfig, differences, kept_config_path, kept_templates_path
 from rc1.config.loading import LoadedConfig, load_config
 from rc1.core.errors import BadInput, ExitCode, GateClosed
 from rc1.core.failure import utc_stamp
@@ -29,7 +29,7 @@ from rc1.scoring.weights import load_weights
 
 HELP = "train the run again once per reward component without it, and compare each arm with the full reward"
 # What an arm may change of the run's config: its name and its weights file. Anything else is another experiment.
-ARM_KEYS = {"run.name", "reward.weights"}
+ARM_KEYS = {"run.name", "run.seeds", "reward.weights", "data.templates"}
 STOP_REASON = (
     "rc1 ablate: a monitor halted this arm, and the halt is part of its result; its best checkpoint goes to the verdict"
 )
@@ -53,6 +53,8 @@ def run(args: argparse.Namespace) -> int:
         if args.component not in weights:
             raise BadInput(f"--component {args.component}: not a component; the components: {', '.join(weights)}")
         components = [args.component]
+    if not kept_config_path(ws).exists():
+        raise BadInput(f"{kept_config_path(ws)}: the run kept no config (an rc1 before configs were kept made it)")
     kept = msgspec.json.decode(kept_config_path(ws).read_bytes(), type=KeptConfig)
     arms, skipped, failed = [], {}, []
     for component in components:
@@ -67,8 +69,13 @@ def run(args: argparse.Namespace) -> int:
         name = f"{ws.run}-without-{component}"
         arm_ws = Workspace.here(name)
         path = ws.data_dir / "ablation" / f"{component}.weights.json"
-        overrides = [*(o for o in kept.overrides if not o.startswith("run.name=")), f"run.name={name}"]
-        overrides.append(f"reward.weights={path}")
+        overrides = [*(o for o in kept.overrides if not o.startswith("run.name=")), *_arm_overrides(loaded, ws, seed)]
+        overrides += [f"run.name={name}", f"reward.weights={path}"]
+        if loaded.config.reward.functions:  # a function's weight stands in its entry too (the weights check)
+            entries = [
+                msgspec.to_builtins(spec) | {"weight": moved[spec.name]} for spec in loaded.config.reward.functions
+            ]
+            overrides.append(f"reward.functions={msgspec.json.encode(entries).decode()}")
         _same_experiment(loaded, load_config(ws.root / kept.config_path, overrides))
         atomic_write_bytes(path, msgspec.json.format(msgspec.json.encode(moved)))
         if not _complete(arm_ws):
@@ -87,7 +94,13 @@ def run(args: argparse.Namespace) -> int:
                 failed.append(f"{name} exited {done.returncode}")
                 skipped[component] = f"its run {name} exited {done.returncode}: see {arm_ws.train_log_path}"
                 continue
-        arm_gate, arm_verdict = _line(read_log(arm_ws.log_path).events, seed, arm_ws.log_path)
+        try:
+            arm_gate, arm_verdict = _line(read_log(arm_ws.log_path).events, seed, arm_ws.log_path)
+            paired = against_full(full, arm_gate, seed=loaded.config.run.seed)
+        except (GateClosed, ValueError) as e:  # an arm without a verdict, or measured on other gate items
+            skipped[component] = str(e)
+            failed.append(f"{name}: {e}")
+            continue
         arms.append(
             ArmResult(
                 component=component,
@@ -96,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
                 verdict_gain_pp=arm_verdict.hard_gain_pp,
                 verdict_ci_pp=(arm_verdict.ci_low_pp, arm_verdict.ci_high_pp),
                 verdict_passed=arm_verdict.passed,
-                against_full=against_full(full, arm_gate, seed=loaded.config.run.seed),
+                against_full=paired,
                 step=arm_gate.step,
                 halted=_halt_of(arm_ws),
             )
@@ -138,6 +151,14 @@ def _line(events: list[ev.Event], seed: int, log) -> tuple[GateRates, ev.Release
     ]
 
 
+def _arm_overrides(loaded: LoadedConfig, ws: Workspace, seed: int) -> list[str]:
+    """What an arm takes of the run beside its config: the run's own template pack (its kept copy: the same gate
+    items, whatever configs/ holds now), and one line of training, the one it is compared with."""
+    overrides = [f"run.seeds=[{seed}]"] if len(loaded.config.run.seeds) > 1 else []
+    pack = kept_templates_path(ws)
+    return [*overrides, f"data.templates={pack}"] if pack.is_dir() else overrides
+
+
 def _halted(ws: Workspace) -> str | None:
     """The halt the arm's run is in now ("rule at step N"), or None."""
     from rc1.run.replay import replay
@@ -161,6 +182,11 @@ def _complete(ws: Workspace) -> bool:
 def _same_experiment(run: LoadedConfig, arm: LoadedConfig) -> None:
     """An arm is the run's config but for its name and weights: a config file edited since the run kept it is not."""
     other = [(key, a, b) for key, a, b in differences(run, arm) if key not in ARM_KEYS]
+    if [(k, a, b) for k, a, b in other if k == "reward.functions"]:  # the same functions, their weights apart
+        ours, theirs = (
+            [msgspec.to_builtins(spec) | {"weight": 0} for spec in c.config.reward.functions] for c in (run, arm)
+        )
+        other = [(k, a, b) for k, a, b in other if k != "reward.functions" or ours != theirs]
     if other:
         listed = ", ".join(f"{key}: {a} (the run's) -> {b}" for key, a, b in other[:5])
         raise GateClosed(
