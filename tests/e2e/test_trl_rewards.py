@@ -148,6 +148,18 @@ def test_a_run_rewarded_by_trl_s_functions_trains_shows_each_component_and_passe
     rescored = rc1_here(root, "audit", "--rescore")
     assert rescored.returncode == 0 and "audit passed" in rescored.stdout, rescored.stdout
 
+    # An ablation arm of a run with functions moves a function's weight in its entry as in the weights file.
+    ablated = rc1_here(root, "ablate", "--component", "polite", "--json")
+    assert ablated.returncode == 0, ablated.stderr
+    (arm,) = json.loads(ablated.stdout)["arms"]
+    entries = {
+        e["name"]: e["weight"]
+        for e in json.loads((root / "data/local-without-polite/config.json").read_text())["config"]["reward"][
+            "functions"
+        ]
+    }
+    assert entries["polite"] == 0 and entries == {name: arm["weights"][name] for name in entries}
+
 
 def test_what_a_function_logs_is_kept_with_each_completion(tmp_path):
     """log_extra's columns (TRL's completions table: accuracy_reward logs the gold it parsed) go on each completion's

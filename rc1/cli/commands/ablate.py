@@ -91,8 +91,9 @@ def run(args: argparse.Namespace) -> int:
                 stop = [sys.executable, "-m", "rc1", "advance", "--run", name, "--stop", "--because", STOP_REASON]
                 done = subprocess.run(stop, cwd=ws.root)
             if done.returncode != 0:
-                failed.append(f"{name} exited {done.returncode}")
-                skipped[component] = f"its run {name} exited {done.returncode}: see {arm_ws.train_log_path}"
+                why = _why_not(arm_ws, done.returncode)
+                failed.append(f"{name}: {why}")
+                skipped[component] = f"its run {name}: {why}"
                 continue
         try:
             arm_gate, arm_verdict = _line(read_log(arm_ws.log_path).events, seed, arm_ws.log_path)
@@ -157,6 +158,18 @@ def _arm_overrides(loaded: LoadedConfig, ws: Workspace, seed: int) -> list[str]:
     overrides = [f"run.seeds=[{seed}]"] if len(loaded.config.run.seeds) > 1 else []
     pack = kept_templates_path(ws)
     return [*overrides, f"data.templates={pack}"] if pack.is_dir() else overrides
+
+
+def _why_not(ws: Workspace, code: int) -> str:
+    """Why an arm's run ended without its verdict: the gate checks it failed (an arm must pass the gates as any run
+    does; that it cannot is a result too), else its exit code and log."""
+    from rc1.run.replay import replay
+
+    p = replay(read_log(ws.log_path).events).projection if ws.log_path.exists() else None
+    failed = sorted({key.partition(".")[2] for key, ok in p.checks.items() if not ok}) if p is not None else []
+    if p is not None and failed and p.state in ("INIT", "R1_PASSED"):
+        return f"its gates did not pass (state {p.state}; failed: {', '.join(failed)}; rc1 runbook {failed[0]})"
+    return f"exited {code}: see {ws.train_log_path}"
 
 
 def _halted(ws: Workspace) -> str | None:
