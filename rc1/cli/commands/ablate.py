@@ -29,6 +29,7 @@ from rc1.scoring.weights import load_weights
 
 HELP = "train the run again once per reward component without it, and compare each arm with the full reward"
 # What an arm may change of the run's config: its name and its weights file. Anything else is another experiment.
+GATES_FAILED = "its gates did not pass"
 ARM_KEYS = {"run.name", "run.seeds", "reward.weights", "data.templates"}
 STOP_REASON = (
     "rc1 ablate: a monitor halted this arm, and the halt is part of its result; its best checkpoint goes to the verdict"
@@ -92,7 +93,8 @@ def run(args: argparse.Namespace) -> int:
                 done = subprocess.run(stop, cwd=ws.root)
             if done.returncode != 0:
                 why = _why_not(arm_ws, done.returncode)
-                failed.append(f"{name}: {why}")
+                if not why.startswith(GATES_FAILED):  # an arm the gates refuse is a result; a crash is not
+                    failed.append(f"{name}: {why}")
                 skipped[component] = f"its run {name}: {why}"
                 continue
         try:
@@ -168,7 +170,7 @@ def _why_not(ws: Workspace, code: int) -> str:
     p = replay(read_log(ws.log_path).events).projection if ws.log_path.exists() else None
     failed = sorted({key.partition(".")[2] for key, ok in p.checks.items() if not ok}) if p is not None else []
     if p is not None and failed and p.state in ("INIT", "R1_PASSED"):
-        return f"its gates did not pass (state {p.state}; failed: {', '.join(failed)}; rc1 runbook {failed[0]})"
+        return f"{GATES_FAILED} (state {p.state}; failed: {', '.join(failed)}; rc1 runbook {failed[0]})"
     return f"exited {code}: see {ws.train_log_path}"
 
 
