@@ -59,9 +59,10 @@ def make_items() -> list[TaskItem]:
 
 
 def digit_reward(
-    items: list[TaskItem], completions: list[str], completion_tokens: list[int] | None = None
+    items: list[TaskItem], completions: list[str], completion_tokens: list[int] | None = None, context=None
 ) -> list[float]:
-    """Deterministic and varied: the gold answer scores 1, otherwise the share of digit characters."""
+    """Deterministic and varied: the gold answer scores 1, otherwise the share of digit characters. (`context`: what
+    the engines hand a reward, the batch's token ids and step, unread here.)"""
     return [
         1.0 if item.answer in completion.split() else len(re.findall(r"\d", completion)) / (1 + len(completion))
         for item, completion in zip(items, completions, strict=True)

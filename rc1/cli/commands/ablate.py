@@ -80,17 +80,18 @@ def run(args: argparse.Namespace) -> int:
         _same_experiment(loaded, load_config(ws.root / kept.config_path, overrides))
         atomic_write_bytes(path, msgspec.json.format(msgspec.json.encode(moved)))
         if not _complete(arm_ws):
-            print(
-                f"ablate: arm {name} ({component}'s {weights[component]:g} moved to the others): training", flush=True
-            )
+            moving = f"{component}'s {weights[component]:g} moved to the others"
+            print(f"ablate: arm {name} ({moving}): training", file=sys.stderr, flush=True)
             command = [sys.executable, "-m", "rc1", "advance", "--all", "--config", kept.config_path]
             command += [part for override in overrides for part in ("--set", override)]
-            done = subprocess.run(command, cwd=ws.root)
+            # The arm's own console goes to stderr under --json, so that stdout is the report alone.
+            console = 2 if args.json else None
+            done = subprocess.run(command, cwd=ws.root, stdout=console)
             if done.returncode == 3 and _halted(arm_ws) is not None:
                 # A monitor halted the arm: that is part of its result. The line is stopped with the reason recorded
                 # (halt_acknowledged in the arm's log) and its best checkpoint goes to the verdict.
                 stop = [sys.executable, "-m", "rc1", "advance", "--run", name, "--stop", "--because", STOP_REASON]
-                done = subprocess.run(stop, cwd=ws.root)
+                done = subprocess.run(stop, cwd=ws.root, stdout=console)
             if done.returncode != 0:
                 why = _why_not(arm_ws, done.returncode)
                 if not why.startswith(GATES_FAILED):  # an arm the gates refuse is a result; a crash is not
