@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import PATIENCE
 from safetensors.torch import load_file
 from transformers import AutoModelForCausalLM
 
@@ -53,7 +54,9 @@ def tied_checkpoint(tmp_path_factory):
 @pytest.fixture(scope="module")
 def resumed(tied_checkpoint) -> dict[str, tuple[str, str]]:
     """way -> (what reached the console, what reached the log)."""
-    done = subprocess.run([sys.executable, "-c", RESUME, str(tied_checkpoint)], capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-c", RESUME, str(tied_checkpoint)], capture_output=True, text=True, timeout=PATIENCE
+    )
     assert done.returncode == 0, done.stderr
     return {way: (_part(done.stderr, way), _part(done.stdout, way)) for way in ("bare", "tied", "missing")}
 
