@@ -43,12 +43,13 @@ def run_shadow(
     config = session.config
     k = samples or config.shadow.samples
     shadow = read_items(session.ws.shadow_path)
+    trained = 0  # the optimizer steps behind the policy evaluated: 0 for the base
     if base is not None and checkpoint == "base":
         model, tokenizer, device = base.model, base.tokenizer, base.device
     else:
         pool = read_items(session.ws.balanced_pool_path)
         model, tokenizer, device, _ = load_run_policy(session, pool, base_seed)
-        model = _policy_of(session, model, checkpoint)
+        model, trained = _policy_of(session, model, checkpoint)
     thinking = policy_thinking(session.loaded, tokenizer.chat_template, template_known=True)
     scoring = open_scoring(session.loaded, session.ws, thinking)
     old_weights = (
@@ -71,14 +72,9 @@ def run_shadow(
     items = [item for item in shadow for _ in range(k)]
     if scoring.judge is not None:
         scoring.judge.ledger.scope = f"shadow {tag}"
-    # What a reward function of yours reads as TRL would hand it: the replies' ids, and the steps the policy trained
-    # (0 for the base; a checkpoint's own step).
-    done = 0 if checkpoint in ("base", "best", "latest") else int(checkpoint.removeprefix("step_"))
-    if checkpoint in ("best", "latest"):
-        chosen = session.projection.best_step if checkpoint == "best" else session.projection.step
-        done = chosen or 0
+    # What a reward function of yours reads as TRL would hand it: the replies' ids, and the steps the policy trained.
     context = BatchContext(
-        encode=token_ids_of(tokenizer), trainer_state=StepState(global_step=done, max_steps=config.train.max_steps)
+        encode=token_ids_of(tokenizer), trainer_state=StepState(global_step=trained, max_steps=config.train.max_steps)
     )
     scored = scoring.pipeline.score(items, texts, counts, context)
     new = rewards_of(config.reward, scoring.weights, items, scored)
@@ -120,15 +116,17 @@ def run_shadow(
     )
 
 
-def _policy_of(session: Session, model, checkpoint: str):
-    """The base `model` as it is (`base`), or with the weights of the named checkpoint of this run."""
+def _policy_of(session: Session, model, checkpoint: str) -> tuple:
+    """The base `model` as it is (`base`), or with the weights of the named checkpoint of this run; and the optimizer
+    steps behind it (0 for the base)."""
     if checkpoint == "base":
-        return model
+        return model, 0
     p = session.projection
     if checkpoint == "best":
         if p.best_step is None:
             raise BadInput("--checkpoint best: no checkpoint of this run has been promoted to best/ yet")
-        directory = session.ws.checkpoints_dir / "best" / f"step_{p.best_step:05d}"
+        step = p.best_step
+        directory = session.ws.checkpoints_dir / "best" / f"step_{step:05d}"
     elif checkpoint.startswith("step_") and checkpoint[5:].isdigit():
         step = int(checkpoint[5:])
         refs = [c for c in p.checkpoints if c.step == step]
@@ -139,7 +137,7 @@ def _policy_of(session: Session, model, checkpoint: str):
         raise BadInput(f"--checkpoint {checkpoint!r}: use base, best or step_N")
     from rc1.train.checkpoint_policy import policy_at
 
-    return policy_at(model, directory, session.config.finetune.method)
+    return policy_at(model, directory, session.config.finetune.method), step
 
 
 def pre_run_shadow_run(session: Session, base: Policy) -> CheckResult:
