@@ -15,6 +15,7 @@ import sys
 import msgspec
 
 from rc1.cli.args import config_args, config_for_reading
+from rc1.cli.report_file import write_and_show
 from rc1.config.kept import KeptConfig, differences, kept_config_path, kept_templates_path
 from rc1.config.loading import LoadedConfig, load_config
 from rc1.core.errors import BadInput, ExitCode, GateClosed
@@ -131,9 +132,7 @@ def run(args: argparse.Namespace) -> int:
         skipped=skipped,
     )
     out = ws.reports_dir / f"ablation_{utc_stamp()}.json"
-    atomic_write_bytes(out, msgspec.json.format(msgspec.json.encode(report)))
-    print(msgspec.json.format(msgspec.json.encode(report)).decode() if args.json else render(report))
-    print(f"wrote {out.relative_to(ws.root)}", file=sys.stderr if args.json else sys.stdout)
+    write_and_show(out, ws.root, report, render(report), args.json)
     if failed:
         print(f"error: ablation: {'; '.join(failed)}; the report holds the other arms", file=sys.stderr)
         return int(ExitCode.RUNTIME_FAILURE)

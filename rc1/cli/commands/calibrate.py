@@ -10,15 +10,14 @@ its statistics, not its replies' components: calibrate needs the step-0 evaluati
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import TYPE_CHECKING
 
 import msgspec
 
 from rc1.cli.args import config_args, config_for_reading
+from rc1.cli.report_file import write_and_show
 from rc1.core.errors import BadInput, GateClosed
 from rc1.core.failure import utc_stamp
-from rc1.core.fsutil import atomic_write_bytes
 from rc1.core.workspace import Workspace
 from rc1.eventlog.log import read_log
 from rc1.run import events as ev
@@ -79,14 +78,7 @@ def run(args) -> int:
         created=stamp,
         resampling=resampling,
     )
-    encoded = msgspec.json.encode(report)
-    atomic_write_bytes(path, msgspec.json.format(encoded, indent=2) + b"\n")
-    if args.json:
-        print(encoded.decode())
-        print(f"wrote {_relative(path, ws)}", file=sys.stderr)
-        return 0
-    print(_text(report))
-    print(f"wrote {_relative(path, ws)}")
+    write_and_show(path, ws.root, report, "" if args.json else _text(report), args.json)
     return 0
 
 
