@@ -100,7 +100,8 @@ def run(args: argparse.Namespace) -> int:
                 skipped[component] = f"its run {name}: {why}"
                 continue
         try:
-            arm_gate, arm_verdict = _line(read_log(arm_ws.log_path).events, seed, arm_ws.log_path)
+            arm_events = read_log(arm_ws.log_path).events
+            arm_gate, arm_verdict = _line(arm_events, seed, arm_ws.log_path)
             paired = against_full(full, arm_gate, seed=loaded.config.run.seed)
         except (GateClosed, ValueError) as e:  # an arm without a verdict, or measured on other gate items
             skipped[component] = str(e)
@@ -116,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
                 verdict_passed=arm_verdict.passed,
                 against_full=paired,
                 step=arm_gate.step,
-                halted=_halt_of(arm_ws),
+                halted=_halt_of(arm_events),
             )
         )
     report = AblationReport(
@@ -182,9 +183,9 @@ def _halted(ws: Workspace) -> str | None:
     return None if halt is None else f"{halt.rule} at step {halt.step}"
 
 
-def _halt_of(ws: Workspace) -> str | None:
+def _halt_of(events: list[ev.Event]) -> str | None:
     """The halt the arm's line went through, if any ("rule at step N"): its last halting monitor_tripped."""
-    trips = [e for e in read_log(ws.log_path).events if isinstance(e, ev.MonitorTripped) and e.action == "halt"]
+    trips = [e for e in events if isinstance(e, ev.MonitorTripped) and e.action == "halt"]
     return None if not trips else f"{trips[-1].rule} at step {trips[-1].step}"
 
 
