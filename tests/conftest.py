@@ -26,8 +26,10 @@ SHARED = REPO.parent / "shared" / "data"
 needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/data is not present")
 
 # A short run of the embedded default: same data, model, engine and method, fewer steps of fewer prompts, a smaller
-# gate set (round 2's release_power check still finds it able to tell 5 pp from noise, the step-0 policy being so
-# rarely right).
+# gate set, and a release verdict taken from 2 sampled replies per gate item instead of 8 (the step evaluations'
+# hard-item successes too) at a threshold of 10 pp, which 60 items × 2 can tell from noise, so round 2's release_power
+# check passes on its own terms. The verdict still runs to its end; sampling the other 6 replies took about a quarter
+# of a short run's time, in every test whose subject is not the verdict (FULL_VERDICT is for those whose subject is).
 SHORT = {
     "data.pool_size": 240,
     "data.shadow_size": 30,
@@ -37,7 +39,13 @@ SHORT = {
     "train.per_device_batch_size": 16,
     "train.num_generations": 4,
     "release.gate_size": 60,
+    "release.samples": 2,
+    "release.min_hard_gain_pp": 10.0,
 }
+
+# The embedded default's verdict (configs/local.yaml): 8 sampled replies per gate item, a threshold of 5 pp. For the
+# tests whose subject is the verdict as the default takes it (`make_workspace(root, **FULL_VERDICT)`).
+FULL_VERDICT = {"release.samples": 8, "release.min_hard_gain_pp": 5.0}
 
 
 # Under pytest-xdist each worker takes its share of the cores (torch's default is all of them in every process, and
@@ -64,13 +72,6 @@ SUITE_DIR = Path(os.environ["RC1_TEST_SUITE_DIR"])
 # pool share one cache (rc1 builds under its lock) instead of building and warm-starting it again in every test.
 MODELS = SUITE_DIR / "models"
 MODELS.mkdir(exist_ok=True)
-
-
-# For tests whose subject is not the verdict (a kill and a resume, a launch, a monitor, a tracker): the release verdict
-# still runs to its end, from 2 sampled replies per gate item instead of 8 (the step evaluations' hard-item successes
-# too), at a threshold of 10 pp that 60 items × 2 can tell from noise, so round 2's release_power check passes on its
-# own terms. About a third of such a test's time went to sampling those replies.
-QUICK_VERDICT = {"release.samples": 2, "release.min_hard_gain_pp": 10.0}
 
 
 def pytest_collection_modifyitems(config, items):
@@ -221,7 +222,7 @@ def completed_run() -> Path:
     """One uninterrupted short run, shared (read-only) by the tests that inspect a finished run, on every worker."""
 
     def run(root: Path) -> None:
-        make_workspace(root)
+        make_workspace(root, **FULL_VERDICT)  # the verdict's own tests read it
         result = rc1(root, "advance", "--all")
         assert result.returncode == 0, result.stdout + result.stderr
 

@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import PATIENCE, QUICK_VERDICT, REPO, events, make_workspace, rc1, rc1_here
+from conftest import PATIENCE, REPO, events, make_workspace, rc1, rc1_here
 
 from rc1.core import distributed
 from rc1.core.errors import BadInput
@@ -67,7 +67,6 @@ def launched(tmp_path_factory):
             "train.max_steps": 2,
             "train.save_steps": 2,
             "train.eval_steps": 2,
-            **QUICK_VERDICT,
         },
     )
     assert rc1_here(two, "advance", "--until", "R2_PASSED").returncode == 0
@@ -287,7 +286,6 @@ def test_a_two_rank_run_with_priority_sampling_killed_and_relaunched_equals_the_
             "priority_sampling": PRIORITY,
             "train.step_batch": "fixed",
             "train.gradient_accumulation_steps": 2,
-            **QUICK_VERDICT,
         },
     )
     assert rc1_here(whole, "advance", "--until", "R2_PASSED").returncode == 0

@@ -9,7 +9,7 @@ import sys
 
 import msgspec
 import pytest
-from conftest import PATIENCE, SHARED, events, make_workspace, needs_shared, rc1_here
+from conftest import FULL_VERDICT, PATIENCE, SHARED, events, make_workspace, needs_shared, rc1_here
 
 from rc1.app.datasets import build_held_out
 from rc1.checks.gate_set import gate_set_check
@@ -126,7 +126,7 @@ def test_held_out_records_are_shared_out_between_the_shadow_and_gate_sets_never_
 
 
 def test_round_2_refuses_a_gate_set_too_small_to_tell_the_threshold_from_noise_and_names_a_size_that_would(tmp_path):
-    root = make_workspace(tmp_path, **{"release.gate_size": 10, "release.min_hard_gain_pp": 2.0})
+    root = make_workspace(tmp_path, **{**FULL_VERDICT, "release.gate_size": 10, "release.min_hard_gain_pp": 2.0})
     result = rc1_here(root, "advance", "--until", "R2_PASSED")
     assert result.returncode == 3
     log = events(root)

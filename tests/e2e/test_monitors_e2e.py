@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import PATIENCE, QUICK_VERDICT, events, make_workspace, rc1, rc1_here
+from conftest import PATIENCE, events, make_workspace, rc1, rc1_here
 
 from rc1.eventlog.lines import line_hash
 
@@ -21,7 +21,6 @@ pytestmark = pytest.mark.e2e
 # Entropy is always far below 100 nats: the rule trips as soon as its window is full, at step 10 (checkpoints at 4, 8).
 ALWAYS_LOW_ENTROPY = {
     "monitors.entropy_floor": {"min_entropy": 100.0, "max_rise": None, "window": 10, "action": "halt"},
-    **QUICK_VERDICT,
 }
 
 
@@ -152,7 +151,7 @@ def stopped_run(tmp_path_factory):
     """A line a `stop` rule ended at its first evaluation past step 0 (no gain of 100 pp in one evaluation)."""
     root = make_workspace(
         tmp_path_factory.mktemp("stopped"),
-        **{"monitors.plateau": {"window": 1, "min_gain_pp": 100.0, "action": "stop"}, **QUICK_VERDICT},
+        **{"monitors.plateau": {"window": 1, "min_gain_pp": 100.0, "action": "stop"}},
     )
     done = rc1_here(root, "advance", "--all")
     assert done.returncode == 0, done.stderr

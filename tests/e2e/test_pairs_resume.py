@@ -17,7 +17,7 @@ import sys
 
 import pytest
 import torch
-from conftest import PATIENCE, QUICK_VERDICT, events, make_workspace, rc1_here
+from conftest import PATIENCE, events, make_workspace, rc1_here
 
 from rc1.eventlog.log import read_log
 from rc1.registry.strategies import pairs
@@ -57,7 +57,6 @@ def pair_workspace(root, engine: str, strategy: str):
         # TRL's OnlineDPOTrainer generates per micro-batch: two generations and two reward calls make one step
         train.update({"train.num_generations": 2, "train.gradient_accumulation_steps": 2})
     method = "lora" if engine == "torch" else "full"  # the torch engine trains adapters
-    train.update(QUICK_VERDICT)
     return make_workspace(
         root, **{"engine.name": engine, "engine.strategy": strategy, "finetune.method": method, **train}
     )

@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import PATIENCE, events, make_workspace, rc1, rc1_here, types
+from conftest import FULL_VERDICT, PATIENCE, events, make_workspace, rc1, rc1_here, types
 
 from rc1.app.checks import CHECKS
 
@@ -438,7 +438,8 @@ def test_a_shadow_run_of_a_checkpoint_writes_its_report_and_event(finished_copy)
 def test_each_seed_of_run_seeds_trains_its_own_line_and_the_release_verdict_spans_them(tmp_path):
     """Two seeds, each with priority sampling (one pipeline run for both: a line of training costs a warm start)."""
     root = make_workspace(
-        tmp_path, **{"train.max_steps": 2, "train.save_steps": 2, "train.eval_steps": 2, "run.seeds": [1234, 99]}
+        tmp_path,
+        **{"train.max_steps": 2, "train.save_steps": 2, "train.eval_steps": 2, "run.seeds": [1234, 99], **FULL_VERDICT},
     )
     sampling = [
         "--set",

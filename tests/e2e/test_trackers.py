@@ -11,7 +11,7 @@ import sys
 import time
 
 import pytest
-from conftest import PATIENCE, QUICK_VERDICT, events, make_workspace, rc1, rc1_here
+from conftest import PATIENCE, events, make_workspace, rc1, rc1_here
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 from wandb_log import wandb_history
 
@@ -20,9 +20,7 @@ from rc1.views.trackers import Trackers
 
 @pytest.mark.e2e
 def test_every_tracker_gets_each_step_once_across_a_kill_and_a_resume(tmp_path):
-    root = make_workspace(
-        tmp_path, **{"tracking.report_to": ["tensorboard", "mlflow", "wandb", "trackio"], **QUICK_VERDICT}
-    )
+    root = make_workspace(tmp_path, **{"tracking.report_to": ["tensorboard", "mlflow", "wandb", "trackio"]})
     # The trackers' own settings: MLflow a file store in the workspace (its maintenance-mode backend, allowed for the
     # test), W&B offline (its files under tracking/<run>/wandb/), Trackio the tests' store (conftest: TRACKIO_DIR).
     mlflow_env = {

@@ -6,7 +6,7 @@ import json
 import tarfile
 
 import pytest
-from conftest import QUICK_VERDICT, events, make_workspace, rc1, rc1_here
+from conftest import events, make_workspace, rc1, rc1_here
 
 pytestmark = pytest.mark.e2e
 
@@ -29,7 +29,6 @@ def test_a_failing_run_fails_loudly_and_leaves_a_report(tmp_path):
         **{
             "reward.weights": "weights_boom.json",
             "reward.functions": [{"name": "boom", "path": "boom:boom", "weight": 0.1}],
-            **QUICK_VERDICT,
         },
     )
     (root / "configs/boom.py").write_text(BOOM)
@@ -57,7 +56,7 @@ def test_a_failing_run_fails_loudly_and_leaves_a_report(tmp_path):
 
 
 def test_a_diverging_run_halts_before_the_damage_is_applied_or_published(tmp_path):
-    root = make_workspace(tmp_path, **{"train.learning_rate": 1.0e30, **QUICK_VERDICT})
+    root = make_workspace(tmp_path, **{"train.learning_rate": 1.0e30})
     result = rc1(root, "advance", "--all")
     assert result.returncode == 3, result.stdout + result.stderr
     assert "HALTED by non_finite at step" in result.stderr and "Traceback" not in result.stderr
