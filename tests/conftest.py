@@ -176,6 +176,81 @@ def rc1_here(
     return subprocess.CompletedProcess(["rc1", *command], code, out.getvalue(), err.getvalue())
 
 
+def rc1_killed_at(root: Path, point: str, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """`rc1 <args>` (`advance --all` by default) in a process of its own that SIGKILLs itself at the failpoint `point`
+    (rc1/core/failpoints.py): its exit status, stdout and stderr, as `rc1` gives them.
+
+    The process is forked from this one, which has imported the training stack already, instead of a new interpreter
+    that spends ~8 s importing it again: it is still a process of its own, and it dies by a real SIGKILL with its files
+    as it left them, which is what a kill test asserts on. Only where torch runs on one thread here (`make test`: each
+    xdist worker's share of two cores is one): GNU OpenMP's threads do not survive a fork, and a run on another number
+    of threads need not compute the same bits as the in-process run it is compared with. Elsewhere it is `rc1`."""
+    import torch
+
+    import rc1.train.engine_torch  # noqa: F401  (what the forked process would otherwise import)
+    import rc1.train.engine_trl  # noqa: F401
+
+    args = args or ("advance", "--all")
+    env = {**(env or {}), "RC1_KILL_AT": point}
+    if torch.get_num_threads() != 1:
+        return rc1(root, *args, env={**os.environ, **env})
+    command = [*args, "--config", "configs/short.yaml"]
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        pid = os.fork()
+        if pid == 0:  # the forked process: run the command, never return into pytest
+            code = 1
+            try:
+                code = _run_forked(root, command, env, out.fileno(), err.fileno())
+            finally:
+                os._exit(code)
+        returncode = _wait(pid)
+        out.seek(0), err.seek(0)
+        return subprocess.CompletedProcess(
+            ["rc1", *command], returncode, out.read().decode(errors="replace"), err.read().decode(errors="replace")
+        )
+
+
+def _run_forked(root: Path, command: list[str], env: dict, out: int, err: int) -> int:
+    import io
+    import traceback
+
+    from rc1.cli.main import main
+    from rc1.core import failpoints
+
+    os.dup2(out, 1), os.dup2(err, 2)
+    # new stream objects: the inherited ones are pytest's captures, and another thread may have held their locks
+    sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), line_buffering=True)
+    sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), line_buffering=True)
+    try:
+        os.chdir(root)
+        os.environ.update(env)
+        failpoints.reset()
+        try:
+            return main(command)
+        except SystemExit as e:  # argparse
+            return e.code if isinstance(e.code, int) else 2
+        except BaseException:
+            traceback.print_exc()
+            return 1
+    finally:
+        sys.stdout.flush(), sys.stderr.flush()
+
+
+def _wait(pid: int) -> int:
+    """The forked process's exit status as subprocess gives it (−9: killed by SIGKILL); killed at the deadline."""
+    import time
+
+    deadline = time.monotonic() + PATIENCE
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        time.sleep(0.05)
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    raise subprocess.TimeoutExpired(["rc1 (forked)"], PATIENCE)
+
+
 TRAINING_STACK = ("torch", "transformers", "trl", "peft", "datasets")
 
 

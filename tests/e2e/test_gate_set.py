@@ -2,14 +2,11 @@
 apart from the shadow set and the pool, fingerprinted like them, and never used to choose anything."""
 
 import json
-import os
 import signal
-import subprocess
-import sys
 
 import msgspec
 import pytest
-from conftest import FULL_VERDICT, PATIENCE, SHARED, events, make_workspace, needs_shared, rc1_here
+from conftest import FULL_VERDICT, SHARED, events, make_workspace, needs_shared, rc1_here, rc1_killed_at
 
 from rc1.app.datasets import build_held_out
 from rc1.checks.gate_set import gate_set_check
@@ -148,14 +145,7 @@ def test_round_2_refuses_a_gate_set_too_small_to_tell_the_threshold_from_noise_a
 @pytest.mark.e2e
 def test_a_run_killed_after_the_selected_checkpoints_gate_evaluation_completes_from_that_evaluation(tmp_path):
     root = make_workspace(tmp_path, **{"train.max_steps": 4, "train.save_steps": 2, "train.eval_steps": 2})
-    killed = subprocess.run(
-        [sys.executable, "-m", "rc1", "advance", "--all", "--config", "configs/short.yaml"],
-        cwd=root,
-        env={**os.environ, "RC1_KILL_AT": "append:gate_set_evaluated@2"},
-        capture_output=True,
-        text=True,
-        timeout=PATIENCE,
-    )
+    killed = rc1_killed_at(root, "append:gate_set_evaluated@2")
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     log = events(root)
     assert [e["policy"] for e in log if e["type"] == "gate_set_evaluated"] == ["base", "selected"]

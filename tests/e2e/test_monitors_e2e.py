@@ -6,13 +6,10 @@ every trip again from the log."""
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
 
 import pytest
-from conftest import PATIENCE, events, make_workspace, rc1, rc1_here
+from conftest import events, make_workspace, rc1, rc1_here, rc1_killed_at
 
 from rc1.eventlog.lines import line_hash
 
@@ -177,14 +174,7 @@ def test_a_run_killed_around_a_trip_trips_at_the_same_step(halted_run, tmp_path,
     evaluation, steps 1-4, the evaluation at 4, steps 5-8, the evaluation at 8, steps 9-10): resumed from step 8, the
     run halts at step 10 as the uninterrupted one did."""
     root = make_workspace(tmp_path, **ALWAYS_LOW_ENTROPY)
-    killed = subprocess.run(
-        [sys.executable, "-m", "rc1", "advance", "--all", "--config", "configs/short.yaml"],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "RC1_KILL_AT": kill_at},
-        timeout=PATIENCE,
-    )
+    killed = rc1_killed_at(root, kill_at)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     resumed = rc1_here(root, "advance", "--all")
     assert resumed.returncode == 3 and "HALTED by entropy_floor at step 10" in resumed.stderr

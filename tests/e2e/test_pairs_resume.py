@@ -2,22 +2,19 @@
 mid-append, mid-checkpoint: rc1/core/failpoints.py), then `rc1 advance --all` again, ends with the same per-step
 metrics as an uninterrupted run, and the log audits clean.
 
-trl×grpo, the default, is killed at timed points in test_kill_resume.py. The killed run is a real process that
-dies by SIGKILL; the preflight rounds, the uninterrupted run and the resume go through `rc1.cli.main.main` in this
-process, and both trainings start from one gated workspace, which keeps a pair to ~20 s of the suite's
-10 minutes."""
+trl×grpo, the default, is killed at timed points in test_kill_resume.py. The killed run is a process of its own that
+dies by SIGKILL (`rc1_killed_at`: forked from this one, which has the training stack imported); the preflight rounds,
+the uninterrupted run and the resume go through `rc1.cli.main.main` in this process, and both trainings start from
+one gated workspace."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import signal
-import subprocess
-import sys
 
 import pytest
 import torch
-from conftest import PATIENCE, events, make_workspace, rc1_here
+from conftest import events, make_workspace, rc1_here, rc1_killed_at
 
 from rc1.eventlog.log import read_log
 from rc1.registry.strategies import pairs
@@ -84,15 +81,7 @@ def test_pair_killed_at_a_named_point_resumes_exactly(engine, strategy, tmp_path
     assert sorted(expected) == list(range(1, STEPS + 1))
     assert all(values[COMPARED.index("ratio")] > 0 for values in expected.values())
 
-    proc = subprocess.run(
-        [sys.executable, "-m", "rc1", "advance", "--all", "--config", "configs/short.yaml"],
-        cwd=killed,
-        env={**os.environ, "RC1_KILL_AT": KILL_AT[engine, strategy]},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        timeout=PATIENCE,
-    )
+    proc = rc1_killed_at(killed, KILL_AT[engine, strategy])
     assert proc.returncode == -signal.SIGKILL, f"the kill point was never reached ({proc.returncode}): {proc.stderr}"
     killed_at = max(step_metrics(killed), default=0)
     assert killed_at < STEPS

@@ -4,12 +4,11 @@ remembers its own config: resumed by its name alone, without the overrides it wa
 same steps as an uninterrupted run."""
 
 import json
-import os
 import shutil
 import signal
 
 import pytest
-from conftest import events, make_workspace, rc1, rc1_here
+from conftest import events, make_workspace, rc1_here, rc1_killed_at
 
 from rc1.core.workspace import Workspace
 from rc1.eventlog.log import read_log
@@ -45,7 +44,7 @@ STARTED_WITH = ("--set", "train.max_steps=8", "--set", "train.eval_steps=4")  # 
 
 def test_two_runs_side_by_side_one_resumed_by_its_name_alone_keep_their_own_views_and_config(tmp_path):
     root = make_workspace(tmp_path)
-    killed = rc1(root, "advance", "--all", *STARTED_WITH, env={**os.environ, "RC1_KILL_AT": "append:train_step@6"})
+    killed = rc1_killed_at(root, "append:train_step@6", "advance", "--all", *STARTED_WITH)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     other = rc1_here(root, "advance", "--all", "--set", "run.name=other", *STARTED_WITH)
     assert other.returncode == 0, other.stderr

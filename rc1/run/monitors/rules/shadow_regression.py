@@ -9,7 +9,7 @@ the false-trip rate of the defaults)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, NamedTuple
 
 import msgspec
 from msgspec import Meta
@@ -50,17 +50,31 @@ def rates(point: EvalPoint, metric: str) -> list[float]:
     return point.greedy_rates if metric == "greedy" else point.sampled_rates
 
 
-def against_best(evals: list[EvalPoint], index: int, metric: str, confidence: float) -> tuple[Interval, int] | None:
+class _Rated(NamedTuple):
+    """Each evaluation's per-item success of one metric, the sum over its choosing half, and its step (read once per
+    reading: every gap of the window compares against all the evaluations before it)."""
+
+    items: list[list[float]]
+    chosen: list[float]
+    steps: list[int]
+
+    @classmethod
+    def of(cls, evals: list[EvalPoint], metric: str) -> _Rated:
+        items = [rates(e, metric) for e in evals]
+        return cls(items, [sum(r[0::2]) for r in items], [e.step for e in evals])
+
+
+def against_best(rated: _Rated, index: int, confidence: float) -> tuple[Interval, int] | None:
     """Evaluation `index` minus the best evaluation before it, paired over the measuring half of the items (odd
     positions), the best chosen by its mean on the choosing half (even positions); with the best's step. None for the
     first evaluation, or one whose items differ in number."""
-    now = rates(evals[index], metric)
-    earlier = [e for e in evals[:index] if len(rates(e, metric)) == len(now)]
+    now = rated.items[index]
+    earlier = [j for j in range(index) if len(rated.items[j]) == len(now)]
     if not earlier:
         return None
-    best = max(earlier, key=lambda e: sum(rates(e, metric)[0::2]))  # the earliest of equals: max keeps the first
-    gap = paired_interval(now[1::2], rates(best, metric)[1::2], confidence)
-    return (gap, best.step) if gap is not None else None
+    best = max(earlier, key=rated.chosen.__getitem__)  # the earliest of equals: max keeps the first
+    gap = paired_interval(now[1::2], rated.items[best][1::2], confidence)
+    return (gap, rated.steps[best]) if gap is not None else None
 
 
 def read(params: ShadowRegression, state: MonitorState) -> Reading | None:
@@ -71,9 +85,8 @@ def read(params: ShadowRegression, state: MonitorState) -> Reading | None:
     worst: tuple[float, str] | None = None
     breach = False
     for metric in (m for m in METRICS if m in params.metrics):
-        gaps = [
-            against_best(evals, i, metric, params.confidence) for i in range(len(evals) - params.window, len(evals))
-        ]
+        rated = _Rated.of(evals, metric)
+        gaps = [against_best(rated, i, params.confidence) for i in range(len(evals) - params.window, len(evals))]
         if any(g is None for g in gaps) or not rates(evals[-1], metric):
             continue
         now, best_step = gaps[-1]
