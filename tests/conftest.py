@@ -75,10 +75,39 @@ MODELS.mkdir(exist_ok=True)
 
 
 def pytest_collection_modifyitems(config, items):
-    """tests/e2e/ is the e2e mark (`pytest -m "not e2e"`, `make test-unit`): what trains, launches or simulates."""
+    """tests/e2e/ is the e2e mark (`pytest -m "not e2e"`, `make test-unit`): what trains, launches or simulates.
+
+    The order is the order `make test` deals the work out in: first a test of the completed run, whose worker builds
+    the built-in model, its warm start and the run (about a minute, under locks every other test of a model waits on);
+    then the end-to-end tests that need no model (the simulations), which keep the other worker busy meanwhile; then
+    those that need the model but not the completed run; then those that read the completed run; the unit tests last,
+    small units that even out the end. Order decides no result."""
     for item in items:
         if "e2e" in Path(item.fspath).parts:
             item.add_marker(pytest.mark.e2e)
+
+    def reads_the_completed_run(item) -> bool:
+        return "completed_run" in getattr(item, "fixturenames", ())
+
+    first = next((item for item in items if reads_the_completed_run(item)), None)
+
+    def place(item) -> int:
+        if item is first:
+            return 0
+        if "e2e" not in Path(item.fspath).parts:
+            return 4
+        if _needs_no_model(Path(item.fspath)):
+            return 1
+        return 3 if reads_the_completed_run(item) else 2
+
+    items.sort(key=place)  # stable: within a place, the collected order
+
+
+@functools.cache
+def _needs_no_model(module: Path) -> bool:
+    """A test module that never builds a workspace, a run or a model (the simulations)."""
+    text = module.read_text(encoding="utf-8")
+    return not any(name in text for name in ("make_workspace", "completed_run", "finished_copy", "build_tiny"))
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -90,6 +119,8 @@ def pytest_xdist_make_scheduler(config, log):
     if config.getvalue("dist") != "loadgroup":
         return None
     from xdist.scheduler import LoadScopeScheduling
+
+    config.option.loadscopereorder = False  # deal the work out in the collected order (pytest_collection_modifyitems)
 
     class ModuleFixturesTogether(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
