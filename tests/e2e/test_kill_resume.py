@@ -11,7 +11,7 @@ import time
 import msgspec
 import pytest
 import torch
-from conftest import FULL_VERDICT, PATIENCE, events, make_workspace, rc1_here
+from conftest import PATIENCE, events, make_workspace, rc1_here
 
 from rc1.eventlog.log import read_log
 from rc1.views.archive import archive_shards, read_shard
@@ -44,7 +44,7 @@ def wait_for(predicate, proc, timeout=PATIENCE):
 def test_sigkill_during_training_then_advance_completes_with_identical_metrics(
     completed_run, tmp_path, kill_after_step, may_resume_from
 ):
-    root = make_workspace(tmp_path, **FULL_VERDICT)  # the completed run's config: its archive is compared
+    root = make_workspace(tmp_path)
     proc = subprocess.Popen(
         [sys.executable, "-m", "rc1", "advance", "--all", "--config", "configs/short.yaml"],
         cwd=root,

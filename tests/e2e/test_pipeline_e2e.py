@@ -9,11 +9,15 @@ import subprocess
 import sys
 
 import pytest
-from conftest import FULL_VERDICT, PATIENCE, events, make_workspace, rc1, rc1_here, types
+from conftest import FULL_VERDICT, PATIENCE, SHORT, events, make_workspace, rc1, rc1_here, types
 
 from rc1.app.checks import CHECKS
 
 pytestmark = pytest.mark.e2e
+
+# The completed run's verdict: SHORT's samples per gate item and threshold (test_each_seed_… takes the embedded
+# default's, FULL_VERDICT).
+SAMPLES, THRESHOLD = SHORT["release.samples"], SHORT["release.min_hard_gain_pp"]
 
 
 def status_json(root):
@@ -74,7 +78,7 @@ def test_a_fresh_workspace_runs_gated_to_a_checkpointed_complete_run(completed_r
     assert all(b["delta_pp"] is None for b in evals[0]["buckets"]) and all(
         b["delta_pp"] is not None for b in evals[-1]["buckets"]
     )
-    assert all(e["samples"] == 8 and e["hard_sampled_success"] is not None for e in evals)  # sampled beside greedy
+    assert all(e["samples"] == SAMPLES and e["hard_sampled_success"] is not None for e in evals)  # beside greedy
     promoted = [e for e in log if e["type"] == "best_promoted"]
     overall = [
         next(b["sampled_success"] for b in e["buckets"] if (b["task"], b["difficulty"]) == ("all", "all"))
@@ -96,18 +100,18 @@ def test_a_fresh_workspace_runs_gated_to_a_checkpointed_complete_run(completed_r
     assert (base["policy"], base["step"], selected["policy"], selected["step"]) == ("base", 0, "selected", chosen)
     assert selected["selected_by"] == ("best" if promoted else "final") == release["selected_by"]
     assert base["item_ids"] == selected["item_ids"] and len(base["item_ids"]) == release["n"] == 60
-    gain = 100 * (sum(selected["sampled"]) - sum(base["sampled"])) / (8 * 60)
+    gain = 100 * (sum(selected["sampled"]) - sum(base["sampled"])) / (SAMPLES * 60)
     assert release["hard_gain_pp"] == pytest.approx(gain) and release["ci_low_pp"] <= gain <= release["ci_high_pp"]
-    assert release["passed"] == (gain >= 5.0 and release["ci_low_pp"] > 0) == (not release["failed"])
+    assert release["passed"] == (gain >= THRESHOLD and release["ci_low_pp"] > 0) == (not release["failed"])
     assert {
         "passed": release["passed"],
         "hard_gain_pp": release["hard_gain_pp"],
-        "threshold": 5.0,
+        "threshold": THRESHOLD,
         "step": chosen,
         "ci_low_pp": release["ci_low_pp"],
         "ci_high_pp": release["ci_high_pp"],
         "n": 60,
-        "samples": 8,
+        "samples": SAMPLES,
     }.items() <= status["release"].items()
     assert status["release"]["seeds"]["1234"]["hard_gain_pp"] == release["hard_gain_pp"]
     for view in (
