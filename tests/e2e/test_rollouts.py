@@ -5,11 +5,13 @@ import json
 
 import pytest
 import zstandard
-from conftest import events, rc1_here
+from conftest import SHORT, events, rc1_here
 
 from rc1.scoring.archive import SHARD_NAME
 
 pytestmark = pytest.mark.e2e
+
+SAMPLES = SHORT["release.samples"]  # sampled replies per item beside the greedy one
 
 
 def test_every_sampled_completion_is_archived_with_its_components_and_vouched_for(finished_copy):
@@ -38,12 +40,12 @@ def test_every_sampled_completion_is_archived_with_its_components_and_vouched_fo
     assert rewards == sorted(rewards) and rewards[0] == min(r["reward"] for r in rows)
     evaluated = json.loads(rc1_here(finished_copy, "rollouts", "--eval", "12", "--json").stdout)
     shadow = len(json.loads((finished_copy / "data/local/shadow_manifest.json").read_text())["ids"])
-    assert {r["kind"] for r in evaluated} == {"eval", "eval_sampled"} and len(evaluated) == shadow * (1 + 8)
+    assert {r["kind"] for r in evaluated} == {"eval", "eval_sampled"} and len(evaluated) == shadow * (1 + SAMPLES)
 
     audit = rc1_here(finished_copy, "audit", "--rescore", "--json")
     report = json.loads(audit.stdout)
     assert audit.returncode == 0 and report["ok"], audit.stdout
-    assert report["rescore"]["rescored"] == report["rescore"]["completions"] == len(rows) + 4 * shadow * 9
+    assert report["rescore"]["rescored"] == report["rescore"]["completions"] == len(rows) + 4 * shadow * (1 + SAMPLES)
     assert report["rescore"]["steps"] == len(steps) and report["rescore"]["verdicts"] == 1
 
 
