@@ -7,6 +7,7 @@ import functools
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -188,8 +189,6 @@ def rc1_here(
     import contextlib
     import io
 
-    from rc1.cli.main import main
-
     command = [*args, "--config", config] if args and args[0] != "--help" and config is not None else list(args)
     out, err = io.StringIO(), io.StringIO()
     saved_env, saved_cwd = dict(os.environ), os.getcwd()
@@ -197,15 +196,22 @@ def rc1_here(
     os.chdir(root)
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                code = main(command)
-            except SystemExit as e:  # argparse
-                code = e.code if isinstance(e.code, int) else 2
+            code = _exit_code(command)
     finally:
         os.chdir(saved_cwd)
         os.environ.clear()
         os.environ.update(saved_env)
     return subprocess.CompletedProcess(["rc1", *command], code, out.getvalue(), err.getvalue())
+
+
+def _exit_code(command: list[str]) -> int:
+    """`rc1 <command>`'s exit code, run by `rc1.cli.main.main` in this process."""
+    from rc1.cli.main import main
+
+    try:
+        return main(command)
+    except SystemExit as e:  # argparse
+        return e.code if isinstance(e.code, int) else 2
 
 
 def rc1_killed_at(root: Path, point: str, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -217,10 +223,12 @@ def rc1_killed_at(root: Path, point: str, *args: str, env: dict | None = None) -
     as it left them, which is what a kill test asserts on. Only where torch runs on one thread here (`make test`: each
     xdist worker's share of two cores is one): GNU OpenMP's threads do not survive a fork, and a run on another number
     of threads need not compute the same bits as the in-process run it is compared with. Elsewhere it is `rc1`."""
+    import importlib
+
     import torch
 
-    import rc1.train.engine_torch  # noqa: F401  (what the forked process would otherwise import)
-    import rc1.train.engine_trl  # noqa: F401
+    for engine in ("rc1.train.engine_torch", "rc1.train.engine_trl"):  # what the forked process would otherwise import
+        importlib.import_module(engine)  # (not `import rc1.…`: that would bind `rc1` here, over the helper below)
 
     args = args or ("advance", "--all")
     env = {**(env or {}), "RC1_KILL_AT": point}
@@ -246,9 +254,6 @@ def _run_forked(root: Path, command: list[str], env: dict, out: int, err: int) -
     import io
     import traceback
 
-    from rc1.cli.main import main
-    from rc1.core import failpoints
-
     os.dup2(out, 1), os.dup2(err, 2)
     # new stream objects: the inherited ones are pytest's captures, and another thread may have held their locks
     sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), line_buffering=True)
@@ -256,12 +261,9 @@ def _run_forked(root: Path, command: list[str], env: dict, out: int, err: int) -
     try:
         os.chdir(root)
         os.environ.update(env)
-        failpoints.reset()
         try:
-            return main(command)
-        except SystemExit as e:  # argparse
-            return e.code if isinstance(e.code, int) else 2
-        except BaseException:
+            return _exit_code(command)
+        except BaseException:  # as a new interpreter would end
             traceback.print_exc()
             return 1
     finally:
@@ -278,7 +280,7 @@ def _wait(pid: int) -> int:
         if done:
             return os.waitstatus_to_exitcode(status)
         time.sleep(0.05)
-    os.kill(pid, 9)
+    os.kill(pid, signal.SIGKILL)
     os.waitpid(pid, 0)
     raise subprocess.TimeoutExpired(["rc1 (forked)"], PATIENCE)
 
