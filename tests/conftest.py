@@ -105,6 +105,24 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=place)  # stable: within a place, the collected order
 
 
+_modules_when_frozen = 0
+
+
+def pytest_runtest_teardown(item, nextitem):
+    """After a test that imported a library (the training stack is ~0.5 M objects that live as long as the worker),
+    collect once and freeze what is left (`gc.freeze`): every later full collection of CPython's cyclic collector
+    then walks only what the tests made since, not the libraries. Measured on a short run in a process with the
+    training stack imported: 1.0–1.2 s of its ~19 s was the collector; 0.06 s after a freeze. Nothing rc1 decides
+    depends on when the collector runs."""
+    global _modules_when_frozen
+    if len(sys.modules) > _modules_when_frozen + 100:
+        import gc
+
+        gc.collect()
+        gc.freeze()
+        _modules_when_frozen = len(sys.modules)
+
+
 @functools.cache
 def _needs_no_model(module: Path) -> bool:
     """A test module that never builds a workspace, a run or a model (the simulations)."""

@@ -22,10 +22,9 @@ from rc1.app.scoring import open_scoring, policy_thinking
 from rc1.app.session import Session
 from rc1.app.train_hooks import EvalWorker, EventHooks, record_trips
 from rc1.core import distributed
-from rc1.core.errors import BadInput, DiskFull, GateClosed, Halted, TrainingError
+from rc1.core.errors import DiskFull, GateClosed, Halted, TrainingError
 from rc1.core.failure import write_error_report
 from rc1.data.task import TaskItem, read_items
-from rc1.registry.engines import ENGINES
 from rc1.run.monitors.rules import NON_FINITE
 from rc1.run.monitors.sections import watched
 from rc1.run.projection import CheckpointRef
@@ -34,6 +33,7 @@ from rc1.scoring.control import with_shuffled_answers
 from rc1.scoring.pipeline import make_reward_fn
 from rc1.train import checkpoints
 from rc1.train.divergence import NonFiniteStep
+from rc1.train.launch import generation_backend, refuse_unsupported_launch
 from rc1.train.protocols import TrainingEnded, Verdict
 from rc1.train.sampler import PassSampler, PrioritySampler, Sampler
 from rc1.train.together import decide_together
@@ -74,7 +74,7 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
     base_seed = session.config.run.seed  # the data's seed builds the built-in base model, shared by every line
     session = line_session(session, seed, seeds)
     config = session.config
-    _refuse_unsupported_launch(config)
+    refuse_unsupported_launch(config)  # this line's config, before anything of it is appended
     p = session.projection
     writer = distributed.is_writer()
     if p.resume_step is not None and explicit_resume is not None:
@@ -101,7 +101,6 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
         return
 
     from rc1.train.engines import build_engine
-    from rc1.train.generation import generation_backend
 
     pool = read_items(session.ws.balanced_pool_path)  # training uses the difficulty-balanced pool
     shadow = read_items(session.ws.shadow_path)
@@ -266,24 +265,6 @@ def _next_line(p, seeds: list[int]) -> tuple[int, bool]:
     current = p.seed if p.seed is not None else (seeds[0] if p.training_segments else None)  # a log from before seeds
     seed = pending_seed(p, seeds, current)
     return seed, seed != current
-
-
-def _refuse_unsupported_launch(config) -> None:
-    from rc1.train.device import select_device
-    from rc1.train.engines import launch_accumulation
-    from rc1.train.generation import generation_backend
-
-    device = select_device()
-    distributed.require_supported_sharding(device, config.finetune.method)
-    # vLLM asked for where it cannot run, before anything is appended
-    generation_backend(config.engine.name, config.engine.strategy, device, config.train.rollouts)
-    launch_accumulation(config.train)  # a fixed step batch the processes cannot share is exit 2 before anything
-    if distributed.world_size() > 1 and not ENGINES[config.engine.name].multi_process:
-        launchable = ", ".join(name for name, spec in ENGINES.items() if spec.multi_process)
-        raise BadInput(
-            f"engine.name: {config.engine.name} trains in one process; a multi-process launch needs an "
-            f"engine whose trainers run on accelerate ({launchable})"
-        )
 
 
 class _Sampling:

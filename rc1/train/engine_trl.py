@@ -47,8 +47,9 @@ from rc1.scoring.functions import BatchContext, StepState
 from rc1.scoring.rules import gold_reply
 from rc1.train import divergence, layout
 from rc1.train.drift import DriftProbe, Reference, adapter_off, frozen_copy
-from rc1.train.engines import launch_accumulation, shared_setup
-from rc1.train.generation import evaluate_policy, generation_backend
+from rc1.train.engines import shared_setup
+from rc1.train.generation import evaluate_policy
+from rc1.train.launch import generation_backend, launch_accumulation
 from rc1.train.metrics import DIAGNOSTICS, EvalResult, Sampling, StepMetrics
 from rc1.train.model_loading import lora_config
 from rc1.train.protocols import RewardFn, StepProbe, TrainingHooks

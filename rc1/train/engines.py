@@ -19,6 +19,7 @@ from rc1.registry.engines import ENGINES
 from rc1.registry.spec import StrategySpec, load
 from rc1.registry.strategies import STRATEGIES
 from rc1.train.generation import eos_token_ids
+from rc1.train.launch import launch_accumulation
 from rc1.train.prompts import FittedPrompts
 from rc1.train.protocols import RewardFn, TrainingEngine
 from rc1.train.sampler import PassSampler, Sampler
@@ -60,27 +61,6 @@ def shared_setup(
         prompts_per_step=per_step,
         sampler=make_sampler(per_step),
     )
-
-
-def launch_accumulation(train) -> int:
-    """Each process's gradient accumulation under this launch: the configured one, or with `train.step_batch: fixed`
-    the configured one divided among the processes, so a step trains on the one-process batch (exit 2 when they do
-    not divide it)."""
-    processes = distributed.world_size()
-    if train.step_batch == "scales" or processes == 1:
-        return train.gradient_accumulation_steps
-    if train.gradient_accumulation_steps % processes:
-        fits = sorted(
-            {n for n in range(1, train.gradient_accumulation_steps + 1) if train.gradient_accumulation_steps % n == 0}
-        )
-        raise BadInput(
-            f"train.step_batch: fixed keeps a step at per_device_batch_size × gradient_accumulation_steps "
-            f"({train.per_device_batch_size} × {train.gradient_accumulation_steps}) completions, which "
-            f"{processes} processes cannot share evenly: launch {', '.join(map(str, fits))} processes, or "
-            f"set train.gradient_accumulation_steps to a multiple of {processes} (and per_device_batch_size "
-            "to keep the batch), or train.step_batch: scales"
-        )
-    return train.gradient_accumulation_steps // processes
 
 
 def build_engine(

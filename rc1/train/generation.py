@@ -4,47 +4,17 @@ template fitted to max_prompt_tokens, left-padded batches, each reply cut after 
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import time
 
 import torch
 from transformers import GenerationConfig, PreTrainedTokenizerBase
 
 from rc1.core import distributed
-from rc1.core.errors import BadInput
 from rc1.data.task import TaskItem
-from rc1.registry.strategies import STRATEGIES
 from rc1.train.drift import DriftProbe
 from rc1.train.metrics import EvalResult, Sampling
 from rc1.train.prompts import fit_prompt
 from rc1.train.runtime import capture_rng, restore_rng
-
-
-def generation_backend(engine: str, strategy: str, device: str, choice: str = "auto") -> str:
-    """Who samples the training rollouts (`train.rollouts`): "vllm" (TRL's use_vllm, colocated), "vllm_server" (TRL's
-    server mode) or "hf" (transformers' generate). auto picks vllm where the strategy's TRL recipe samples through it
-    (GRPO, RLOO) on the trl engine, vllm is installed and the device is CUDA, hf otherwise; asking for vLLM where it
-    cannot run is exit 2, by name."""
-    trl = STRATEGIES[strategy].trl if engine == "trl" else None
-    possible = trl is not None and trl.vllm
-    runnable = device == "cuda" and importlib.util.find_spec("vllm") is not None
-    if choice == "transformers" or (choice == "auto" and not (possible and runnable)):
-        return "hf"
-    if choice == "auto":
-        return "vllm"
-    if not possible:
-        samplers = ", ".join(name for name, spec in STRATEGIES.items() if spec.trl is not None and spec.trl.vllm)
-        raise BadInput(
-            f"train.rollouts: {choice} samples through TRL's vLLM, which only the trl engine's {samplers} "
-            f"trainers do (this run: {engine} × {strategy}); set train.rollouts: transformers"
-        )
-    if device != "cuda":
-        raise BadInput(
-            f"train.rollouts: {choice} needs CUDA GPUs (this run trains on {device}); set train.rollouts: transformers"
-        )
-    if not runnable:
-        raise BadInput(f"train.rollouts: {choice} needs vllm, which is not installed: pip install -e '.[vllm]'")
-    return "vllm" if choice == "vllm" else "vllm_server"
 
 
 def eos_token_ids(model, tokenizer: PreTrainedTokenizerBase) -> list[int]:

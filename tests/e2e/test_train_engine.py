@@ -644,7 +644,7 @@ def test_gradient_checkpointing_comes_from_config_and_switches_the_kv_cache_off(
 
 
 def test_rollouts_are_sampled_by_vllm_only_for_trl_grpo_and_rloo_on_cuda_with_vllm_installed():
-    from rc1.train.generation import generation_backend
+    from rc1.train.launch import generation_backend
 
     assert generation_backend("trl", "grpo", "cpu") == "hf"
     assert generation_backend("torch", "grpo", "cuda") == "hf"
@@ -667,7 +667,7 @@ def test_rollouts_are_sampled_by_vllm_only_for_trl_grpo_and_rloo_on_cuda_with_vl
 )
 @pytest.mark.parametrize("choice", ["vllm", "vllm_server"])
 def test_vllm_asked_for_where_it_cannot_sample_is_refused_by_name(engine, strategy, device, why, choice):
-    from rc1.train.generation import generation_backend
+    from rc1.train.launch import generation_backend
 
     with pytest.raises(BadInput, match=rf"train.rollouts: {choice} .*{re.escape(why)}"):
         generation_backend(engine, strategy, device, choice)

@@ -36,12 +36,17 @@ def arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Each line's session is opened anew so the followers read what rank 0 wrote of the line before."""
-    from rc1.app.session import FollowerSession, Session
-    from rc1.app.train import run_training
+    from rc1.train.launch import refuse_unsupported_launch
 
     loaded = config_of(args)
     resume = Path(args.resume) if args.resume else None
+    # A launch rc1 cannot train is refused on every rank from the config alone, before the training stack is
+    # imported or the process group joined (run_training refuses it again on each line's config).
+    refuse_unsupported_launch(loaded.config)
     distributed.join(args.rank_wait)
+    from rc1.app.session import FollowerSession, Session
+    from rc1.app.train import run_training
+
     while True:
         opened = (
             Session.open(loaded, accept_changed_inputs=args.accept_changed_inputs)
