@@ -31,10 +31,11 @@ needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/data is
 # hard-item successes too) at a threshold of 10 pp, which 60 items × 2 can tell from noise, so round 2's release_power
 # check passes on its own terms. The verdict still runs to its end; at 8 samples its two gate-set evaluations took
 # 10.7 s of a 40 s short run (profiled), in every test whose subject is not the verdict (FULL_VERDICT is for those whose
-# subject is).
+# subject is). Round 2's shadow run samples 2 replies per shadow item instead of 4 (its least): 1 s of each gating.
 SHORT = {
     "data.pool_size": 240,
     "data.shadow_size": 30,
+    "shadow.samples": 2,
     "train.max_steps": 12,
     "train.save_steps": 4,
     "train.eval_steps": 4,
@@ -232,15 +233,16 @@ def _exit_code(command: list[str]) -> int:
         return e.code if isinstance(e.code, int) else 2
 
 
-def rc1_killed_at(root: Path, point: str, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    """`rc1 <args>` (`advance --all` by default) in a process of its own that SIGKILLs itself at the failpoint `point`
-    (rc1/core/failpoints.py): its exit status, stdout and stderr, as `rc1` gives them.
+def rc1_forked(root: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """`rc1 <args>` in `root` in a process of its own, with `env` added to the environment: its exit status, stdout
+    and stderr, as `rc1` gives them.
 
     The process is forked from this one, which has imported the training stack already, instead of a new interpreter
-    that spends ~8 s importing it again: it is still a process of its own, and it dies by a real SIGKILL with its files
-    as it left them, which is what a kill test asserts on. Only where torch runs on one thread here (`make test`: each
-    xdist worker's share of two cores is one): GNU OpenMP's threads do not survive a fork, and a run on another number
-    of threads need not compute the same bits as the in-process run it is compared with. Elsewhere it is `rc1`."""
+    that spends ~8 s importing it again: it is still a process of its own, whose exit status is the kernel's and whose
+    files are as it left them (a kill test's SIGKILL is real). Only where torch runs on one thread here (`make test`:
+    each xdist worker's share of two cores is one): GNU OpenMP's threads do not survive a fork, and a run on another
+    number of threads need not compute the same bits as the in-process run it is compared with. Elsewhere it is `rc1`.
+    Tests whose point is a new interpreter (its imports, its resource limits, a timed kill) use `rc1`."""
     import importlib
 
     import torch
@@ -248,17 +250,15 @@ def rc1_killed_at(root: Path, point: str, *args: str, env: dict | None = None) -
     for engine in ("rc1.train.engine_torch", "rc1.train.engine_trl"):  # what the forked process would otherwise import
         importlib.import_module(engine)  # (not `import rc1.…`: that would bind `rc1` here, over the helper below)
 
-    args = args or ("advance", "--all")
-    env = {**(env or {}), "RC1_KILL_AT": point}
     if torch.get_num_threads() != 1:
-        return rc1(root, *args, env={**os.environ, **env})
+        return rc1(root, *args, env={**os.environ, **(env or {})})
     command = [*args, "--config", "configs/short.yaml"]
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         pid = os.fork()
         if pid == 0:  # the forked process: run the command, never return into pytest
             code = 1
             try:
-                code = _run_forked(root, command, env, out.fileno(), err.fileno())
+                code = _run_forked(root, command, env or {}, out.fileno(), err.fileno())
             finally:
                 os._exit(code)
         returncode = _wait(pid)
@@ -266,6 +266,12 @@ def rc1_killed_at(root: Path, point: str, *args: str, env: dict | None = None) -
         return subprocess.CompletedProcess(
             ["rc1", *command], returncode, out.read().decode(errors="replace"), err.read().decode(errors="replace")
         )
+
+
+def rc1_killed_at(root: Path, point: str, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """`rc1 <args>` (`advance --all` by default) in a process of its own (`rc1_forked`) that SIGKILLs itself at the
+    failpoint `point` (rc1/core/failpoints.py)."""
+    return rc1_forked(root, *(args or ("advance", "--all")), env={**(env or {}), "RC1_KILL_AT": point})
 
 
 def _run_forked(root: Path, command: list[str], env: dict, out: int, err: int) -> int:
@@ -350,7 +356,7 @@ def completed_run() -> Path:
 
     def run(root: Path) -> None:
         make_workspace(root)
-        result = rc1(root, "advance", "--all")
+        result = rc1_forked(root, "advance", "--all")
         assert result.returncode == 0, result.stdout + result.stderr
 
     return built_once("completed", run)

@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import PATIENCE, REPO, events, make_workspace, rc1, rc1_here
+from conftest import PATIENCE, REPO, events, make_workspace, rc1_forked, rc1_here
 
 from rc1.core import distributed
 from rc1.core.errors import BadInput
@@ -180,7 +180,7 @@ def test_an_evaluation_and_a_verdict_are_the_same_on_one_and_on_two_processes(la
     """Each batch of items is sampled under a seed of its own items, never of a rank: the step-0 evaluation and the
     release verdict of the same weights are the same events on two processes as on one."""
     two, one, _ = launched
-    trained = rc1(one, "train", env={**os.environ, "OMP_NUM_THREADS": "1"})  # one process, the first line: a
+    trained = rc1_forked(one, "train", env={"OMP_NUM_THREADS": "1"})  # one process, the first line: a
     assert trained.returncode == 0, trained.stderr  # different step 1, the same step 0
     first = [
         [payload(e) for e in events(root) if e["type"] == "eval_completed" and e["step"] == 0][:1]
@@ -197,7 +197,7 @@ def test_an_evaluation_and_a_verdict_are_the_same_on_one_and_on_two_processes(la
     again = tmp_path / "again"
     shutil.copytree(two, again, symlinks=True)
     (again / "events/local.jsonl").write_bytes(b"".join(log[:cut]))
-    completed = rc1(again, "train", env={**os.environ, "OMP_NUM_THREADS": "1"})
+    completed = rc1_forked(again, "train", env={"OMP_NUM_THREADS": "1"})
     assert completed.returncode == 0, completed.stderr
     for kind in ("gate_set_evaluated", "release_evaluated"):
         by_two = [payload(e) for e in full if e["type"] == kind and e.get("policy") != "base"][:1]

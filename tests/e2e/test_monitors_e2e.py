@@ -9,7 +9,7 @@ import json
 import signal
 
 import pytest
-from conftest import events, make_workspace, rc1, rc1_here, rc1_killed_at
+from conftest import events, make_workspace, rc1_forked, rc1_here, rc1_killed_at
 
 from rc1.eventlog.lines import line_hash
 
@@ -32,7 +32,7 @@ def log_bytes(root) -> bytes:
 @pytest.fixture(scope="module")
 def halted_run(tmp_path_factory):
     root = make_workspace(tmp_path_factory.mktemp("halted"), **ALWAYS_LOW_ENTROPY)
-    result = rc1(root, "advance", "--all")
+    result = rc1_forked(root, "advance", "--all")
     return root, result
 
 

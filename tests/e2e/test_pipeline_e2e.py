@@ -416,7 +416,7 @@ def test_round_two_runs_the_shadow_run_on_the_base_model(completed_run):
     seen = types(completed_run)
     [run] = [e for e in events(completed_run) if e["type"] == "shadow_run_completed"]
     assert seen.index("shadow_run_completed") < seen.index("round2_passed")
-    assert (run["tag"], run["checkpoint"], run["samples"]) == ("pre_run_check", "base", 4)
+    assert (run["tag"], run["checkpoint"], run["samples"]) == ("pre_run_check", "base", SHORT["shadow.samples"])
     report = completed_run / run["report"]
     assert hashlib.sha256(report.read_bytes()).hexdigest() == run["sha256"]
     assert json.loads(report.read_text())["statistics"] == run["statistics"]

@@ -6,7 +6,7 @@ import json
 import tarfile
 
 import pytest
-from conftest import events, make_workspace, rc1, rc1_here
+from conftest import events, make_workspace, rc1, rc1_forked, rc1_here
 
 pytestmark = pytest.mark.e2e
 
@@ -34,9 +34,7 @@ def test_a_failing_run_fails_loudly_and_leaves_a_report(tmp_path):
     (root / "configs/boom.py").write_text(BOOM)
     (root / "configs/weights_boom.json").write_text(json.dumps(WEIGHTS))
     assert rc1_here(root, "advance", "--until", "R2_PASSED").returncode == 0
-    import os
-
-    result = rc1(root, "advance", "--all", env={**os.environ, "BOOM": "1"})
+    result = rc1_forked(root, "advance", "--all", env={"BOOM": "1"})
     assert result.returncode == 1, result.stdout + result.stderr
     assert "FATAL: training failed at step" in result.stderr and "Traceback" not in result.stderr
     last = events(root)[-1]
@@ -57,7 +55,7 @@ def test_a_failing_run_fails_loudly_and_leaves_a_report(tmp_path):
 
 def test_a_diverging_run_halts_before_the_damage_is_applied_or_published(tmp_path):
     root = make_workspace(tmp_path, **{"train.learning_rate": 1.0e30})
-    result = rc1(root, "advance", "--all")
+    result = rc1_forked(root, "advance", "--all")
     assert result.returncode == 3, result.stdout + result.stderr
     assert "HALTED by non_finite at step" in result.stderr and "Traceback" not in result.stderr
     log = events(root)

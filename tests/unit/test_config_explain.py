@@ -78,7 +78,8 @@ def root(tmp_path) -> Path:
 
 
 def test_explain_shows_the_value_and_where_it_came_from(root):
-    # From the file (short.yaml sets train.max_steps 12), from --set, and the default (shadow.samples is not in it).
+    # From the file (short.yaml sets train.max_steps 12), from --set, and the default (short.yaml leaves
+    # shadow.unstable_variance out).
     shown = rc1_here(root, "config", "explain", "train.max_steps")
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout.startswith("train.max_steps = 12\n    int ≥ 1 · required · from file configs/short.yaml\n")
@@ -87,9 +88,9 @@ def test_explain_shows_the_value_and_where_it_came_from(root):
     assert shown.stdout.startswith(
         "train.learning_rate = 0.002\n    float > 0 · default 1.0e-05 · from --set train.learning_rate=2e-3\n"
     )
-    shown = rc1_here(root, "config", "explain", "shadow.samples")
-    assert shown.stdout.startswith("shadow.samples = 4\n    int ≥ 2 · default 4 · from default\n")
-    assert "Sampled replies per shadow item." in shown.stdout
+    shown = rc1_here(root, "config", "explain", "shadow.unstable_variance")
+    assert shown.stdout.startswith("shadow.unstable_variance = 0.08\n    float ≥ 0 · default 0.08 · from default\n")
+    assert "Items whose new score varies more than this across samples" in shown.stdout
 
 
 def test_explain_json_is_one_document_with_every_key(root):
