@@ -38,6 +38,16 @@ class _RunView:
         return self.loaded.config
 
 
+class _Started:
+    """Whether a session has appended run_started, and the trackers that first append attached. Shared by the session
+    and every line view of it (rc1/app/policy.py `line_session`, a shallow copy), so run_started is appended once and
+    closing the session finishes trackers a line attached."""
+
+    def __init__(self) -> None:
+        self.announced = False
+        self.trackers = None
+
+
 class Session(_RunView):
     """One command's exclusive handle on a run. Appending keeps projection and views current."""
 
@@ -79,8 +89,7 @@ class Session(_RunView):
         self.log.subscribe(self.mirrors)
         self.log.subscribe(self._snapshot_at_checkpoints)
         self._library = LibraryOutput(self.mirrors.library_line).install()
-        self._announced = False
-        self.trackers = None
+        self._started = _Started()
 
     @classmethod
     def open(
@@ -120,8 +129,8 @@ class Session(_RunView):
         """Persist an event the run's rules allow now, and publish it (projection, views); one they refuse raises
         EventRefused (exit 3) before a byte is written. The first append of a session is preceded by run_started."""
         self.run.decide(event)
-        if not self._announced:
-            self._announced = True
+        if not self._started.announced:
+            self._started.announced = True
             self._announce()
         return self.log.append(event)
 
@@ -146,11 +155,11 @@ class Session(_RunView):
             if recorded is None:  # outside the guard: an append that fails (a full disk) is the run's failure
                 attached.append(self.log.append(self.run.attach_tracker(name, run_id)))
             trackers.append(tracker)
-        self.trackers = Trackers(trackers)
-        self.trackers.catch_up(read_log(self.ws.log_path).events)
+        self._started.trackers = Trackers(trackers)
+        self._started.trackers.catch_up(read_log(self.ws.log_path).events)
         if attached:
-            self.trackers.config(effective_yaml(self.loaded), attached[0].seq)
-        self.log.subscribe(self.trackers)
+            self._started.trackers.config(effective_yaml(self.loaded), attached[0].seq)
+        self.log.subscribe(self._started.trackers)
 
     def _announce(self) -> None:
         atomic_write_text(self.ws.reports_dir / "config_effective.yaml", effective_yaml(self.loaded))
@@ -188,8 +197,8 @@ class Session(_RunView):
             )
 
     def close(self) -> None:
-        if self.trackers is not None:
-            self.trackers.close()
+        if self._started.trackers is not None:
+            self._started.trackers.close()
         self._library.uninstall()
         self._snapshot()
         self.log.close()

@@ -33,6 +33,8 @@ def test_every_tracker_gets_each_step_once_across_a_kill_and_a_resume(tmp_path):
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     resumed = rc1_here(root, "advance", "--all", env=mlflow_env)
     assert resumed.returncode == 0, resumed.stderr
+    # The trackers the training line attached were finished before the command returned, not left to an exit hook.
+    assert sys.modules["wandb"].run is None
 
     log = events(root)
     attached = [(e["backend"], e["run_id"]) for e in log if e["type"] == "tracker_attached"]
