@@ -39,3 +39,13 @@ def test_a_command_s_arguments_reach_its_handler():
 def test_building_the_parser_imports_no_training_stack():
     """Every command's module is imported to build the parser: the training stack waits for a command's `run`."""
     assert training_stack_after("from rc1.cli.main import build_parser; build_parser()") == []
+
+
+def test_what_a_launch_can_train_is_decided_before_the_training_stack_is_imported():
+    """`rc1 train` refuses a launch it cannot train (tests/e2e/test_distributed.py) on every rank from the config and
+    the launch's environment: torch is asked for the device, nothing else of the stack is imported."""
+    decided = (
+        "from rc1.config.loading import load_config; from rc1.train.launch import refuse_unsupported_launch; "
+        "refuse_unsupported_launch(load_config('configs/local.yaml', []).config)"
+    )
+    assert training_stack_after(decided) == ["torch"]
