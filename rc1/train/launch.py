@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import importlib.util
 
+from rc1.config.schema import Config, TrainConfig
 from rc1.core import distributed
 from rc1.core.errors import BadInput
 from rc1.registry.engines import ENGINES
 from rc1.registry.strategies import STRATEGIES
 
 
-def refuse_unsupported_launch(config) -> None:
+def refuse_unsupported_launch(config: Config) -> None:
     """Exit 2 for what this launch cannot train: sharding rc1 cannot evaluate under, vLLM where it cannot run, a
     fixed step batch the processes cannot share, several processes for a one-process engine."""
     from rc1.train.device import select_device
@@ -59,7 +60,7 @@ def generation_backend(engine: str, strategy: str, device: str, choice: str = "a
     return "vllm" if choice == "vllm" else "vllm_server"
 
 
-def launch_accumulation(train) -> int:
+def launch_accumulation(train: TrainConfig) -> int:
     """Each process's gradient accumulation under this launch: the configured one, or with `train.step_batch: fixed`
     the configured one divided among the processes, so a step trains on the one-process batch (exit 2 when they do
     not divide it)."""
