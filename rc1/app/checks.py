@@ -59,6 +59,7 @@ CHECKS: tuple[Check, ...] = (
     scorer.SELFCHECK,
     pre_run.SHADOW_PRE_RUN,
     shadow_run.SHADOW_RUN,
+    shadow_run.THINKING_FITS,
     release_power.RELEASE_POWER,
 )
 PRODUCTION_FLOORS: dict[str, Floor] = {
@@ -69,7 +70,7 @@ PRODUCTION_FLOORS: dict[str, Floor] = {
 @dataclass(frozen=True)
 class RoundContext(RoundInputs):
     """A round's inputs and the session, for the checks the app owns; the step-0 policy is built on first use
-    (round 2's shadow run and release power), once."""
+    (round 2's shadow run, thinking_fits and release power), once."""
 
     session: Session | None = None
 
@@ -79,6 +80,11 @@ class RoundContext(RoundInputs):
 
         model, tokenizer, device, _ = load_run_policy(self.session, self.on_disk_balanced)
         return Policy(model, tokenizer, device)
+
+    @cached_property
+    def base_shadow(self) -> shadow_run.ShadowRun:
+        """Round 2's shadow run of the step-0 policy (recorded once; its `shadow_run` and `thinking_fits` read it)."""
+        return shadow_run.pre_run_shadow_run(self.session, self.policy)
 
 
 def run_checks(

@@ -2,9 +2,9 @@
 `release_power` check, which takes the step-0 policy's evaluation and asks whether a verdict on this gate set can
 tell a gain of the threshold's size from noise.
 
-Each item is answered greedily once and `release.samples` times sampled (at `train.temperature`, no top-k/top-p
-cut, the sampler seeded with `data.shadow_seed`, so the same weights give the same numbers); a reply succeeds when
-the rule scorer's `correctness` says so (no judge call: success is the rule component, as in every evaluation).
+Each item is answered greedily once and `release.samples` times sampled (at `train.temperature`, `train.top_p` and
+`train.top_k`, the sampler seeded with `data.shadow_seed`, so the same weights give the same numbers); a reply succeeds
+when the rule scorer's `correctness` says so (no judge call: success is the rule component, as in every evaluation).
 """
 
 from __future__ import annotations
@@ -35,7 +35,14 @@ class Policy(msgspec.Struct, frozen=True):
 
 
 def gate_sampling(config: Config) -> Sampling:
-    return Sampling(samples=config.release.samples, temperature=config.train.temperature, seed=config.data.shadow_seed)
+    train = config.train
+    return Sampling(
+        samples=config.release.samples,
+        temperature=train.temperature,
+        top_p=train.top_p,
+        top_k=train.top_k,
+        seed=config.data.shadow_seed,
+    )
 
 
 def replies_per_pass(config: Config) -> int:
@@ -113,6 +120,8 @@ def evaluate_gate_set(
             gate_sha256=sha256_file(session.ws.gate_path),
             samples=k,
             temperature=sampling.temperature,
+            top_p=sampling.top_p,
+            top_k=sampling.top_k,
             generation_seed=sampling.seed,
             item_ids=[item.id for item in gate],
             sampled=sampled,

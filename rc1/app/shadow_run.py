@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import json
 
+import msgspec
+
 from rc1.app.gate_set import Policy, replies_per_pass
 from rc1.app.scoring import open_scoring, policy_thinking
 from rc1.app.session import Session
 from rc1.checks.result import CheckResult
-from rc1.checks.spec import Check
+from rc1.checks.spec import Check, Floor
+from rc1.checks.thinking_fits import RUNBOOK as THINKING_RUNBOOK
+from rc1.checks.thinking_fits import SampledReplies, thinking_fits
 from rc1.core.errors import BadInput
 from rc1.core.fsutil import atomic_write_text, sha256_file
 from rc1.core.runbook import Runbook
@@ -29,9 +33,17 @@ from rc1.scoring.weights import load_weights
 PRE_RUN_TAG = "pre_run_check"
 
 
+class ShadowRun(msgspec.Struct, frozen=True, kw_only=True):
+    """A shadow run: its event, and the replies it scored (round 2's `thinking_fits` reads them too)."""
+
+    event: ev.ShadowRunCompleted
+    replies: SampledReplies
+    thinking: bool  # the policy's chat template opens <think>
+
+
 def run_shadow(
     session: Session, tag: str, checkpoint: str = "base", samples: int | None = None, base: Policy | None = None
-) -> ev.ShadowRunCompleted:
+) -> ShadowRun:
     """`base`: the base policy when the caller has it loaded already (round 2), for `checkpoint` base."""
     from rc1.app.policy import line_session, load_run_policy
     from rc1.train.generation import eos_token_ids, evaluate_policy
@@ -66,7 +78,13 @@ def run_shadow(
         eos_ids=eos_token_ids(model, tokenizer),
         batch_size=replies_per_pass(config),
         device=device,
-        sampling=Sampling(samples=k, temperature=config.train.temperature, seed=config.run.seed),
+        sampling=Sampling(
+            samples=k,
+            temperature=config.train.temperature,
+            top_p=config.train.top_p,
+            top_k=config.train.top_k,
+            seed=config.run.seed,
+        ),
     )
     texts, counts = replies.completions, replies.completion_tokens
     items = [item for item in shadow for _ in range(k)]
@@ -102,7 +120,7 @@ def run_shadow(
             indent=2,
         ),
     )
-    return session.append(
+    event = session.append(
         session.run.record_shadow_run(
             tag=tag,
             checkpoint=checkpoint,
@@ -114,6 +132,15 @@ def run_shadow(
             scoring=scoring.judge.ledger.drain() if scoring.judge is not None else ev.ScoringSummary(),
         )
     )
+    sampled = SampledReplies(
+        items=shadow,
+        samples=k,
+        texts=texts,
+        tokens=counts,
+        ended=replies.ended,
+        correct=[s.components["correctness"] for s in scored],
+    )
+    return ShadowRun(event=event, replies=sampled, thinking=thinking)
 
 
 def _policy_of(session: Session, model, checkpoint: str) -> tuple:
@@ -140,9 +167,14 @@ def _policy_of(session: Session, model, checkpoint: str) -> tuple:
     return policy_at(model, directory, session.config.finetune.method), step
 
 
-def pre_run_shadow_run(session: Session, base: Policy) -> CheckResult:
-    """Round 2's shadow run on the base model: it must compute (rank agreement defined on stable items)."""
-    event = run_shadow(session, PRE_RUN_TAG, base=base)
+def pre_run_shadow_run(session: Session, base: Policy) -> ShadowRun:
+    """Round 2's shadow run on the base model, which its `shadow_run` and `thinking_fits` checks read."""
+    return run_shadow(session, PRE_RUN_TAG, base=base)
+
+
+def shadow_run_result(shadow: ShadowRun) -> CheckResult:
+    """The base model's shadow run must compute (rank agreement defined on stable items)."""
+    event = shadow.event
     s = event.statistics
     problems = [name for name in ("spearman", "kendall_tau") if s.get(name) is None]
     stable = (s.get("items") or 0) - (s.get("unstable_items") or 0)
@@ -166,7 +198,7 @@ def pre_run_shadow_run(session: Session, base: Policy) -> CheckResult:
 SHADOW_RUN = Check(
     name="shadow_run",
     rounds=(2,),
-    run=lambda r: pre_run_shadow_run(r.session, r.policy),
+    run=lambda r: shadow_run_result(r.base_shadow),
     runbook=Runbook(
         means="the base model's shadow run cannot rank its items: the old or new scores of the stable replies are all "
         "equal (no usable replies), or fewer than 2 items stay within shadow.unstable_variance",
@@ -178,4 +210,19 @@ SHADOW_RUN = Check(
             "reproduce it alone: rc1 shadow run --tag probe --checkpoint base",
         ),
     ),
+)
+
+
+THINKING_FITS = Check(
+    name="thinking_fits",
+    rounds=(2,),
+    thresholds={"preflight.max_cut_share": Floor("max", 0.10), "preflight.max_no_signal_share": Floor("max", 0.85)},
+    run=lambda r: thinking_fits(
+        r.base_shadow.replies,
+        thinking=r.base_shadow.thinking,
+        max_tokens=r.config.train.max_completion_tokens,
+        max_cut_share=r.config.preflight.max_cut_share,
+        max_no_signal_share=r.config.preflight.max_no_signal_share,
+    ),
+    runbook=THINKING_RUNBOOK,
 )

@@ -33,8 +33,9 @@ from rc1.scoring.control import with_shuffled_answers
 from rc1.scoring.pipeline import make_reward_fn
 from rc1.train import checkpoints
 from rc1.train.divergence import NonFiniteStep
-from rc1.train.launch import generation_backend, refuse_unsupported_launch
+from rc1.train.launch import exact_resume, refuse_unsupported_launch, rollout_backend
 from rc1.train.protocols import TrainingEnded, Verdict
+from rc1.train.runtime import free_memory
 from rc1.train.sampler import PassSampler, PrioritySampler, Sampler
 from rc1.train.together import decide_together
 
@@ -100,8 +101,10 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
             join_release(session, base_seed)
         return
 
+    from rc1.train.device import deterministic_kernels, select_device
     from rc1.train.engines import build_engine
 
+    deterministic_kernels(select_device(), config.train.deterministic)  # before the policy's first CUDA kernel
     pool = read_items(session.ws.balanced_pool_path)  # training uses the difficulty-balanced pool
     shadow = read_items(session.ws.shadow_path)
     model, tokenizer, device, dtype = load_run_policy(session, pool, base_seed)
@@ -125,15 +128,16 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
     owed = record_trips(session, up_to_step=resume.step if resume else 0) if writer and not new_line else None
     owed = distributed.share(owed)
     if owed is not None:
+        engine.close()
+        del engine, model
+        free_memory(device)
         if writer:
-            del engine, model
             _end(session, owed, seeds, base_seed)
         elif owed.action == "halt":
             raise Halted(
                 f"rank {distributed.rank()}: halted by {owed.rule} at step {owed.step} (rank 0 says how to go on)"
             )
         else:
-            del engine, model
             join_release(session, base_seed)
         return
     session.append(
@@ -148,7 +152,9 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
             dtype=str(dtype).removeprefix("torch."),
             seed=seed,
             seeds=seeds,
-            generation=generation_backend(config.engine.name, config.engine.strategy, device, config.train.rollouts),
+            generation=rollout_backend(config, device),
+            exact_resume=exact_resume(config, device, rollout_backend(config, device)),
+            thinking=thinking,
             monitors=watched(config.monitors),
             weights=dict(scoring.weights or {}),
             processes=distributed.world_size(),
@@ -191,7 +197,11 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
         ) from error
     finally:
         hooks.close()
-    del engine, model, hooks  # the verdict loads the checkpoint it measures from disk; free the trained policy first
+        engine.close()
+    # The verdict loads the checkpoint it measures from disk, and the next line its own trainer: the trained policy,
+    # its optimizer and what the accelerator cached for them are let go of first.
+    del engine, model, hooks
+    free_memory(device)
     if not writer:
         if verdict is not None and verdict.action == "halt":
             raise Halted(

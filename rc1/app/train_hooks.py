@@ -165,6 +165,7 @@ class EventHooks:
                 item_sampled=counts,
                 drift=sampled.drift,
                 seconds=time.perf_counter() - started,
+                mem_peak_mb=max(result.mem_peak_mb, sampled.mem_peak_mb),
             )
         )
         self._scope(f"step {step + 1}")

@@ -1,12 +1,16 @@
-"""Resource check: enough free disk where the run writes (checkpoints, logs, data)."""
+"""Resource checks: enough free disk where the run writes (checkpoints, logs, data), and enough accelerator memory for
+the config's memory plan."""
 
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
 
+from rc1.checks.memory_plan import MemoryPlan, ModelShape, plan
 from rc1.checks.result import CheckResult
 from rc1.checks.spec import Check, Floor
+from rc1.config.schema import Config
+from rc1.core.catalog import is_builtin
 from rc1.core.runbook import Runbook
 from rc1.scoring.archive import archive_estimate_gb
 
@@ -28,10 +32,13 @@ def free_disk(path: Path, min_free_gb: float, archive_gb: float = 0.0) -> CheckR
     )
 
 
-def accelerator_memory(min_free_gb: float) -> CheckResult:
-    """Free memory on the accelerator training will use (CUDA); with none present there is nothing to check."""
+def accelerator_memory(config: Config) -> CheckResult:
+    """Free memory on the accelerator training will use (CUDA): at least preflight.min_accelerator_memory_gb, and at
+    least the peak the memory plan gives for this config and model on one process (rc1/checks/memory_plan.py); with
+    no CUDA present there is nothing to check."""
     import torch
 
+    min_free_gb = config.preflight.min_accelerator_memory_gb
     if not torch.cuda.is_available():
         return CheckResult(
             name="accelerator_memory",
@@ -42,13 +49,36 @@ def accelerator_memory(min_free_gb: float) -> CheckResult:
         )
     free, total = torch.cuda.mem_get_info()
     free_gb, total_gb = free / 1e9, total / 1e9
+    planned, why = _planned(config)
+    need = max(min_free_gb, planned.peak / 1e9 if planned is not None else 0.0)
+    measured = {"present": 1.0, "free_gb": free_gb, "total_gb": total_gb}
+    if planned is not None:
+        measured |= {
+            f"planned_{name}_gb": planned.phase(name) / 1e9 for name in ("rollouts", "micro_batch", "evaluation")
+        }
+        measured["planned_peak_gb"] = planned.peak / 1e9
     return CheckResult(
         name="accelerator_memory",
-        passed=free_gb >= min_free_gb,
-        measured={"present": 1.0, "free_gb": free_gb, "total_gb": total_gb},
-        thresholds={"min_free_gb": min_free_gb},
-        detail=f"{torch.cuda.get_device_name()}: {free_gb:.1f} of {total_gb:.1f} GB free (need {min_free_gb:g} GB)",
+        passed=free_gb >= need,
+        measured=measured,
+        thresholds={"min_free_gb": min_free_gb, "need_gb": need},
+        detail=f"{torch.cuda.get_device_name()}: {free_gb:.1f} of {total_gb:.1f} GB free (need {need:.1f} GB: "
+        + (f"the planned peak of {config.model.name}, docs/gpu.md)" if planned is not None else f"{why})"),
     )
+
+
+def _planned(config: Config) -> tuple[MemoryPlan | None, str]:
+    """The memory plan of this config for its model on one process, or why there is none."""
+    if is_builtin(config.model.name):
+        return None, "the built-in model is not planned"
+    from transformers import AutoConfig
+
+    try:
+        model = AutoConfig.from_pretrained(config.model.name).get_text_config().to_dict()
+        shape = ModelShape.of(model)
+    except (OSError, KeyError, ValueError) as e:
+        return None, f"no memory plan: {config.model.name}'s config cannot be read ({type(e).__name__})"
+    return plan(shape, config), ""
 
 
 FREE_DISK = Check(
@@ -74,11 +104,14 @@ ACCELERATOR_MEMORY = Check(
     name="accelerator_memory",
     rounds=(1, 2),
     thresholds={"preflight.min_accelerator_memory_gb": None},
-    run=lambda r: accelerator_memory(r.config.preflight.min_accelerator_memory_gb),
+    run=lambda r: accelerator_memory(r.config),
     runbook=Runbook(
-        means="the CUDA device has less free memory than preflight.min_accelerator_memory_gb, usually because "
-        "another process holds it",
+        means="the CUDA device has less free memory than preflight.min_accelerator_memory_gb or than the memory plan "
+        "of this config (rc1/checks/memory_plan.py: the KV cache of a step's replies at prompt + completion tokens "
+        "dominates), or another process holds it",
         tries=(
+            "read the plan's phases in the check's measured values; the KV cache grows with "
+            "train.max_completion_tokens and with per_device_batch_size × gradient_accumulation_steps",
             "free the GPU: nvidia-smi lists the processes holding its memory",
             "pick another device with CUDA_VISIBLE_DEVICES",
             "lower preflight.min_accelerator_memory_gb if the model fits in less (it has no production floor)",

@@ -11,6 +11,7 @@ from rc1.cli.commands import COMMANDS, command
 from rc1.config.kept import DEFAULT_CONFIG
 from rc1.core import distributed
 from rc1.core.closed_pipe import CLOSED_PIPE_EXIT, guarded_stdout
+from rc1.core.cuda_env import fix_cublas_workspace
 from rc1.core.errors import ExitCode, Rc1Error, RoundFailed, TrainingError
 
 
@@ -45,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
+    fix_cublas_workspace()  # before anything can touch CUDA (train.deterministic: rc1/core/cuda_env.py)
     args = build_parser().parse_args(argv)
     handler = command(args.command).run
     try:

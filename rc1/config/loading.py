@@ -31,6 +31,13 @@ _LATER_KEYS = {
     "train.vllm_server_url": "http://localhost:8000",
     "reward.columns": {},
     "reward.function_timeout_s": 60.0,
+    "train.top_p": 1.0,
+    "train.top_k": 0,
+    "train.mask_truncated_completions": False,
+    "train.vllm_gpu_memory_utilization": 0.3,
+    "train.deterministic": True,
+    "preflight.max_cut_share": 0.10,
+    "preflight.max_no_signal_share": 0.95,
 }
 # The same for the keys a reward.functions[] entry gained with TRL's formats, factories, reward models and ranges. A
 # run kept before them called its functions with text (rc1/config/kept.py reads its entries back so), hence `format`

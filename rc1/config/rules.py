@@ -58,7 +58,24 @@ def cross_field_problems(config) -> list[str]:
     problems += _finetune_problems(config)
     problems += _release_problems(config)
     problems += _monitor_problems(config)
+    problems += _thinking_problems(config)
     return problems + scorer_problems(config.scorer)
+
+
+GREEDY_METRICS = ("hard_success", "success")
+
+
+def _thinking_problems(config) -> list[str]:
+    """A thinking model is sampled, never decoded greedily (Qwen3's card: "DO NOT use greedy decoding, as it can lead
+    to performance degradation and endless repetitions"; the 2507 Thinking card gives sampled settings only): its
+    greedy evaluation is a view that chooses no best/ (and halts nothing: shadow_regression reads its sampled success
+    alone)."""
+    if config.model.thinking_mode == "on" and config.release.metric in GREEDY_METRICS:
+        return [
+            f"release.metric: {config.release.metric} chooses best/ by greedy replies, which a thinking model "
+            f"(model.thinking: on) decodes into repetition; use the sampled one (hard_sampled_success, sampled_success)"
+        ]
+    return []
 
 
 def _monitor_problems(config) -> list[str]:
@@ -127,15 +144,34 @@ def _training_problems(config) -> list[str]:
             f"train.target_kl: {spec.name.upper()} adapts β to it, so train.beta must start above 0 "
             "(e.g. --set train.beta=0.04), or remove train.target_kl"
         )
+    if train.mask_truncated_completions and not (engine == "trl" and spec.trl.masks_truncated):
+        masking = ", ".join(f"trl×{n}" for n, s in STRATEGIES.items() if s.trl is not None and s.trl.masks_truncated)
+        problems.append(
+            f"train.mask_truncated_completions: TRL's trainers mask cut replies out of the loss ({masking}); "
+            f"{engine}×{spec.name} has no such switch: --set train.mask_truncated_completions=false, or use one "
+            "of those"
+        )
     for rule in spec.rules + ENGINES[engine].rules:
         problems += rule(config)
     return problems
 
 
 def _finetune_problems(config) -> list[str]:
+    problems = []
     if config.finetune.method == "qlora" and is_builtin(config.model.name):
-        return ["finetune.method: qlora needs a CUDA model from the hub; use lora with builtin models"]
-    return []
+        problems.append("finetune.method: qlora needs a CUDA model from the hub; use lora with builtin models")
+    if config.finetune.method == "qlora" and config.train.rollouts in ("vllm", "vllm_server"):
+        # TRL 1.16 (trl/generation/vllm_generation.py `_iter_named_params`) merges the adapter into the base before
+        # every weight sync and pushes the merged base's parameters: over a 4-bit base those are bitsandbytes'
+        # packed uint8 blocks, which vLLM's loader refuses by shape (TRL issues #4973, #3654), and every merge and
+        # unmerge re-quantizes the base (#3466).
+        problems.append(
+            f"train.rollouts: {config.train.rollouts} cannot sample for finetune.method qlora: TRL merges the adapter "
+            "into the 4-bit base at every weight sync and sends vLLM its packed 4-bit weights, which vLLM refuses "
+            "(TRL #4973, #3654); use finetune.method lora (a bf16 base vLLM can take) with vLLM rollouts, or keep "
+            "qlora with train.rollouts: transformers"
+        )
+    return problems
 
 
 def _sampling_problems(config) -> list[str]:

@@ -330,6 +330,22 @@ class PreflightConfig(_Section):
     max_cache_hit_rate_round2: Annotated[
         Probability, Meta(description="scorer_cache check in round 2: as max_cache_hit_rate_round1.")
     ] = 0.95
+    max_cut_share: Annotated[
+        Probability,
+        Meta(
+            description="thinking_fits check (round 2): the share of the base model's sampled shadow replies cut at "
+            "train.max_completion_tokens may not exceed this. A cut reply (thinking still open) has no answer, scores "
+            "0 and, kept in the loss, teaches the policy to think less."
+        ),
+    ] = 0.10
+    max_no_signal_share: Annotated[
+        Probability,
+        Meta(
+            description="thinking_fits check (round 2): the share of shadow items whose sampled replies all succeed "
+            "or all fail (a group with no spread has no advantage: it trains nothing), overall and for each task, "
+            "may not exceed this."
+        ),
+    ] = 0.95
 
 
 class LoraConfig(_Section):
@@ -527,9 +543,52 @@ class TrainConfig(_Section):
         PositiveFloat,
         Meta(
             description="Sampling temperature of training rollouts and of the sampled evaluation replies (shadow and "
-            "gate sets; no top-k/top-p cut)."
+            "gate sets, round 2's shadow run)."
         ),
     ] = 1.0
+    top_p: Annotated[
+        float,
+        Meta(
+            gt=0.0,
+            le=1.0,
+            description="Nucleus sampling of training rollouts and sampled evaluations: only the most likely tokens "
+            "whose probabilities sum to this are drawn from (TRL's top_p). 1.0: no cut.",
+        ),
+    ] = 1.0
+    top_k: Annotated[
+        NonNegativeInt,
+        Meta(
+            description="Only the k most likely tokens are drawn from, in training rollouts and sampled evaluations "
+            "(TRL's top_k). 0: no cut."
+        ),
+    ] = 0
+    mask_truncated_completions: Annotated[
+        bool,
+        Meta(
+            description="A reply cut at max_completion_tokens is left out of the loss (TRL's "
+            "mask_truncated_completions, DAPO's overlong filtering): its advantage, negative whenever a group-mate "
+            "answered, would teach the policy to think less. The trl engine's grpo and rloo."
+        ),
+    ] = False
+    vllm_gpu_memory_utilization: Annotated[
+        float,
+        Meta(
+            gt=0.0,
+            le=1.0,
+            description="rollouts through colocated vLLM: the share of each GPU vLLM reserves for its copy of the "
+            "weights and its KV cache (TRL's vllm_gpu_memory_utilization, default 0.3); vLLM's context is "
+            "max_prompt_tokens + max_completion_tokens.",
+        ),
+    ] = 0.3
+    deterministic: Annotated[
+        bool,
+        Meta(
+            description="On CUDA, train with deterministic kernels (torch.use_deterministic_algorithms, cuBLAS's "
+            "workspace, the math attention backend), so a resumed line re-trains bit-identical steps; "
+            "training_started records whether this line's resume is exact. Slower, and the math attention holds "
+            "its attention matrix (docs/gpu.md). On the CPU training is deterministic either way."
+        ),
+    ] = True
     beta: Annotated[
         NonNegativeFloat,
         Meta(

@@ -39,6 +39,7 @@ class TrlRecipe:
     # logs none of its own (rc1/train/sft_probe.py, rc1/train/online_dpo.py)
     probe: str | None = None
     vllm: bool = False  # samples through vLLM (TRL's use_vllm, colocated) on CUDA where vllm is installed
+    masks_truncated: bool = False  # takes TRL's mask_truncated_completions (train.mask_truncated_completions)
 
 
 @dataclass(frozen=True, kw_only=True)

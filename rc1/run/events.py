@@ -157,6 +157,13 @@ class TrainingStarted(Event, frozen=True, kw_only=True, tag="training_started"):
     monitors: WatchedRules | None = None
     weights: dict[str, float] = msgspec.field(default_factory=dict)
     processes: int = 1
+    # Whether a resume of this line re-trains bit-identical steps on this path and device (rc1/train/launch.py
+    # `exact_resume`): the CPU, or CUDA with train.deterministic and transformers' generate; vLLM's sampling is not.
+    # An older line did not say; it was taken as exact.
+    exact_resume: bool = True
+    # The policy's chat template opens <think> (model.thinking resolved): a thinking model is sampled, never decoded
+    # greedily, so its greedy evaluation is a view that decides nothing (shadow_regression reads sampled success).
+    thinking: bool = False
 
 
 class TrainStep(Event, frozen=True, kw_only=True, tag="train_step"):
@@ -231,6 +238,9 @@ class EvalCompleted(Event, frozen=True, kw_only=True, tag="eval_completed"):
     item_sampled: list[int] = msgspec.field(default_factory=list)
     drift: Drift | None = None  # KL of the policy to the step-0 policy on the sampled replies (None: not measured)
     seconds: float = 0.0  # the evaluation's own time
+    # The evaluation's own peak: accelerator memory on CUDA (its peak counter reset when it starts), else the
+    # process's resident-set peak; 0: not recorded (an older line).
+    mem_peak_mb: float = 0.0
 
     @staticmethod
     def upcast_v1_v2(raw: dict) -> dict:
@@ -284,6 +294,8 @@ class GateSetEvaluated(Event, frozen=True, kw_only=True, tag="gate_set_evaluated
     sampled_success: float
     greedy_success: float
     seconds: float = 0.0
+    top_p: float = 1.0  # the sampling's cut (train.top_p, train.top_k); an older line sampled without one
+    top_k: int = 0
 
 
 class ReleaseEvaluated(Event, frozen=True, kw_only=True, tag="release_evaluated"):

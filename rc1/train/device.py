@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from rc1.core.cuda_env import DETERMINISTIC_WORKSPACES
 from rc1.core.errors import BadInput
 
 _DTYPES: dict[str, torch.dtype] = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
@@ -34,3 +35,24 @@ def select_dtype(device: str, requested: str) -> torch.dtype:
     if device == "mps" and requested == "bf16":
         raise BadInput("model.dtype: bf16 is not supported on MPS; use fp16, fp32 or auto")
     return _DTYPES[requested]
+
+
+def deterministic_kernels(device: str, on: bool) -> None:
+    """`train.deterministic` on CUDA: torch's deterministic algorithms, strictly (warn_only would let the attention
+    backends fall back to their non-deterministic backward), and cuDNN's deterministic choice. Under it torch's
+    scaled_dot_product_attention keeps the flash and memory-efficient backends with their deterministic backward
+    (cuDNN attention is not selected), and TRL 1.16's fused LM head (Triton) has no atomics. A no-op on the CPU,
+    which computes the same bits run after run."""
+    if device != "cuda" or not on:
+        return
+    import os
+
+    if os.environ.get("CUBLAS_WORKSPACE_CONFIG") not in DETERMINISTIC_WORKSPACES:
+        raise BadInput(
+            "train.deterministic: CUBLAS_WORKSPACE_CONFIG must be :4096:8 or :16:8 before the process's first CUDA "
+            f"matmul (it is {os.environ.get('CUBLAS_WORKSPACE_CONFIG')!r}); unset it and rc1 sets it, or set "
+            "train.deterministic: false"
+        )
+    torch.use_deterministic_algorithms(True)
+    torch.backends.cudnn.deterministic = True
+    torch.backends.cudnn.benchmark = False

@@ -23,7 +23,7 @@ import torch
 
 from rc1.run.monitors.state import Drift
 from rc1.run.monitors.stats import mean_interval
-from rc1.train.policy_math import assemble, kl_to_reference, token_logprobs
+from rc1.train.policy_math import assemble, kl_to_reference, scored_logprobs
 
 # (the policy) -> a context in which a forward pass of the returned model is the step-0 policy's
 Reference = Callable[[torch.nn.Module], AbstractContextManager]
@@ -75,10 +75,9 @@ class DriftProbe:
         started = time.perf_counter()
         rollout = assemble(tokenizer, item_ids, prompt_ids, prompt_attention, completions, eos_ids)
         mask = rollout.completion_mask
-        with torch.no_grad():
-            logprobs = token_logprobs(model, rollout, self._temperature)
-            with self._reference(model) as reference:
-                reference_logprobs = token_logprobs(reference, rollout, self._temperature)
+        logprobs = scored_logprobs(model, rollout, self._temperature)
+        with self._reference(model) as reference:
+            reference_logprobs = scored_logprobs(reference, rollout, self._temperature)
         # Padding past a reply's end is masked out before it is summed (an inf there times 0 would be a NaN).
         kl = torch.where(mask.bool(), kl_to_reference(logprobs, reference_logprobs), 0.0)
         per_reply = (kl.sum(1) / mask.sum(1).clamp(min=1)).tolist()

@@ -84,6 +84,12 @@ class TorchEngine:
     def model(self) -> torch.nn.Module:
         return self._model
 
+    def close(self) -> None:
+        """Let go of the policy, its optimizer and the strategy (which holds this engine: a cycle)."""
+        self.strategy = None
+        self._model = self.optimizer = self.scheduler = None
+        self._params = []
+
     # -- what strategies use ---------------------------------------------------------------------------
 
     def prompts_for(self, items: list[TaskItem]) -> list[str]:

@@ -49,7 +49,7 @@ from rc1.train import divergence, layout
 from rc1.train.drift import DriftProbe, Reference, adapter_off, frozen_copy
 from rc1.train.engines import shared_setup
 from rc1.train.generation import evaluate_policy
-from rc1.train.launch import generation_backend, launch_accumulation
+from rc1.train.launch import launch_accumulation, rollout_backend
 from rc1.train.metrics import DIAGNOSTICS, EvalResult, Sampling, StepMetrics
 from rc1.train.model_loading import lora_config
 from rc1.train.protocols import RewardFn, StepProbe, TrainingHooks
@@ -152,6 +152,8 @@ class TrlEngine:
                 **trainer_kwargs,
             )
         self.trainer.remove_callback(PrinterCallback)  # rc1 reports steps through its hooks
+        if config.finetune.method == "qlora":
+            adapter_in_fp32(self.trainer.model)
         self._bridge.advantages = self._step_advantages
         self._reference: Reference | None = None
         if watch_drift:
@@ -209,6 +211,15 @@ class TrlEngine:
             raise divergence.sampling_failed(self.trainer.state.global_step + 1) from e
         finally:
             self._bridge.hooks = None
+
+    def close(self) -> None:
+        """Let go of the trainer and the policy: the trainer holds this engine (its reward function, its callback's
+        view of the advantages) and this engine the trainer, a cycle that only Python's cyclic collector would break,
+        leaving a line's model, optimizer and (on CUDA) its memory to whenever that runs."""
+        self._bridge.advantages = list
+        self._bridge.hooks = None
+        self._reference = None
+        self.trainer = None
 
     def evaluate(
         self, items: list[TaskItem], max_new_tokens: int, sampling: Sampling | None = None, drift: int = 0
@@ -278,11 +289,24 @@ class TrlEngine:
             shutil.rmtree(path)
 
 
+def adapter_in_fp32(model: torch.nn.Module) -> None:
+    """Keep a QLoRA adapter's weights, and so AdamW's master weights and moments, in fp32. Over a 4-bit base TRL 1.16
+    casts them to bf16 ("the PEFT adapter weights are converted to bf16", GRPOTrainer.__init__; peft's own default
+    keeps them in fp32), and bf16 holds 8 bits of mantissa: at a learning rate of 1e-5 an update is below half a
+    bf16 step of most weights and rounds away (tests/unit/test_adapter_precision.py measures it). The optimizer does
+    not exist yet (the trainer builds it in `train`), so it is built on these. peft's LoRA layers cast their input
+    to the adapter's dtype and the result back (peft/tuners/lora/bnb.py), and under bf16 autocast the products run
+    in bf16 as before."""
+    for param in model.parameters():
+        if param.requires_grad and param.dtype != torch.float32:
+            param.data = param.data.float()
+
+
 def trl_args(
     config: Config, staging_dir: Path, device: str, dtype: torch.dtype, backend: str | None = None
 ) -> TrainingArguments:
     """The arguments of the strategy's TRL trainer: what every trainer is given, from rc1's config, and what
-    the strategy's recipe adds (rc1/registry/strategies/). `backend`: who samples the rollouts (`generation_backend`
+    the strategy's recipe adds (rc1/registry/strategies/). `backend`: who samples the rollouts (`rollout_backend`
     of the config unless given)."""
     train: TrainConfig = config.train
     recipe = STRATEGIES[config.engine.strategy].trl
@@ -308,8 +332,15 @@ def trl_args(
         fp16=dtype == torch.float16,
         use_cpu=device == "cpu",
     )
-    backend = backend or generation_backend(config.engine.name, config.engine.strategy, device, train.rollouts)
+    backend = backend or rollout_backend(config, device)
     options = recipe.options(train, config.run.seed, backend != "hf")
+    if backend == "vllm":
+        # vLLM would otherwise size its KV cache for the model's own context (262,144 tokens for Qwen3-4B-Thinking-2507)
+        # and refuse to start in TRL's default share of the GPU: a reply is never longer than the prompt and completion.
+        options.update(
+            vllm_max_model_length=train.max_prompt_tokens + train.max_completion_tokens,
+            vllm_gpu_memory_utilization=train.vllm_gpu_memory_utilization,
+        )
     if backend == "vllm_server":  # the recipe asks for colocated vLLM; the server is TRL's other mode
         options.update(vllm_mode="server", vllm_server_base_url=train.vllm_server_url)
     # The dataset is already the seeded schedule (see `schedule`): the recipe's arguments keep its order.

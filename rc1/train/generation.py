@@ -14,7 +14,7 @@ from rc1.data.task import TaskItem
 from rc1.train.drift import DriftProbe
 from rc1.train.metrics import EvalResult, Sampling
 from rc1.train.prompts import fit_prompt
-from rc1.train.runtime import capture_rng, restore_rng
+from rc1.train.runtime import PeakMemory, capture_rng, restore_rng
 
 
 def eos_token_ids(model, tokenizer: PreTrainedTokenizerBase) -> list[int]:
@@ -35,12 +35,14 @@ def generate_replies(
     device,
     drift: DriftProbe | None = None,
     synced: bool = False,
-) -> tuple[list[str], list[int]]:
-    """`generation.num_return_sequences` replies per item, item by item; returns (texts, token counts). `drift`
-    scores each batch's replies under the policy and the step-0 policy as they come. `synced`: the policy's parameters
-    are sharded (`distributed.sharded`), and every rank steps until every rank's replies have ended."""
+) -> tuple[list[str], list[int], list[bool]]:
+    """`generation.num_return_sequences` replies per item, item by item; returns (texts, token counts, whether each
+    ended before the limit). `drift` scores each batch's replies under the policy and the step-0 policy as they come.
+    `synced`: the policy's parameters are sharded (`distributed.sharded`), and every rank steps until every rank's
+    replies have ended."""
     texts: list[str] = []
     counts: list[int] = []
+    ended: list[bool] = []
     with torch.no_grad():
         for start in range(0, len(items), batch_size):
             prompts = [fit_prompt(tokenizer, item, max_prompt_tokens)[0] for item in items[start : start + batch_size]]
@@ -70,8 +72,9 @@ def generate_replies(
                 ends = [i for i, token in enumerate(row) if token in eos_ids]
                 kept = row[: ends[0] + 1] if ends else row
                 counts.append(len(kept))
+                ended.append(bool(ends))
                 texts.append(tokenizer.decode(kept, skip_special_tokens=True))
-    return texts, counts
+    return texts, counts, ended
 
 
 def evaluate_policy(
@@ -96,6 +99,7 @@ def evaluate_policy(
     (a forward pass there is a collective of all ranks). Every RNG and the model's train/eval mode are left as found, so
     evaluating inside a run does not change its training."""
     started = time.perf_counter()
+    peak = PeakMemory(device)
     was_training = model.training
     rng = capture_rng()
     if sampling is None:
@@ -107,15 +111,15 @@ def evaluate_policy(
             max_new_tokens=max_new_tokens,
             do_sample=True,
             temperature=sampling.temperature,
-            top_k=0,
-            top_p=1.0,
+            top_k=sampling.top_k,
+            top_p=sampling.top_p,
             num_return_sequences=sampling.samples,
             pad_token_id=tokenizer.pad_token_id,
             eos_token_id=eos_ids,
         )
         batch_size = max(1, batch_size // sampling.samples)
     batches = [items[start : start + batch_size] for start in range(0, len(items), batch_size)]
-    mine: dict[int, tuple[list[str], list[int]]] = {}
+    mine: dict[int, tuple[list[str], list[int], list[bool]]] = {}
     share = list(distributed.my_share(len(batches)))
     synced = distributed.sharded(model)
     turns = -(-len(batches) // distributed.world_size()) if synced else len(share)
@@ -155,15 +159,18 @@ def evaluate_policy(
     replies = {k: batch for part, _, _ in parts for k, batch in part.items()}
     completions = [text for k in range(len(batches)) for text in replies[k][0]]
     counts = [count for k in range(len(batches)) for count in replies[k][1]]
+    ended = [done for k in range(len(batches)) for done in replies[k][2]]
     samples = 1 if sampling is None else sampling.samples
     return EvalResult(
         item_ids=[item.id for item in items for _ in range(samples)],
         completions=completions,
         completion_tokens=counts,
+        ended=ended,
         seconds=time.perf_counter() - started,
         samples=samples,
-        generated_here=sum(len(texts) for texts, _ in mine.values()),
+        generated_here=sum(len(texts) for texts, _, _ in mine.values()),
         drift=drift.merged([part for _, part, _ in parts], [item.id for item in items]) if drift is not None else None,
+        mem_peak_mb=peak.read(),
     )
 
 

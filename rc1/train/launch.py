@@ -18,13 +18,15 @@ from rc1.registry.strategies import STRATEGIES
 
 def refuse_unsupported_launch(config: Config) -> None:
     """Exit 2 for what this launch cannot train: sharding rc1 cannot evaluate under, vLLM where it cannot run, a
-    fixed step batch the processes cannot share, several processes for a one-process engine."""
+    fixed step batch the processes cannot share, several processes for a one-process engine, a sampling cut that
+    deterministic CUDA kernels cannot compute."""
     from rc1.train.device import select_device
 
     device = select_device()
     distributed.require_supported_sharding(device, config.finetune.method)
-    generation_backend(config.engine.name, config.engine.strategy, device, config.train.rollouts)
+    rollout_backend(config, device)
     launch_accumulation(config.train)
+    refuse_nondeterministic_sampling(config, device)
     if distributed.world_size() > 1 and not ENGINES[config.engine.name].multi_process:
         launchable = ", ".join(name for name, spec in ENGINES.items() if spec.multi_process)
         raise BadInput(
@@ -33,18 +35,46 @@ def refuse_unsupported_launch(config: Config) -> None:
         )
 
 
-def generation_backend(engine: str, strategy: str, device: str, choice: str = "auto") -> str:
+def refuse_nondeterministic_sampling(config: Config, device: str) -> None:
+    """Exit 2 for a top-p cut under train.deterministic on CUDA: transformers' TopPLogitsWarper takes a cumulative sum
+    of the sorted probabilities, and CUDA's float cumsum is one of the kernels torch.use_deterministic_algorithms
+    refuses (a RuntimeError at the first rollout, otherwise)."""
+    if device == "cuda" and config.train.deterministic and config.train.top_p < 1.0:
+        raise BadInput(
+            f"train.top_p: {config.train.top_p} samples through a cumulative sum that CUDA computes "
+            "non-deterministically, which train.deterministic's kernels refuse; set train.top_p: 1.0 (train.top_k "
+            "still cuts the tail), or train.deterministic: false (a resume then re-trains steps that differ)"
+        )
+
+
+def rollout_backend(config: Config, device: str) -> str:
+    """`generation_backend` of this config on `device`."""
+    train = config.train
+    return generation_backend(
+        config.engine.name, config.engine.strategy, device, train.rollouts, quantized=config.finetune.method == "qlora"
+    )
+
+
+def generation_backend(
+    engine: str, strategy: str, device: str, choice: str = "auto", *, quantized: bool = False
+) -> str:
     """Who samples the training rollouts (`train.rollouts`): "vllm" (TRL's use_vllm, colocated), "vllm_server" (TRL's
     server mode) or "hf" (transformers' generate). auto picks vllm where the strategy's TRL recipe samples through it
-    (GRPO, RLOO) on the trl engine, vllm is installed and the device is CUDA, hf otherwise; asking for vLLM where it
-    cannot run is exit 2, by name."""
+    (GRPO, RLOO) on the trl engine, vllm is installed, the device is CUDA and the base is not `quantized` (TRL would
+    merge the adapter into the 4-bit base and push its packed weights, which vLLM refuses: config refuses asking for
+    it, rc1/config/rules.py), hf otherwise; asking for vLLM where it cannot run is exit 2, by name."""
     trl = STRATEGIES[strategy].trl if engine == "trl" else None
-    possible = trl is not None and trl.vllm
+    possible = trl is not None and trl.vllm and not quantized
     runnable = device == "cuda" and importlib.util.find_spec("vllm") is not None
     if choice == "transformers" or (choice == "auto" and not (possible and runnable)):
         return "hf"
     if choice == "auto":
         return "vllm"
+    if quantized:
+        raise BadInput(
+            f"train.rollouts: {choice} cannot sample for finetune.method qlora (TRL pushes the 4-bit base to vLLM); "
+            "use finetune.method lora, or train.rollouts: transformers"
+        )
     if not possible:
         samplers = ", ".join(name for name, spec in STRATEGIES.items() if spec.trl is not None and spec.trl.vllm)
         raise BadInput(
@@ -79,3 +109,13 @@ def launch_accumulation(train: TrainConfig) -> int:
             "to keep the batch), or train.step_batch: scales"
         )
     return train.gradient_accumulation_steps // processes
+
+
+def exact_resume(config: Config, device: str, backend: str) -> bool:
+    """Whether a resume of this line re-trains bit-identical steps (training_started.exact_resume): on the CPU it
+    does (the suite kills and resumes runs on every engine and compares them bit for bit); on CUDA only with
+    train.deterministic (rc1/train/device.py `deterministic_kernels`) and transformers' generate, as vLLM's sampling
+    is not reproducible; on MPS rc1 does not know (not tested), so no. Not measured on a GPU here: docs/gpu.md."""
+    if device == "cpu":
+        return True
+    return device == "cuda" and config.train.deterministic and backend == "hf"

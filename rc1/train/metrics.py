@@ -42,12 +42,15 @@ DIAGNOSTICS = {
 
 
 class Sampling(msgspec.Struct, frozen=True, kw_only=True):
-    """Sampled rather than greedy replies: `samples` per item at `temperature` (no top-k or top-p cut, as TRL's
-    trainers sample), the sampler seeded with `seed` so the same weights give the same replies."""
+    """Sampled rather than greedy replies: `samples` per item at `temperature` with the `top_p` and `top_k` cut
+    (train.top_p, train.top_k: as the trainers sample), the sampler seeded with `seed` so the same weights give the
+    same replies."""
 
     samples: int
     temperature: float
     seed: int
+    top_p: float = 1.0
+    top_k: int = 0
 
 
 class EvalResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -61,3 +64,6 @@ class EvalResult(msgspec.Struct, frozen=True, kw_only=True):
     samples: int = 1
     drift: Drift | None = None  # KL to the step-0 policy over the sampled replies, where it was measured
     generated_here: int = 0  # how many of the replies this process generated (its share, under a launch)
+    # Per reply: whether it ended (an end token before max_new_tokens); a reply that did not was cut at the limit.
+    ended: list[bool] = msgspec.field(default_factory=list)
+    mem_peak_mb: float = 0.0  # the evaluation's peak on the accelerator (CUDA), else the process's RSS peak

@@ -66,18 +66,20 @@ def sample_rollout(
     temperature: float,
     eos_ids: list[int],
     device,
+    top_p: float = 1.0,
+    top_k: int = 0,
 ) -> Rollout:
     """`per_prompt` sampled completions of each prompt (rows grouped by prompt), with the model in eval mode."""
     prompt_ids, prompt_attention = encode_prompts(tokenizer, prompts, device)
-    # Every logits processor off but the temperature: a field left unset is filled from the model's own
-    # generation_config (a repetition penalty, say), and the samples would no longer come from the
-    # distribution token_logprobs scores them under.
+    # Every logits processor off but the temperature and the configured top-p/top-k cut: a field left unset is filled
+    # from the model's own generation_config (a repetition penalty, say). token_logprobs scores the samples at the
+    # temperature over the whole vocabulary, as TRL's trainers do with the same cut.
     generation = GenerationConfig(
         max_new_tokens=max_new_tokens,
         do_sample=True,
         temperature=temperature,
-        top_p=1.0,
-        top_k=0,
+        top_p=top_p,
+        top_k=top_k,
         min_p=0.0,
         typical_p=1.0,
         epsilon_cutoff=0.0,
@@ -195,6 +197,48 @@ def token_logprobs(model, rollout: Rollout, temperature: float, *, hidden: bool 
     if not hidden:
         return logprobs
     return logprobs, out.hidden_states[-1][:, -width - 1 : -1, :]
+
+
+# The most bytes of logits one forward pass of `scored_logprobs` holds (rows are taken as many at a time as fit, at
+# least one), and the most bytes of fp32 log-softmax work one slice of positions takes.
+LOGITS_BUDGET = 2**30
+SLICE_BUDGET = 2**28
+
+
+def scored_logprobs(model, rollout: Rollout, temperature: float) -> torch.Tensor:
+    """`token_logprobs` without a gradient and without holding the whole rollout's logits: rows go through the model as
+    many at a time as `LOGITS_BUDGET` allows, and each row group's log-softmax is taken in fp32 over slices of
+    positions (`SLICE_BUDGET`). At Qwen3-4B's vocabulary (151,936) 8 replies of 2,048 tokens are 10 GB of fp32 logits
+    and as much again for their log-softmax in `token_logprobs`; here one row's logits in the model's dtype (0.6 GB in
+    bf16) and a 256 MiB slice."""
+    width = rollout.completion_width
+    vocab = model.get_output_embeddings().weight.size(0)
+    per_row = (width + 1) * vocab * torch.finfo(model.dtype).bits // 8
+    rows_at_once = max(1, LOGITS_BUDGET // per_row)
+    parts = []
+    with torch.no_grad():
+        for start in range(0, rollout.ids.size(0), rows_at_once):
+            part = rollout.rows(slice(start, start + rows_at_once))
+            positions = (part.attention.cumsum(-1) - 1).clamp(min=0)
+            logits = model(
+                input_ids=part.ids, attention_mask=part.attention, position_ids=positions, logits_to_keep=width + 1
+            ).logits[:, :-1, :]
+            parts.append(_sliced_log_softmax(logits, part.ids[:, -width:], temperature))
+            del logits
+    return torch.cat(parts)
+
+
+def _sliced_log_softmax(logits: torch.Tensor, targets: torch.Tensor, temperature: float) -> torch.Tensor:
+    """log-softmax(logits / temperature) at `targets`, in fp32, a slice of positions at a time."""
+    rows, width, vocab = logits.shape
+    step = max(1, SLICE_BUDGET // (rows * vocab * 4))
+    out = []
+    for start in range(0, width, step):
+        scaled = logits[:, start : start + step, :].float() / temperature
+        picked = scaled.gather(-1, targets[:, start : start + step].unsqueeze(-1)).squeeze(-1)
+        out.append(picked - torch.logsumexp(scaled, dim=-1))
+        del scaled
+    return torch.cat(out, dim=1)
 
 
 def masked_mean(values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

@@ -85,6 +85,10 @@ class TrainingEngine(Protocol):
         model's mode as found. With `drift` and `sampling`: the KL to the step-0 policy of that many replies per item
         (EvalResult.drift)."""
 
+    def close(self) -> None:
+        """Drop the policy, the optimizer and whatever holds them, so they are freed once the caller lets go of the
+        engine (no reference cycle waits on the cyclic collector)."""
+
 
 class StepProbe(Protocol):
     """What the trl engine's trainer does not log and a `train_step` carries, measured beside it (a strategy's

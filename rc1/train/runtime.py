@@ -46,3 +46,32 @@ def memory_mb(device: str) -> float:
 
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         return peak / 2**20 if sys.platform == "darwin" else peak / 2**10
+
+
+class PeakMemory:
+    """The peak of what a piece of work held from its start: on CUDA the allocator's peak counter, reset when this is
+    made (a step's own peak is read before an evaluation starts); elsewhere the process's resident-set peak, which
+    the kernel keeps for the whole process (`getrusage`), so on a CPU it may be an earlier part's."""
+
+    def __init__(self, device):
+        self._cuda = torch.device(device).type == "cuda"
+        if self._cuda:
+            torch.cuda.reset_peak_memory_stats()
+
+    def read(self) -> float:
+        if self._cuda:
+            return torch.cuda.max_memory_allocated() / 2**20
+        import resource
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak / 2**20 if sys.platform == "darwin" else peak / 2**10
+
+
+def free_memory(device: str) -> None:
+    """Collect what a finished line of training left (cycles included) and return the CUDA allocator's cached blocks
+    to the driver, so the next line (or the verdict's policy) starts from an empty accelerator."""
+    import gc
+
+    gc.collect()
+    if device == "cuda":
+        torch.cuda.empty_cache()

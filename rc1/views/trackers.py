@@ -4,8 +4,9 @@ A tracker is a view of the log like the files in reports/: every event a writing
 and it sends what it shows (steps, evaluations, gates, verdicts, the config). A resumed run sends each step once:
 the tracker's identity is recorded in the log (`tracker_attached`) and reused, and its cursor (the last event and
 the last step of each line of training it has sent, kept beside its files) lets a new session first send what the
-last one appended but did not get to send, and skip the steps a resumed line trains again. A tracker that fails
-warns (logs/train.log) and is left off for the rest of the command; it never stops the run.
+last one appended but did not get to send, and skip the steps a resumed line trains again (identical where the line's
+resume is exact; where it is not, `training_started.exact_resume` false, the tracker is told so in a note). A tracker
+that fails warns (logs/train.log) and is left off for the rest of the command; it never stops the run.
 """
 
 from __future__ import annotations
@@ -58,6 +59,18 @@ class Tracker(abc.ABC):
             return
         if isinstance(event, ev.TrainingStarted):
             self._line = f"seed_{event.seed}" if event.seed is not None else "line"
+            shown = self.cursor.steps.get(self._line, 0)
+            if not event.exact_resume and event.resume_from_step < shown:
+                # The steps trained again are not sent (a tracker keeps one value per step); they differ from the
+                # ones shown, so the tracker says where its series joins the training that goes on.
+                self.text(
+                    "resume",
+                    f"{self._line} resumed from step {event.resume_from_step} on a path whose resume is not exact "
+                    f"({event.device}, {event.generation} rollouts): steps {event.resume_from_step + 1}–{shown} "
+                    f"were trained again and differ from what is shown here; from step {shown + 1} on, what is "
+                    "shown follows the steps trained again. The log holds both (rc1 replay).",
+                    event.seq,
+                )
         elif isinstance(event, ev.TrainStep) and event.step > self.cursor.steps.get(self._line, 0):
             self.scalars(self._line, _step_scalars(event), event.step)
             self.cursor.steps[self._line] = event.step

@@ -325,6 +325,28 @@ def test_a_two_rank_run_with_priority_sampling_killed_and_relaunched_equals_the_
     assert rescored.returncode == 0 and "audit passed" in rescored.stdout, rescored.stdout
 
 
+@pytest.mark.parametrize("name", ["deepspeed_zero2.yaml", "deepspeed_zero3.yaml"])
+def test_the_deepspeed_configs_leave_accumulation_and_clipping_to_the_trainer(name, monkeypatch):
+    """`accelerate launch` turns the YAML's deepspeed_config into the environment DeepSpeedPlugin reads; a number there
+    for gradient_accumulation_steps or gradient_clipping that is not rc1's (each rank's accumulation, max_grad_norm) is
+    transformers' ValueError when training starts (integrations/deepspeed.py trainer_config_finalize). Left out, the
+    plugin says "auto" and the Trainer fills them in."""
+    from accelerate.commands.launch import _validate_launch_command, launch_command_parser
+    from accelerate.utils import DeepSpeedPlugin
+    from accelerate.utils.launch import prepare_deepspeed_cmd_env
+
+    argv = ["--config_file", str(REPO / "configs" / "accelerate" / name), "--num_processes", "4", "-m", "rc1", "train"]
+    args, defaults, _ = _validate_launch_command(launch_command_parser().parse_args(argv))
+    args.deepspeed_fields_from_accelerate_config = ",".join(defaults.deepspeed_config)  # as launch_command sets it
+    _, env = prepare_deepspeed_cmd_env(args)
+    for key, value in env.items():
+        if key.startswith("ACCELERATE_"):
+            monkeypatch.setenv(key, value)
+    config = DeepSpeedPlugin().deepspeed_config
+    assert (config["gradient_accumulation_steps"], config["gradient_clipping"]) == ("auto", "auto")
+    assert config["zero_optimization"]["stage"] == int(name[-6])
+
+
 def test_the_accelerate_configs_load_and_leave_the_process_count_to_the_launch():
     from accelerate.commands.config.config_args import load_config_from_file
     from accelerate.utils import DistributedType

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
@@ -439,6 +440,12 @@ def test_a_shadow_run_of_a_checkpoint_writes_its_report_and_event(finished_copy)
     assert bad.returncode == 2 and "no checkpoint_saved event for step 7" in bad.stderr
 
 
+def _alive(kind: type) -> set[int]:
+    """The objects of `kind` this process still holds, once the cyclic collector has run."""
+    gc.collect()
+    return {id(obj) for obj in gc.get_objects() if isinstance(obj, kind)}
+
+
 def test_each_seed_of_run_seeds_trains_its_own_line_and_the_release_verdict_spans_them(tmp_path):
     """Two seeds, each with priority sampling (one pipeline run for both: a line of training costs a warm start)."""
     root = make_workspace(
@@ -453,8 +460,13 @@ def test_each_seed_of_run_seeds_trains_its_own_line_and_the_release_verdict_span
         "--set",
         "priority_sampling.by_difficulty={easy: 0.2, medium: 0.4, hard: 0.4}",
     ]
+    from transformers import PreTrainedModel, Trainer
+
+    before = _alive(Trainer) | _alive(PreTrainedModel)
     result = rc1_here(root, "advance", "--all", *sampling)
     assert result.returncode == 0, result.stderr
+    # Each line let go of its trainer and policy (rc1/app/train.py: engine.close, free_memory): none is left alive.
+    assert _alive(Trainer) | _alive(PreTrainedModel) <= before
     log = events(root)
 
     steps = [e for e in log if e["type"] == "train_step"]

@@ -245,3 +245,43 @@ def test_rc1_report_passes_over_a_tracker_that_cannot_start_and_sends_the_rest(t
     assert sender.stdout.splitlines()[-1] == "['tensorboard']"
     assert "tracker wandb could not be started" in sender.stderr and "in use" in sender.stderr
     assert list((tmp_path / "tracking/busy/tensorboard").glob("events.out.tfevents.*"))
+
+
+@pytest.mark.parametrize("exact", [True, False])
+def test_steps_trained_again_after_a_resume_that_is_not_exact_are_said_to_differ(tmp_path, exact):
+    """A tracker keeps one value per step, so the steps a resumed line trains again are not sent twice; where the
+    line's resume is not exact (training_started.exact_resume: CUDA without train.deterministic, vLLM rollouts) they
+    differ from what it shows, and it says so in a note."""
+    from conftest import training_started_fields
+
+    from rc1.core.workspace import Workspace
+    from rc1.run import events as ev
+    from rc1.views.trackers import TensorBoard
+
+    ws = Workspace(root=tmp_path, run="local")
+    tracker = TensorBoard(ws, TensorBoard.new_run(ws))
+    seq = iter(range(100))
+
+    def step(n: int, loss: float) -> ev.TrainStep:
+        return ev.TrainStep(
+            seq=next(seq), step=n, loss=loss, kl=0.0, ratio=1.0, lr=1e-5, reward=0.5, mem_used_mb=1.0, sec_per_step=1.0,
+            tokens=10,
+        )  # fmt: skip
+
+    tracker.send(ev.TrainingStarted(seq=next(seq), **training_started_fields(0, 6), exact_resume=exact))
+    for n in range(1, 5):
+        tracker.send(step(n, loss=1.0))
+    resumed = training_started_fields(2, 6) | {"resume_from_dir": "checkpoints/local/step_00002"}
+    tracker.send(ev.TrainingStarted(seq=next(seq), **resumed, exact_resume=exact))
+    for n in range(3, 7):
+        tracker.send(step(n, loss=2.0))
+    tracker.finish()
+
+    line = EventAccumulator(str(tmp_path / tracker.run_id / "seed_1234")).Reload()
+    assert [(s.step, s.value) for s in line.Scalars("train/loss")] == [(1, 1), (2, 1), (3, 1), (4, 1), (5, 2), (6, 2)]
+    run = EventAccumulator(str(tmp_path / tracker.run_id), size_guidance={"tensors": 0}).Reload()
+    notes = [t for t in run.Tags()["tensors"] if t.startswith("resume")]
+    assert bool(notes) is not exact
+    if not exact:
+        (note,) = [event.tensor_proto.string_val[0].decode() for event in run.Tensors(notes[0])]
+        assert "steps 3–4 were trained again and differ" in note and "from step 5 on" in note

@@ -702,3 +702,44 @@ def test_full_fine_tuning_with_sft_moves_every_weight_and_measures_its_drift_fro
     engine.train(hooks, resume_from=None)
     assert [n for n, p in engine.model.named_parameters() if torch.equal(p.detach(), before[n])] == []
     assert hooks.steps[0].kl == 0 and hooks.steps[1].kl > 0  # the probe's reference stayed where training began
+
+
+def load_in_4bit(model_dir: Path):
+    """The tiny model's base in 4 bits (NF4, double quantization, bf16 compute), as rc1 loads a QLoRA base on CUDA
+    (rc1/train/model_loading.py), here on the CPU (bitsandbytes 0.50 quantizes there). bitsandbytes repacks a CPU
+    Linear4bit's weights into another layout at its first no-grad forward in eval mode on CPUs with AVX512-BF16,
+    after which its gradients stop: switched off, as nothing of this test is about that CPU kernel."""
+    import bitsandbytes as bnb
+    from transformers import AutoModelForCausalLM, AutoTokenizer, BitsAndBytesConfig
+
+    quantization = BitsAndBytesConfig(
+        load_in_4bit=True,
+        bnb_4bit_quant_type="nf4",
+        bnb_4bit_use_double_quant=True,
+        bnb_4bit_compute_dtype=torch.bfloat16,
+    )
+    model = AutoModelForCausalLM.from_pretrained(
+        model_dir, dtype=torch.bfloat16, quantization_config=quantization, device_map={"": "cpu"}
+    )
+    for module in model.modules():
+        if isinstance(module, bnb.nn.Linear4bit):
+            module.support_avx512bf16_for_cpu = False
+    return model, AutoTokenizer.from_pretrained(model_dir, padding_side="left", truncation_side="left")
+
+
+def test_a_qlora_adapter_trains_in_fp32_over_its_4bit_base(model_dir, tmp_path):
+    """TRL 1.16 casts the adapter of a 4-bit model to bf16, where AdamW at 1e-5 rounds most updates away
+    (tests/unit/test_adapter_precision.py); the engine puts it back in fp32 before the optimizer is built."""
+    config = make_config(2, 2, learning_rate=1e-5)
+    config = msgspec.structs.replace(config, finetune=msgspec.structs.replace(config.finetune, method="qlora"))
+    model, tokenizer = load_in_4bit(model_dir)
+    assert model.is_loaded_in_4bit
+    engine = build_engine(config, make_items(), digit_reward, model, tokenizer, tmp_path / "staging", "cpu")
+    trainable = {name: p for name, p in engine.model.named_parameters() if p.requires_grad}
+    assert trainable and {p.dtype for p in trainable.values()} == {torch.float32}
+    before = {name: p.detach().clone() for name, p in trainable.items()}
+    engine.train(Recorder(tmp_path / "checkpoints", [engine]), resume_from=None)
+    moved = {name: float((p.detach() != before[name]).float().mean()) for name, p in trainable.items()}
+    # lora_B starts at 0, so lora_A has a gradient from the second step; at 1e-5 bf16 would round most of its moves away
+    assert all(share > 0.9 for share in moved.values()), moved
+    assert {p.dtype for p in trainable.values()} == {torch.float32}

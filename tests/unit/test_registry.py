@@ -121,6 +121,7 @@ def test_switching_strategy_on_the_command_line_names_the_fix():
         load_config(rc1, ["engine.strategy=sft"])
     message = str(refused.value)
     assert "train.target_kl: sft has no KL term" in message and "--set train.target_kl=null" in message
-    assert "--set priority_sampling=null" in message
-    fixed = load_config(rc1, ["engine.strategy=sft", "train.target_kl=null", "priority_sampling=null"])
+    assert "--set priority_sampling=null" in message and "--set train.mask_truncated_completions=false" in message
+    fixes = ["train.target_kl=null", "priority_sampling=null", "train.mask_truncated_completions=false"]
+    fixed = load_config(rc1, ["engine.strategy=sft", *fixes])
     assert fixed.config.engine.strategy == "sft" and fixed.config.train.target_kl is None

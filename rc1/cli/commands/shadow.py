@@ -50,7 +50,7 @@ def _shadow_run(args: argparse.Namespace) -> int:
     with open_session(args) as session:
         require_built(session.ws.shadow_path, "shadow")
         require_built(session.ws.balanced_pool_path, "pool")
-        event = run_shadow(session, args.tag, args.checkpoint, args.samples)
+        event = run_shadow(session, args.tag, args.checkpoint, args.samples).event
     print(f"shadow run {event.tag} ({event.checkpoint}, {event.samples} samples per item): report {event.report}")
     for name, value in event.statistics.items():
         print(f"  {name:<20} {'-' if value is None else f'{value:.4f}'}")

@@ -16,8 +16,8 @@ def _trl_arguments(train, seed: int, vllm: bool) -> dict:
         max_new_tokens=train.max_completion_tokens,
         max_length=train.max_prompt_tokens + train.max_completion_tokens,
         temperature=train.temperature,
-        top_k=0,
-        top_p=1.0,
+        top_k=train.top_k,
+        top_p=train.top_p,
         beta=[train.beta],
         loss_type="sigmoid",
         remove_unused_columns=False,  # keep `item_index` for the reward function

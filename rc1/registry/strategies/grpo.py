@@ -12,6 +12,9 @@ def group_arguments(train, seed: int, vllm: bool) -> dict:
         num_generations=train.num_generations,
         max_completion_length=train.max_completion_tokens,
         temperature=train.temperature,
+        top_p=train.top_p,
+        top_k=train.top_k,
+        mask_truncated_completions=train.mask_truncated_completions,
         beta=train.beta,
         shuffle_dataset=False,
         remove_unused_columns=False,  # keep `item_index` for the reward function
@@ -27,6 +30,7 @@ SPEC = StrategySpec(
         arguments="trl:GRPOConfig",
         options=group_arguments,
         vllm=True,
+        masks_truncated=True,
         about="TRL `GRPOTrainer` (the default)",
     ),
     torch=TorchRecipe(

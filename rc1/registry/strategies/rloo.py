@@ -14,6 +14,7 @@ SPEC = StrategySpec(
         arguments="trl:RLOOConfig",
         options=group_arguments,
         vllm=True,
+        masks_truncated=True,
         about="TRL `RLOOTrainer`",
     ),
     torch=TorchRecipe(

@@ -195,6 +195,7 @@ def _(event: ev.TrainingStarted, state: MonitorState, watched) -> None:
     state.max_steps = event.max_steps
     state.checked = ()
     state.weights = dict(event.weights)
+    state.thinking = event.thinking
     clock = state.clock
     clock.running, clock.last_us = True, micros_of(event.ts)
     clock.accelerators = accelerators(event.device, event.processes)

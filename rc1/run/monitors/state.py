@@ -135,6 +135,7 @@ class MonitorState(msgspec.Struct, kw_only=True):
     step: int = 0
     max_steps: int = 0  # of the line: a rule may leave its last check alone (a stop there changes nothing)
     weights: dict[str, float] = msgspec.field(default_factory=dict)  # the reward's weights (component shares)
+    thinking: bool = False  # the line's policy thinks (training_started.thinking): its greedy replies decide nothing
     watch: Watch = msgspec.field(default_factory=Watch)
     saved: dict[int, Watch] = msgspec.field(default_factory=dict)  # checkpoint step -> the watch as it stood there
     evals: list[EvalPoint] = msgspec.field(default_factory=list)  # of the line, up to the current step

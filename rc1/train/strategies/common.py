@@ -40,6 +40,8 @@ class StrategyBase:
             per_prompt=per_prompt,
             max_new_tokens=t.max_completion_tokens,
             temperature=t.temperature,
+            top_p=t.top_p,
+            top_k=t.top_k,
             eos_ids=e.eos_ids,
             device=e.device,
         )

@@ -30,8 +30,8 @@ class ShadowRegression(RuleParams):
         list[Literal["greedy", "sampled"]],
         Meta(
             description="Which success counts: greedy (one reply per item), sampled (release.samples replies per "
-            "item); "
-            "either regressing trips the rule."
+            "item); either regressing trips the rule. A thinking model's line (training_started.thinking) reads "
+            "sampled alone: its greedy replies are a view that halts nothing."
         ),
     ] = msgspec.field(default_factory=lambda: ["greedy", "sampled"])
     min_drop_pp: Annotated[
@@ -84,7 +84,9 @@ def read(params: ShadowRegression, state: MonitorState) -> Reading | None:
     measured: dict[str, float] = {}
     worst: tuple[float, str] | None = None
     breach = False
-    for metric in (m for m in METRICS if m in params.metrics):
+    # A thinking model's greedy replies are a secondary view (its cards: sampled settings only; "DO NOT use greedy
+    # decoding"): they halt nothing, whatever the metrics list.
+    for metric in (m for m in METRICS if m in params.metrics and not (m == "greedy" and state.thinking)):
         rated = _Rated.of(evals, metric)
         gaps = [against_best(rated, i, params.confidence) for i in range(len(evals) - params.window, len(evals))]
         if any(g is None for g in gaps) or not rates(evals[-1], metric):

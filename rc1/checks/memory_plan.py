@@ -1,0 +1,165 @@
+"""The accelerator memory a line of training needs, by arithmetic on the model's widths and the config: what round 1's
+`accelerator_memory` check holds the GPU to, what docs/gpu.md's memory table prints, and what `make gpu-check`
+measures against (its goal: within 15 %). An estimate, not a measurement: every term names what it assumes.
+
+Per process, in bytes, with d the bytes of the compute dtype (2: bf16):
+- weights: a QLoRA base keeps its projections in NF4 with double quantization (0.5 B a weight, 1 B of 8-bit block
+  scale per 64 weights, 4 B of fp32 second-level scale per 256 blocks) and its embeddings, LM head and norms in d;
+  LoRA and a full fine-tune keep every weight in d. A full fine-tune at β > 0 holds TRL's frozen reference too;
+- trained state: an adapter in fp32 (rc1 keeps it so: rc1/train/engine_trl.py `adapter_in_fp32`) with its gradient
+  and AdamW's two moments, 16 B a weight; a full fine-tune's weights' gradient and moments in d (3d);
+- rollouts: transformers' generate holds the KV cache of the step's generation batch (per_device_batch_size ×
+  this process's gradient accumulation replies, TRL's generation batch) up to prompt + completion tokens, every
+  row as long as the longest (2 × layers × kv heads × head_dim × d a token);
+- a training micro-batch: with gradient checkpointing each layer's input (hidden × d a token, every layer) and one
+  layer recomputed in the backward pass with its gradient (twice its activations: the attention projections, the
+  MLP's gate, up and product, the norms), plus TRL's fused LM head tile (4,096 tokens × 32,768 vocabulary columns
+  in fp32); without checkpointing every layer's activations;
+- an evaluation batch: rc1's evaluation batch (per_device_batch_size × gradient_accumulation_steps replies, on
+  every process) in the KV cache, and the drift probe's one reply of logits in d and a 256 MiB fp32 slice
+  (rc1/train/policy_math.py `scored_logprobs`);
+- fixed: the CUDA context and cuBLAS's workspace, 1 GiB assumed.
+The peak is the fixed part plus the largest of the three phases, which never overlap."""
+
+from __future__ import annotations
+
+import msgspec
+
+GIB = 2**30
+CONTEXT = 1 * GIB  # CUDA context + cuBLAS workspace: an assumption, what gpu-check's measured peaks leave out
+FUSED_HEAD_TILE = 4096 * 32768 * 4  # trl/kernels/chunked_logprob.py: TOKEN_CHUNK_SIZE × chunk_size, fp32
+DRIFT_SLICE = 2**28  # rc1/train/policy_math.py SLICE_BUDGET
+
+
+class ModelShape(msgspec.Struct, frozen=True, kw_only=True):
+    """A decoder's widths, as its config.json gives them."""
+
+    layers: int
+    hidden: int
+    intermediate: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    vocab: int
+    tied: bool
+
+    @classmethod
+    def of(cls, config: dict) -> ModelShape:
+        """From a transformers config (config.json's keys)."""
+        heads = config["num_attention_heads"]
+        return cls(
+            layers=config["num_hidden_layers"],
+            hidden=config["hidden_size"],
+            intermediate=config["intermediate_size"],
+            heads=heads,
+            kv_heads=config.get("num_key_value_heads", heads),
+            head_dim=config.get("head_dim") or config["hidden_size"] // heads,
+            vocab=config["vocab_size"],
+            tied=bool(config.get("tie_word_embeddings", False)),
+        )
+
+    @property
+    def projections(self) -> dict[str, tuple[int, int]]:
+        """Each layer's projections, (in, out)."""
+        q, kv = self.heads * self.head_dim, self.kv_heads * self.head_dim
+        h, i = self.hidden, self.intermediate
+        return {
+            "q_proj": (h, q),
+            "k_proj": (h, kv),
+            "v_proj": (h, kv),
+            "o_proj": (q, h),
+            "gate_proj": (h, i),
+            "up_proj": (h, i),
+            "down_proj": (i, h),
+        }
+
+    @property
+    def projection_weights(self) -> int:
+        return self.layers * sum(a * b for a, b in self.projections.values())
+
+    @property
+    def other_weights(self) -> int:
+        """Embeddings, the LM head when it is not tied to them, the norms (two per layer, Qwen3's q/k norms, final)."""
+        norms = self.layers * (2 * self.hidden + 2 * self.head_dim) + self.hidden
+        return self.vocab * self.hidden * (1 if self.tied else 2) + norms
+
+    def kv_bytes_per_token(self, d: int) -> int:
+        return 2 * self.layers * self.kv_heads * self.head_dim * d
+
+    def layer_activations_per_token(self) -> int:
+        """Values one layer keeps for its backward pass, per token (norms, q/k/v/o, attention output, MLP)."""
+        q, kv = self.heads * self.head_dim, self.kv_heads * self.head_dim
+        return 4 * self.hidden + 2 * q + 2 * kv + 3 * self.intermediate
+
+
+# Qwen3-4B-Thinking-2507's config.json (the production model): 36 layers, 2,560 wide, MLP 9,728, 32 query and 8
+# key/value heads of 128, a vocabulary of 151,936, embeddings tied to the LM head.
+QWEN3_4B = ModelShape(
+    layers=36, hidden=2560, intermediate=9728, heads=32, kv_heads=8, head_dim=128, vocab=151936, tied=True
+)
+
+
+class MemoryPlan(msgspec.Struct, frozen=True, kw_only=True):
+    """Bytes per process: what stays (`weights`, `trained`, `fixed`) and each phase's own part."""
+
+    weights: int
+    trained: int
+    fixed: int
+    rollouts: int
+    micro_batch: int
+    evaluation: int
+
+    @property
+    def peak(self) -> int:
+        return self.weights + self.trained + self.fixed + max(self.rollouts, self.micro_batch, self.evaluation)
+
+    def phase(self, name: str) -> int:
+        """What the GPU holds in one phase (rollouts, micro_batch, evaluation), the fixed part left out (what
+        torch's allocator counts: `torch.cuda.max_memory_allocated`)."""
+        return self.weights + self.trained + getattr(self, name)
+
+
+def plan(shape: ModelShape, config, processes: int = 1, d: int = 2) -> MemoryPlan:
+    """The plan of `config` (rc1's Config) for a model of `shape` on `processes` processes in a dtype of d bytes."""
+    train, method = config.train, config.finetune.method
+    if method == "qlora":
+        weights = shape.projection_weights * (0.5 + 1 / 64 + 4 / (64 * 256)) + shape.other_weights * d
+    else:
+        total = shape.projection_weights + shape.other_weights
+        reference = total * d if method == "full" and train.beta > 0 else 0
+        weights = total * d + reference
+    if method == "full":
+        trained = (shape.projection_weights + shape.other_weights) * 3 * d
+    else:
+        targets = config.model.lora.target_modules
+        adapter = shape.layers * sum(
+            config.model.lora.r * (a + b) for n, (a, b) in shape.projections.items() if n in targets
+        )
+        trained = adapter * 16
+    tokens = train.max_prompt_tokens + train.max_completion_tokens
+    accumulation = (
+        train.gradient_accumulation_steps // processes
+        if train.step_batch == "fixed"
+        else train.gradient_accumulation_steps
+    )
+    rollouts = train.per_device_batch_size * accumulation * tokens * shape.kv_bytes_per_token(d)
+    kept = shape.layers if not train.gradient_checkpointing else 0
+    micro_batch = (
+        train.per_device_batch_size
+        * tokens
+        * d
+        * (shape.layers * shape.hidden + (2 + kept) * shape.layer_activations_per_token())
+        + FUSED_HEAD_TILE
+    )
+    evaluation = max(
+        train.per_device_batch_size * train.gradient_accumulation_steps * tokens * shape.kv_bytes_per_token(d),
+        (train.max_completion_tokens + 1) * shape.vocab * d + DRIFT_SLICE,
+    )
+    return MemoryPlan(
+        weights=round(weights),
+        trained=round(trained),
+        fixed=CONTEXT,
+        rollouts=rollouts,
+        micro_batch=micro_batch,
+        evaluation=evaluation,
+    )
