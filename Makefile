@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.rc1-installed
 CONFIG ?= configs/local.yaml
 
-.PHONY: setup run test test-unit lint docs bench preflight round1 round2 train resume failpack clean
+.PHONY: setup run test test-unit lint docs bench gpu-check wheels preflight round1 round2 train resume failpack clean
 
 setup: $(STAMP)
 
@@ -49,6 +49,20 @@ docs: setup
 
 bench: setup
 	$(PY) -m rc1.bench
+
+# The production path's device check (rc1/bench/gpu_check.py): on a CUDA machine the check, without CUDA its dry run
+# (small models on the CPU); its last line on stdout is one JSON object. It needs no setup where rc1's dependencies are
+# importable: on an offline GPU node, `make gpu-check WHEELS=DIR` installs the wheels of `make wheels` into .gpu-site
+# first, and GPU_PY (default: .venv's python, else python3) runs it.
+GPU_PY ?= $(if $(wildcard $(PY)),$(PY),python3)
+gpu-check:
+	$(if $(WHEELS),$(GPU_PY) -m pip install -q --no-index --no-deps --no-compile --upgrade --target .gpu-site $(WHEELS)/*.whl)
+	PYTHONPATH=$(CURDIR)/.gpu-site:$(CURDIR) $(GPU_PY) -m rc1.bench.gpu_check $(ARGS)
+
+# The wheels an offline CUDA node needs beyond a CUDA PyTorch image (rc1/bench/wheels.py): make wheels DIR=.whl
+# [HAVE=file of the image's packages] [PYTHON_VERSION=3.12]. Needs this .venv and a package index.
+wheels: setup
+	$(PY) -m rc1.bench.wheels --dir $(DIR) $(if $(HAVE),--have $(HAVE)) $(if $(PYTHON_VERSION),--python-version $(PYTHON_VERSION))
 
 # One stage at a time (the seed's names), each through the same state machine `make run` goes through.
 preflight: setup

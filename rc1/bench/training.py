@@ -40,8 +40,6 @@ def _rc1(root: Path, *args: str) -> float:
 def bench_training(repeat: int = 2) -> None:
     """`train.max_steps` GRPO steps of the embedded default, each way."""
     import torch
-    from transformers.trainer_callback import PrinterCallback
-    from trl import GRPOTrainer
 
     from rc1.app.policy import builtin_model_dir
     from rc1.config.loading import load_config
@@ -51,12 +49,9 @@ def bench_training(repeat: int = 2) -> None:
     from rc1.run import events as ev
     from rc1.scoring.pipeline import ScoringPipeline, components_for, make_reward_fn, rule_scorer
     from rc1.scoring.weights import load_weights
-    from rc1.train.engine_trl import _quiet_renamed_property, trl_args
     from rc1.train.engines import build_engine
-    from rc1.train.model_loading import load_policy, lora_config
-    from rc1.train.prompts import fit_prompt
+    from rc1.train.model_loading import load_policy
     from rc1.train.protocols import NoHooks
-    from rc1.train.schedule import schedule
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -71,7 +66,6 @@ def bench_training(repeat: int = 2) -> None:
         loaded = load_config(root / CONFIG)
         config = loaded.config
         steps = config.train.max_steps
-        peft_config = None if config.finetune.method == "full" else lora_config(config.model)
         ws = Workspace(root=root, run=config.run.name)
         pool = read_items(ws.balanced_pool_path)
         base = builtin_model_dir(ws, config.run.seed)
@@ -80,32 +74,7 @@ def bench_training(repeat: int = 2) -> None:
         reward_fn = make_reward_fn(config.reward, weights, ScoringPipeline(rule_scorer(loaded, thinking=False)))
 
         def bare() -> float:
-            from datasets import Dataset
-
-            model, tokenizer = load_policy(config.model, config.finetune.method, "cpu", torch.float32, model_dir)
-            args = trl_args(config, root / "bare", "cpu", torch.float32)
-            prompts = [fit_prompt(tokenizer, item, config.train.max_prompt_tokens)[0] for item in pool]
-            order = schedule(len(pool), steps * (args.generation_batch_size // args.num_generations), config.run.seed)
-            dataset = Dataset.from_dict({"prompt": [prompts[i] for i in order], "item_index": order})
-
-            def reward(prompts, completions, item_index, completion_ids, **_):
-                return reward_fn([pool[i] for i in item_index], list(completions), [len(c) for c in completion_ids])
-
-            with _quiet_renamed_property():
-                trainer = GRPOTrainer(
-                    model=model,
-                    reward_funcs=[reward],
-                    args=args,
-                    train_dataset=dataset,
-                    processing_class=tokenizer,
-                    peft_config=peft_config,
-                )
-                trainer.remove_callback(PrinterCallback)
-                start = time.perf_counter()
-                trainer.train()
-            seconds = time.perf_counter() - start
-            shutil.rmtree(root / "bare", ignore_errors=True)
-            return seconds
+            return bare_grpo(config, pool, reward_fn, model_dir, root / "bare", "cpu").seconds
 
         def loop() -> float:
             model, tokenizer = load_policy(config.model, config.finetune.method, "cpu", torch.float32, model_dir)
@@ -132,6 +101,73 @@ def bench_training(repeat: int = 2) -> None:
             "the gate-set evaluation of the selected checkpoint"
         )
         _bench_torch_strategies(loaded, pool, reward_fn, model_dir, root, min(steps, 40))
+
+
+class BareRun:
+    """A bare GRPOTrainer's run: its wall time, and each step's time and completion tokens (the step measured as rc1's
+    bridge measures train_step.sec_per_step: from the trainer's on_step_begin to its on_log)."""
+
+    def __init__(self):
+        self.seconds = 0.0
+        self.step_seconds: list[float] = []
+        self.tokens: list[float] = []
+
+
+def bare_grpo(config, pool, reward_fn, model_dir: Path, out: Path, device: str) -> BareRun:
+    """`config.train.max_steps` steps of TRL's `GRPOTrainer` on the arguments `trl_args` gives rc1, the same model
+    (loaded by rc1's `load_policy`: 4-bit on CUDA for qlora), prompts in the schedule's order, rc1's reward."""
+    from datasets import Dataset
+    from transformers import TrainerCallback
+    from transformers.trainer_callback import PrinterCallback
+    from trl import GRPOTrainer
+
+    from rc1.train.device import select_dtype
+    from rc1.train.engine_trl import _quiet_renamed_property, adapter_in_fp32, trl_args
+    from rc1.train.model_loading import load_policy, lora_config
+    from rc1.train.prompts import fit_prompt
+    from rc1.train.schedule import schedule
+
+    run = BareRun()
+
+    class Timed(TrainerCallback):
+        def on_step_begin(self, args, state, control, **kwargs):
+            self.started = time.perf_counter()
+
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            if logs and "loss" in logs:
+                run.step_seconds.append(time.perf_counter() - self.started)
+                run.tokens.append(float(logs["completions/mean_length"]) * args.generation_batch_size)
+
+    dtype = select_dtype(device, config.model.dtype)
+    model, tokenizer = load_policy(config.model, config.finetune.method, device, dtype, model_dir)
+    args = trl_args(config, out, device, dtype)
+    prompts = [fit_prompt(tokenizer, item, config.train.max_prompt_tokens)[0] for item in pool]
+    order = schedule(
+        len(pool), config.train.max_steps * (args.generation_batch_size // args.num_generations), config.run.seed
+    )
+    dataset = Dataset.from_dict({"prompt": [prompts[i] for i in order], "item_index": order})
+
+    def reward(prompts, completions, item_index, completion_ids, **_):
+        return reward_fn([pool[i] for i in item_index], list(completions), [len(c) for c in completion_ids])
+
+    with _quiet_renamed_property():
+        trainer = GRPOTrainer(
+            model=model,
+            reward_funcs=[reward],
+            args=args,
+            train_dataset=dataset,
+            processing_class=tokenizer,
+            peft_config=None if config.finetune.method == "full" else lora_config(config.model),
+            callbacks=[Timed()],
+        )
+        trainer.remove_callback(PrinterCallback)
+        if config.finetune.method == "qlora":
+            adapter_in_fp32(trainer.model)  # as rc1's engine trains it: the comparison is of the loops, not the dtype
+        start = time.perf_counter()
+        trainer.train()
+    run.seconds = time.perf_counter() - start
+    shutil.rmtree(out, ignore_errors=True)
+    return run
 
 
 def _bench_torch_strategies(loaded, pool, reward_fn, model_dir: Path, root: Path, steps: int) -> None:

@@ -32,9 +32,11 @@ def warm_start(
     seed: int,
     learning_rate: float = 3e-3,
     batch_size: int = 16,
+    on_cpu: bool = True,
 ) -> tuple[Path, bool]:
     """Fine-tune the model in `base_dir` on (prompt, reply) `pairs` for `steps` steps into `out_dir`;
-    returns it and whether it was trained now (False: the cached one matched)."""
+    returns it and whether it was trained now (False: the cached one matched). `on_cpu` false: on the accelerator
+    (`make gpu-check` warm-starts a model of Qwen3-4B's widths there), in fp32 still."""
     out_dir = Path(out_dir)
     fingerprint = _fingerprint(base_dir, pairs, steps, seed, learning_rate, batch_size)
     if _is_complete(out_dir, fingerprint):
@@ -60,7 +62,7 @@ def warm_start(
         logging_steps=max(1, steps // 4),
         save_strategy="no",
         report_to="none",
-        use_cpu=True,
+        use_cpu=on_cpu,
         dataloader_num_workers=0,
         disable_tqdm=not sys.stderr.isatty(),
         completion_only_loss=True,

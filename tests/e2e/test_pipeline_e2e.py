@@ -40,6 +40,8 @@ def test_a_fresh_workspace_runs_gated_to_a_checkpointed_complete_run(completed_r
     for e in events(completed_run):
         if e["type"] == "train_step":
             assert e["tokens"] > 0 and e["sec_per_step"] > 0 and e["mem_used_mb"] > 0 and e["lr"] > 0
+    [started] = [e for e in events(completed_run) if e["type"] == "training_started"]
+    assert started["exact_resume"] is True and started["thinking"] is False  # the CPU; the tiny model's ChatML
 
     status = status_json(completed_run)
     assert {
@@ -80,6 +82,7 @@ def test_a_fresh_workspace_runs_gated_to_a_checkpointed_complete_run(completed_r
         b["delta_pp"] is not None for b in evals[-1]["buckets"]
     )
     assert all(e["samples"] == SAMPLES and e["hard_sampled_success"] is not None for e in evals)  # beside greedy
+    assert all(e["mem_peak_mb"] > 0 for e in evals)  # on the CPU, the process's resident-set peak
     promoted = [e for e in log if e["type"] == "best_promoted"]
     overall = [
         next(b["sampled_success"] for b in e["buckets"] if (b["task"], b["difficulty"]) == ("all", "all"))
@@ -423,6 +426,28 @@ def test_round_two_runs_the_shadow_run_on_the_base_model(completed_run):
     assert json.loads(report.read_text())["statistics"] == run["statistics"]
     [check] = [e for e in events(completed_run) if e.get("name") == "shadow_run"]
     assert check["type"] == "check_passed" and check["tags"] == ["pre_run_check"]
+    # thinking_fits reads the same replies: none of the tiny model's reaches the 24-token limit, and most items' two
+    # replies all fail (its threshold in configs/local.yaml says why that still trains)
+    [fits] = [e for e in events(completed_run) if e.get("name") == "thinking_fits"]
+    m = fits["measured"]
+    assert fits["type"] == "check_passed" and (m["items"], m["samples"], m["max_completion_tokens"]) == (30, 2, 24)
+    assert m["cut_share"] == m["cut_share_low"] == 0.0 < m["cut_share_high"] < 0.1 and m["closed_share"] == 1.0
+    assert 0 < m["closed_tokens_p50"] <= m["closed_tokens_p99"] <= m["closed_tokens_max"] < 24
+    assert 0.5 < m["no_signal_share"] <= 0.98 and m["no_signal_share"] == m["all_fail_share"] + m["all_succeed_share"]
+    assert {f"task.{t}.no_signal_share" for t in ("gsm8k", "hotpotqa", "strategyqa")} <= m.keys()
+
+
+def test_replies_cut_at_a_tiny_completion_limit_fail_round_two_with_the_runbook(tmp_path):
+    """4 tokens: the tiny model's replies (5 tokens at the median, measured) are cut before they answer."""
+    root = make_workspace(tmp_path, **{"train.max_completion_tokens": 4})
+    result = rc1_here(root, "advance", "--until", "R2_PASSED")
+    assert result.returncode == 3, result.stderr
+    [failed] = [e for e in events(root) if e["type"] == "check_failed"]
+    assert failed["name"] == "thinking_fits" and failed["round"] == 2
+    assert failed["measured"]["cut_share"] > 0.5 and failed["measured"]["cut_share_low"] > 0.1
+    assert "of the replies were cut at 4 tokens" in failed["detail"]
+    assert "thinking_fits" in result.stderr and "raise train.max_completion_tokens" in result.stderr
+    assert types(root)[-1] == "gate_failed" and status_json(root)["state"] == "R1_PASSED"
 
 
 def test_a_shadow_run_of_a_checkpoint_writes_its_report_and_event(finished_copy):

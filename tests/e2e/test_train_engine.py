@@ -743,3 +743,36 @@ def test_a_qlora_adapter_trains_in_fp32_over_its_4bit_base(model_dir, tmp_path):
     # lora_B starts at 0, so lora_A has a gradient from the second step; at 1e-5 bf16 would round most of its moves away
     assert all(share > 0.9 for share in moved.values()), moved
     assert {p.dtype for p in trainable.values()} == {torch.float32}
+
+
+@pytest.mark.parametrize("engine_name", ["trl", "torch"])
+def test_a_closed_engine_is_freed_as_soon_as_it_is_let_go_of(engine_name, model_dir, tmp_path):
+    """The trainer holds the engine (its reward function, its callback) and the engine the trainer: a cycle only the
+    cyclic collector would break, keeping a line's model and optimizer (on CUDA, its memory) until it runs. A closed
+    engine is freed by reference counting alone, before `train --all` loads the next line."""
+    import gc
+    import weakref
+
+    engine = make_torch_engine(torch_config("grpo", 1, 1, engine=engine_name), model_dir, tmp_path)
+    engine.train(Recorder(tmp_path / "checkpoints", []), resume_from=None)
+    policy, trainer = weakref.ref(engine.model), weakref.ref(engine.trainer if engine_name == "trl" else engine)
+    gc.disable()
+    try:
+        engine.close()
+        del engine
+        assert policy() is None and trainer() is None
+    finally:
+        gc.enable()
+
+
+def test_sampling_with_a_top_k_of_one_is_the_greedy_reply(full_run):
+    """The configured cut reaches generation: top_k 1 leaves the argmax, whatever the temperature and seed."""
+    from rc1.train.metrics import Sampling
+
+    engine, items = full_run["engine"], make_items()[:4]
+    greedy = engine.evaluate(items, max_new_tokens=8)
+    sampled = engine.evaluate(items, 8, Sampling(samples=2, temperature=1.3, seed=7, top_k=1))
+    assert sampled.completions == [text for text in greedy.completions for _ in range(2)]
+    assert len(sampled.ended) == 8 and sampled.mem_peak_mb > 0
+    wide = engine.evaluate(items, 8, Sampling(samples=2, temperature=1.3, seed=7))
+    assert wide.completions != sampled.completions

@@ -1,0 +1,97 @@
+"""`make wheels DIR=…`: the wheels an offline CUDA node needs to run rc1 beyond what a CUDA PyTorch image has.
+
+What rc1 needs is read off this environment's installed distributions (`importlib.metadata`): rc1's requirements with
+its `qlora` extra (bitsandbytes), and theirs, in the versions installed here (the ones rc1 is tested with). torch and
+everything torch itself requires (the image's: triton, the nvidia-* runtime, sympy, networkx, jinja2, …) are left out,
+and so is every name in `--have` (a file of the image's package names, one per line, `pip list --format freeze` or
+bare names): what remains is downloaded with `pip download --no-deps --only-binary=:all:` for the node's Python and
+platform (manylinux x86_64, CPython `--python-version`). On the node: `python3 -m pip install --no-index --no-deps
+--target DIR2 DIR/*.whl` and `PYTHONPATH=DIR2`, or `make gpu-check WHEELS=DIR`. Exit 0 with the sizes printed, 1 when
+pip could not fetch one (it names which)."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+
+from packaging.requirements import Requirement
+
+# The platforms an x86-64 Linux node takes wheels for: pip matches each tag exactly (bitsandbytes 0.50 is manylinux_2_24).
+PLATFORMS = tuple(f"manylinux_2_{n}_x86_64" for n in (17, 24, 27, 28, 31, 34, 35)) + ("manylinux2014_x86_64",)
+
+
+def canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def closure(roots: list[Requirement], python_version: str) -> dict[str, str]:
+    """Installed distributions `roots` need, transitively: canonical name -> installed version. A requirement whose
+    marker is false on the node's Python (`python_version`) or that is not installed here is left out."""
+    environment = {"python_version": python_version, "python_full_version": f"{python_version}.0", "extra": ""}
+    found: dict[str, str] = {}
+    todo = list(roots)
+    while todo:
+        requirement = todo.pop()
+        if requirement.marker is not None and not requirement.marker.evaluate(environment):
+            continue
+        name = canonical(requirement.name)
+        if name in found:
+            continue
+        try:
+            found[name] = metadata.version(requirement.name)
+        except metadata.PackageNotFoundError:
+            continue
+        todo += [Requirement(r) for r in metadata.requires(requirement.name) or []]
+    return found
+
+
+def needed(python_version: str, have: set[str]) -> dict[str, str]:
+    rc1 = [Requirement(r) for r in metadata.requires("rc1") or []]
+    roots = [r for r in rc1 if r.marker is None or not str(r.marker).startswith("extra")]
+    roots += [
+        Requirement(str(r).split(";")[0]) for r in rc1 if r.marker is not None and 'extra == "qlora"' in str(r.marker)
+    ]
+    image = closure([Requirement("torch")], python_version)
+    return {
+        name: version
+        for name, version in sorted(closure(roots, python_version).items())
+        if name not in image and name not in have and not name.startswith("nvidia-")
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m rc1.bench.wheels", description=__doc__.splitlines()[0])
+    parser.add_argument("--dir", required=True, type=Path, help="where the wheels go")
+    parser.add_argument("--python-version", default="3.12", help="the node's Python, major.minor (default 3.12)")
+    parser.add_argument("--have", type=Path, help="a file of the packages the node's image has already")
+    args = parser.parse_args(argv)
+    have = set()
+    if args.have is not None:
+        text = args.have.read_text(encoding="utf-8")
+        have = {canonical(re.split(r"[=<> ;]", line.strip())[0]) for line in text.splitlines() if line.strip()}
+    wanted = needed(args.python_version, have)
+    args.dir.mkdir(parents=True, exist_ok=True)
+    command = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", "-d", str(args.dir)]
+    command += ["--python-version", args.python_version, "--implementation", "cp"]
+    command += [option for platform in PLATFORMS for option in ("--platform", platform)]
+    failed = []
+    for name, version in wanted.items():
+        if subprocess.run([*command, f"{name}=={version}"], capture_output=True, text=True).returncode != 0:
+            failed.append(f"{name}=={version}")
+    total = 0
+    for wheel in sorted(args.dir.glob("*.whl")):
+        total += wheel.stat().st_size
+        print(f"{wheel.stat().st_size / 2**20:8.1f} MiB  {wheel.name}")
+    print(f"{total / 2**20:8.1f} MiB  in {args.dir} ({len(wanted)} packages beyond the image)")
+    if failed:
+        print(f"wheels: pip found no wheel for {', '.join(failed)} on {args.python_version}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,48 @@
+"""`make gpu-check` without CUDA: its dry run, the same code as the device check on small models on the CPU (what it
+runs on a GPU is the production path: rc1/bench/gpu_check.py); and what `make wheels` would fetch for a CUDA node."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+from conftest import PATIENCE, REPO
+
+
+def test_make_gpu_check_runs_its_dry_run_here_and_ends_on_one_json_line():
+    result = subprocess.run(
+        ["make", "-s", "gpu-check"], cwd=REPO, capture_output=True, text=True, timeout=PATIENCE, check=False
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert (report["device"], report["dry_run"], report["errors"]) == ("cpu", True, {})
+    # What TRL would be given on a GPU for the production profile
+    gpu = report["arguments_on_gpu"]
+    assert (gpu["rollouts"], gpu["exact_resume"], gpu["bf16"]) == ("hf", True, True)
+    assert (gpu["temperature"], gpu["top_k"], gpu["top_p"], gpu["max_completion_length"]) == (0.6, 20, 1.0, 8192)
+    assert gpu["mask_truncated_completions"] and gpu["steps_per_generation"] == gpu["gradient_accumulation_steps"]
+    # The probes ran on a small model of the production layout, and the plan beside what was measured
+    probes = report["probes"]
+    assert probes["shape"]["vocab"] == 151936 and probes["micro_batch"]["finite"]
+    for phase in ("micro_batch", "evaluation"):
+        assert probes[phase]["measured_gb"] > 0 and probes[phase]["planned_gb"] > 0
+    assert probes["line"]["batches_per_evaluation"] == 8 + 62  # 245 greedy in 32s, 245 × 8 sampled 4 items a batch
+    # The gated run: killed by SIGKILL at step 4, resumed to its verdict, the step trained again identical
+    gated = report["gated_run"]
+    assert (gated["killed_exit"], gated["resumed_exit"], gated["state"]) == (-9, 0, "CHECKPOINTED")
+    assert [s["resume_from_step"] for s in gated["training_started"]] == [0, 2]
+    assert all(s["exact_resume"] and s["generation"] == "hf" for s in gated["training_started"])
+    assert gated["steps_trained_again"] == [3] and gated["steps_trained_again_identical"] is True
+    assert gated["release"]["n"] == 60 and len(gated["eval_mem_peak_mb"]) == 3
+    assert report["tokens_per_s"]["rc1"] > 0 and report["tokens_per_s"]["bare_trl"] > 0
+
+
+def test_the_wheels_for_a_cuda_node_are_rcs_needs_less_torchs_and_the_images():
+    from rc1.bench.wheels import needed
+
+    wanted = needed("3.12", set())
+    assert {"trl", "transformers", "peft", "datasets", "msgspec", "bitsandbytes", "zstandard"} <= wanted.keys()
+    assert not {"torch", "triton", "sympy", "networkx", "jinja2"} & wanted.keys()
+    assert not any(name.startswith("nvidia-") for name in wanted)
+    lean = needed("3.12", {"transformers", "peft", "accelerate", "pyarrow", "scipy", "matplotlib"})
+    assert "trl" in lean and not {"transformers", "peft", "pyarrow"} & lean.keys()
