@@ -20,7 +20,7 @@ from pathlib import Path
 
 from packaging.requirements import Requirement
 
-# The platforms an x86-64 Linux node takes wheels for: pip matches each tag exactly (bitsandbytes 0.50 is manylinux_2_24).
+# The platforms an x86-64 Linux node takes wheels for: pip matches each tag exactly (bitsandbytes 0.50: 2_24).
 PLATFORMS = tuple(f"manylinux_2_{n}_x86_64" for n in (17, 24, 27, 28, 31, 34, 35)) + ("manylinux2014_x86_64",)
 
 

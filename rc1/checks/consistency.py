@@ -97,7 +97,14 @@ PRODUCTION_RULES: list[Rule] = _COMMON + [
         lambda v: v >= 3,
         "run.seeds must list at least 3 distinct seeds",
     ),
-    ("qlora", lambda c: float(c.finetune.method == "qlora"), lambda v: v == 1.0, "finetune.method must be qlora"),
+    # An adapter over the production base: QLoRA (a 4-bit base, configs/rc1.yaml) or LoRA over the bf16 base, the way
+    # to vLLM rollouts (TRL cannot sync a 4-bit base to vLLM: rc1/config/rules.py).
+    (
+        "adapter",
+        lambda c: float(c.finetune.method in ("lora", "qlora")),
+        lambda v: v == 1.0,
+        "finetune.method must be qlora or lora",
+    ),
     (
         "overclar_alpha",
         lambda c: c.reward.overclar_alpha,

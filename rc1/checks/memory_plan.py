@@ -163,3 +163,73 @@ def plan(shape: ModelShape, config, processes: int = 1, d: int = 2) -> MemoryPla
         micro_batch=micro_batch,
         evaluation=evaluation,
     )
+
+
+def markdown(shape: ModelShape, config) -> str:
+    """docs/gpu.md's memory table: each term of the plan for `config` on one process, and the peaks (GB, 1e9 B)."""
+    train = config.train
+    tokens = train.max_prompt_tokens + train.max_completion_tokens
+    p, gb = plan(shape, config), 1e9
+    kv = shape.kv_bytes_per_token(2)
+    inputs = train.per_device_batch_size * tokens * shape.layers * shape.hidden * 2
+    recompute = p.micro_batch - inputs - FUSED_HEAD_TILE
+    eval_rows = train.per_device_batch_size * train.gradient_accumulation_steps
+    drift = (train.max_completion_tokens + 1) * shape.vocab * 2 + DRIFT_SLICE
+    rows = [
+        (
+            "weights",
+            f"{config.finetune.method}: the projections' {shape.projection_weights:,} weights and the other "
+            f"{shape.other_weights:,} (embeddings tied to the head, norms)",
+            p.weights,
+        ),
+        ("adapter and AdamW", "fp32 weight, gradient and two moments: 16 B a weight", p.trained),
+        ("CUDA context, cuBLAS workspace", "assumed", p.fixed),
+        (
+            "rollouts: KV cache",
+            f"{train.per_device_batch_size * train.gradient_accumulation_steps} replies × {tokens:,} "
+            f"tokens × {kv:,} B (2 × {shape.layers} layers × {shape.kv_heads} heads × {shape.head_dim} × 2 B)",
+            p.rollouts,
+        ),
+        (
+            "micro-batch: layer inputs",
+            f"{train.per_device_batch_size} × {tokens:,} tokens × {shape.layers} layers × "
+            f"{shape.hidden:,} × 2 B (gradient checkpointing)",
+            inputs,
+        ),
+        (
+            "micro-batch: one layer recomputed",
+            f"{train.per_device_batch_size} × {tokens:,} tokens × "
+            f"{shape.layer_activations_per_token():,} values × 2 B, and as much again for their gradients",
+            recompute,
+        ),
+        (
+            "micro-batch: TRL's fused LM head",
+            "one tile: 4,096 tokens × 32,768 vocabulary columns × 4 B",
+            FUSED_HEAD_TILE,
+        ),
+        ("evaluation: KV cache", f"{eval_rows} replies × {tokens:,} tokens × {kv:,} B", eval_rows * tokens * kv),
+        (
+            "evaluation: drift probe",
+            f"one reply's logits, {train.max_completion_tokens + 1:,} × {shape.vocab:,} × 2 B, and a 256 MiB slice",
+            drift,
+        ),
+    ]
+    lines = ["| part | arithmetic | GB |", "|---|---|---|"]
+    lines += [f"| {name} | {how} | {value / gb:.2f} |" for name, how, value in rows]
+    peaks = {name: p.phase(name) / gb for name in ("rollouts", "micro_batch", "evaluation")}
+    lines += [
+        f"| **peak while generating rollouts** | weights + adapter + KV cache | **{peaks['rollouts']:.1f}** |",
+        f"| **peak of a micro-batch** | weights + adapter + its three terms | **{peaks['micro_batch']:.1f}** |",
+        f"| **peak of an evaluation batch** | weights + adapter + the larger term | **{peaks['evaluation']:.1f}** |",
+        f"| **planned peak, with the context** | accelerator_memory needs this free | **{p.peak / gb:.1f}** |",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":  # docs/gpu.md's table: python -m rc1.checks.memory_plan
+    from pathlib import Path
+
+    from rc1.config.loading import load_config
+
+    production = load_config(Path(__file__).resolve().parents[2] / "configs" / "rc1.yaml").config
+    print(markdown(QWEN3_4B, production), end="")

@@ -421,9 +421,9 @@ class FinetuneConfig(_Section):
         Literal["lora", "qlora", "full"],
         Meta(
             description="lora: a LoRA adapter on the frozen base (model.lora); qlora: the same on a 4-bit base (CUDA "
-            "and "
-            "a hub model; the production requirement); full: every weight of the model, no adapter (trl "
-            "engine only, not in fp16; the reference policy is a second copy)."
+            "and a hub model; the production profile's, the adapter kept in fp32; no vLLM rollouts); full: every "
+            "weight of the model, no adapter (trl engine only, not in fp16; the reference policy is a second copy). "
+            "Production takes lora or qlora."
         ),
     ] = "lora"
 

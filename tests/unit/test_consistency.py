@@ -27,7 +27,7 @@ def test_the_shipped_profiles_pass():
         ("train.target_kl=0.1", "train.target_kl must be set, in [0.02, 0.05]"),
         ("train.target_kl=null", "train.target_kl must be set, in [0.02, 0.05]"),
         ("run.seeds=[1,2]", "run.seeds must list at least 3 distinct seeds"),
-        ("finetune.method=lora", "finetune.method must be qlora"),
+        ("finetune.method=full", "finetune.method must be qlora or lora"),
         ("reward.use_overclar_penalty=false", "reward.use_overclar_penalty must be true"),
     ],
 )

@@ -117,3 +117,12 @@ def test_the_kv_cache_of_a_steps_replies_is_what_the_completion_limit_costs():
     four_gpus = plan(QWEN3_4B, config, processes=4)  # step_batch fixed: each generates a quarter of the step
     assert four_gpus.rollouts == production.rollouts // 4 and four_gpus.evaluation == production.evaluation
     assert production.fixed == GIB
+
+
+def test_docs_gpu_memory_table_is_the_plans():
+    from rc1.checks.memory_plan import markdown
+
+    page = (REPO / "docs" / "gpu.md").read_text(encoding="utf-8")
+    start, end = "<!-- memory plan: python -m rc1.checks.memory_plan -->\n", "<!-- /memory plan -->"
+    block = page[page.index(start) + len(start) : page.index(end)]
+    assert block == markdown(QWEN3_4B, load_config(PRODUCTION).config), "regenerate: python -m rc1.checks.memory_plan"
