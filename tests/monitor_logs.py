@@ -34,6 +34,7 @@ class Line:
         seed: int = 1,
         device: str = "cpu",
         processes: int = 1,
+        thinking: bool = False,
     ):
         self.replayer = Replayer()
         self.run = RunAggregate(self.replayer)
@@ -43,7 +44,7 @@ class Line:
         self.seed = seed
         self.monitors = monitors
         self.weights = weights
-        self.device, self.processes = device, processes
+        self.device, self.processes, self.thinking = device, processes, thinking
         self.append(ev.Round1Passed(fingerprints=FP, checks=[]))
         self.append(ev.Round2Passed(fingerprints=FP, checks=[]))
         self.start(0)
@@ -88,6 +89,7 @@ class Line:
                 monitors=watched(self.monitors),
                 weights=self.weights,
                 processes=self.processes,
+                thinking=self.thinking,
             )
         )
         self.step = resume_from

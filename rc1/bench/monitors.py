@@ -81,7 +81,14 @@ def arms() -> list[Arm]:
             files={"drop_answer.py": DROP_ANSWER, "weights_drop_answer.json": json.dumps(DROP_ANSWER_WEIGHTS)},
             expects="reward_hacking",
         ),
-        Arm("max_completion_tokens 4", "fault", ["--set", "train.max_completion_tokens=4"], expects="truncation"),
+        Arm(
+            "max_completion_tokens 4",
+            "fault",
+            # round 2's thinking_fits would refuse the limit before training (the fault it is there for): opened, so
+            # that the truncation monitor is what meets it
+            ["--set", "train.max_completion_tokens=4", "--set", "preflight.max_cut_share=1.0"],
+            expects="truncation",
+        ),
         Arm(
             f"judge budget {budget} calls",
             "fault",

@@ -102,6 +102,20 @@ def test_shadow_regression_halts_after_two_evaluations_significantly_below_the_b
     assert trip.measured["greedy_ci_high_pp"] < 0 and trip.threshold["confidence"] == 0.99
 
 
+@pytest.mark.parametrize("thinking", [False, True])
+def test_a_thinking_lines_greedy_replies_are_a_view_that_halts_nothing(thinking):
+    """Greedy success falls from 0.5 to 0.2 while sampled success holds: a regression of the greedy view, which halts
+    a line whose policy does not think and is only read for one that does (training_started.thinking)."""
+    line = Line(rules(shadow_regression={}), thinking=thinking)
+    for greedy in (0.3, 0.5, 0.45, 0.2, 0.2):
+        if line.state.evals:
+            line.steps(5)
+            line.checkpoint()
+        correct = round(greedy * ITEMS)
+        line.evaluate([1.0] * correct + [0.0] * (ITEMS - correct), [4] * (ITEMS // 2) + [0] * (ITEMS - ITEMS // 2))
+    assert rules_and_steps(line) == ([] if thinking else [("shadow_regression", 20, "halt")])
+
+
 def test_shadow_regression_does_not_trip_on_a_level_run():
     line = Line(rules(shadow_regression={}))
     evaluations(line, [0.3, 0.32, 0.28, 0.31, 0.3, 0.29, 0.33])

@@ -126,3 +126,42 @@ def test_docs_gpu_memory_table_is_the_plans():
     start, end = "<!-- memory plan: python -m rc1.checks.memory_plan -->\n", "<!-- /memory plan -->"
     block = page[page.index(start) + len(start) : page.index(end)]
     assert block == markdown(QWEN3_4B, load_config(PRODUCTION).config), "regenerate: python -m rc1.checks.memory_plan"
+
+
+def test_round_ones_memory_plan_reads_the_models_own_config(tmp_path):
+    """The accelerator_memory check plans from the model's config.json (a local directory here; a hub id on a
+    machine with the hub) and needs the planned peak free on CUDA; a model whose config cannot be read says why."""
+    import json
+
+    from rc1.checks.resources import _planned
+
+    (tmp_path / "config.json").write_text(
+        json.dumps(
+            {
+                "model_type": "qwen3",
+                "architectures": ["Qwen3ForCausalLM"],
+                "num_hidden_layers": 36,
+                "hidden_size": 2560,
+                "intermediate_size": 9728,
+                "num_attention_heads": 32,
+                "num_key_value_heads": 8,
+                "head_dim": 128,
+                "vocab_size": 151936,
+                "tie_word_embeddings": True,
+            }
+        )
+    )
+    config = load_config(PRODUCTION, [f"model.name={tmp_path}"]).config
+    planned, _ = _planned(config)
+    assert planned == plan(QWEN3_4B, config)
+    missing, why = _planned(load_config(PRODUCTION, [f"model.name={tmp_path / 'absent'}"]).config)
+    assert missing is None and "cannot be read" in why
+    assert _planned(load_config(LOCAL).config) == (None, "the built-in model is not planned")
+
+
+def test_the_production_profile_halts_on_cut_replies_above_what_round_two_let_through():
+    config = load_config(PRODUCTION).config
+    truncation = config.monitors.truncation
+    assert (truncation.action, truncation.max_share) == ("halt", config.preflight.max_cut_share)
+    assert config.monitors.shadow_regression.metrics == ["sampled"] and config.release.metric == "hard_sampled_success"
+    assert config.shadow.samples == config.train.num_generations  # round 2 measures a training group's spread
