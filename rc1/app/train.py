@@ -140,6 +140,7 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
         else:
             join_release(session, base_seed)
         return
+    backend = rollout_backend(config, device)
     session.append(
         session.run.start_training(
             resume_from_step=resume.step if resume else 0,
@@ -152,8 +153,8 @@ def run_training(session: Session, explicit_resume: Path | None = None) -> None:
             dtype=str(dtype).removeprefix("torch."),
             seed=seed,
             seeds=seeds,
-            generation=rollout_backend(config, device),
-            exact_resume=exact_resume(config, device, rollout_backend(config, device)),
+            generation=backend,
+            exact_resume=exact_resume(config, device, backend),
             thinking=thinking,
             monitors=watched(config.monitors),
             weights=dict(scoring.weights or {}),

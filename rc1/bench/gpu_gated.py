@@ -25,6 +25,7 @@ REPO = Path(__file__).resolve().parents[2]
 WIDTHS = {"hidden_size": 2560, "intermediate_size": 9728, "num_attention_heads": 32, "num_key_value_heads": 8}
 SMALL_WIDTHS = {"hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 4, "num_key_value_heads": 2}
 KILLED_AT = 4  # SIGKILLed as step 4 is recorded: steps 1-3 in the log, the checkpoint of step 2 to resume from
+SAVE_STEPS = 2
 COMPARED = ("loss", "kl", "reward", "reward_std", "grad_norm", "tokens")
 
 
@@ -38,8 +39,8 @@ def config_of(model_dir: Path, method: str) -> dict:
     raw["finetune"] = {"method": method}
     raw["train"] |= {
         "max_steps": 4,
-        "save_steps": 2,
-        "eval_steps": 2,
+        "save_steps": SAVE_STEPS,
+        "eval_steps": SAVE_STEPS,
         "per_device_batch_size": 16,
         "num_generations": 4,
         "learning_rate": 1e-4,
@@ -145,27 +146,51 @@ def gated_run(root: Path, on_gpu: bool) -> dict:
         "release": {k: release[k] for k in ("passed", "hard_gain_pp", "ci_low_pp", "ci_high_pp", "n", "samples")}
         if release
         else None,
-        "rc1_tokens_per_s": sum(s["tokens"] for s in steps) / sum(s["sec_per_step"] for s in steps) if steps else None,
+        "rc1_tokens_per_s": step_to_step_rate(
+            [s["step"] for s in steps], [_seconds(s["ts"]) for s in steps], [s["tokens"] for s in steps], SAVE_STEPS
+        ),
         "seconds": time.perf_counter() - started,
     }
 
 
-def bare_tokens_per_s(root: Path, device: str) -> float:
-    """The gated run's steps through a bare TRL GRPOTrainer on the same model, data order, reward and arguments."""
+def step_to_step_rate(steps: list[int], at: list[float], tokens: list[float], save_steps: int) -> float | None:
+    """Completion tokens per second over whole step cycles: step k's tokens over the time from step k−1's log to step
+    k's (what a step costs with everything around it: hooks, events, trackers), for every k after a step of the same
+    process that was not checkpointed (a checkpoint and an evaluation are not a step's cost)."""
+    pairs = [
+        (tokens[i], at[i] - at[i - 1])
+        for i in range(1, len(steps))
+        if steps[i] == steps[i - 1] + 1 and steps[i - 1] % save_steps and at[i] > at[i - 1]
+    ]
+    return sum(t for t, _ in pairs) / sum(s for _, s in pairs) if pairs else None
+
+
+def bare_tokens_per_s(root: Path, device: str) -> float | None:
+    """The gated run's steps through a bare TRL GRPOTrainer on the same model, data order, reward and arguments, with
+    the same deterministic kernels."""
     from rc1.bench.training import bare_grpo
     from rc1.config.loading import load_config
     from rc1.core.workspace import Workspace
     from rc1.data.task import read_items
     from rc1.scoring.pipeline import ScoringPipeline, components_for, make_reward_fn, rule_scorer
     from rc1.scoring.weights import load_weights
+    from rc1.train.device import deterministic_kernels
 
     loaded = load_config(root / "configs" / "gpu_check.yaml")
     ws = Workspace(root=root, run=loaded.config.run.name)
     pool = read_items(ws.balanced_pool_path)
     weights = load_weights(loaded.weights_path, components_for(loaded))
     reward_fn = make_reward_fn(loaded.config.reward, weights, ScoringPipeline(rule_scorer(loaded, thinking=False)))
+    deterministic_kernels(device, loaded.config.train.deterministic)
     run = bare_grpo(loaded.config, pool, reward_fn, Path(loaded.config.model.name), root / "bare", device)
-    return sum(run.tokens) / sum(run.step_seconds)
+    steps = list(range(1, len(run.tokens) + 1))
+    return step_to_step_rate(steps, run.logged_at, run.tokens, SAVE_STEPS)
+
+
+def _seconds(ts: str) -> float:
+    from datetime import datetime
+
+    return datetime.fromisoformat(ts).timestamp()
 
 
 def _events(path: Path) -> list[dict]:

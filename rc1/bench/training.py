@@ -104,12 +104,12 @@ def bench_training(repeat: int = 2) -> None:
 
 
 class BareRun:
-    """A bare GRPOTrainer's run: its wall time, and each step's time and completion tokens (the step measured as rc1's
-    bridge measures train_step.sec_per_step: from the trainer's on_step_begin to its on_log)."""
+    """A bare GRPOTrainer's run: its wall time, and for each step when its log came (the trainer's on_log, the point
+    where rc1 appends its train_step) and its completion tokens."""
 
     def __init__(self):
         self.seconds = 0.0
-        self.step_seconds: list[float] = []
+        self.logged_at: list[float] = []
         self.tokens: list[float] = []
 
 
@@ -130,12 +130,9 @@ def bare_grpo(config, pool, reward_fn, model_dir: Path, out: Path, device: str) 
     run = BareRun()
 
     class Timed(TrainerCallback):
-        def on_step_begin(self, args, state, control, **kwargs):
-            self.started = time.perf_counter()
-
         def on_log(self, args, state, control, logs=None, **kwargs):
             if logs and "loss" in logs:
-                run.step_seconds.append(time.perf_counter() - self.started)
+                run.logged_at.append(time.perf_counter())
                 run.tokens.append(float(logs["completions/mean_length"]) * args.generation_batch_size)
 
     dtype = select_dtype(device, config.model.dtype)

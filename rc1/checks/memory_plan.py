@@ -23,8 +23,11 @@ The peak is the fixed part plus the largest of the three phases, which never ove
 
 from __future__ import annotations
 
+from typing import Literal
+
 import msgspec
 
+Phase = Literal["rollouts", "micro_batch", "evaluation"]
 GIB = 2**30
 CONTEXT = 1 * GIB  # CUDA context + cuBLAS workspace: an assumption, what gpu-check's measured peaks leave out
 FUSED_HEAD_TILE = 4096 * 32768 * 4  # trl/kernels/chunked_logprob.py: TOKEN_CHUNK_SIZE × chunk_size, fp32
@@ -113,10 +116,11 @@ class MemoryPlan(msgspec.Struct, frozen=True, kw_only=True):
     def peak(self) -> int:
         return self.weights + self.trained + self.fixed + max(self.rollouts, self.micro_batch, self.evaluation)
 
-    def phase(self, name: str) -> int:
-        """What the GPU holds in one phase (rollouts, micro_batch, evaluation), the fixed part left out (what
-        torch's allocator counts: `torch.cuda.max_memory_allocated`)."""
-        return self.weights + self.trained + getattr(self, name)
+    def phase(self, name: Phase) -> int:
+        """What the GPU holds in one phase, the fixed part left out (what torch's allocator counts:
+        `torch.cuda.max_memory_allocated`)."""
+        own = {"rollouts": self.rollouts, "micro_batch": self.micro_batch, "evaluation": self.evaluation}[name]
+        return self.weights + self.trained + own
 
 
 def plan(shape: ModelShape, config, processes: int = 1, d: int = 2) -> MemoryPlan:

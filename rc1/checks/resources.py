@@ -4,6 +4,7 @@ the config's memory plan."""
 from __future__ import annotations
 
 import shutil
+from importlib.util import find_spec
 from pathlib import Path
 
 from rc1.checks.memory_plan import MemoryPlan, ModelShape, plan
@@ -12,6 +13,7 @@ from rc1.checks.spec import Check, Floor
 from rc1.config.schema import Config
 from rc1.core.catalog import is_builtin
 from rc1.core.runbook import Runbook
+from rc1.registry.strategies import STRATEGIES
 from rc1.scoring.archive import archive_estimate_gb
 
 
@@ -50,13 +52,17 @@ def accelerator_memory(config: Config) -> CheckResult:
     free, total = torch.cuda.mem_get_info()
     free_gb, total_gb = free / 1e9, total / 1e9
     planned, why = _planned(config)
-    need = max(min_free_gb, planned.peak / 1e9 if planned is not None else 0.0)
+    # Colocated vLLM takes its share of the whole GPU on top of what training holds (TRL's vllm_gpu_memory_utilization)
+    vllm_gb = config.train.vllm_gpu_memory_utilization * total_gb if _colocated_vllm(config) else 0.0
+    need = max(min_free_gb, (planned.peak / 1e9 if planned is not None else 0.0) + vllm_gb)
     measured = {"present": 1.0, "free_gb": free_gb, "total_gb": total_gb}
     if planned is not None:
         measured |= {
             f"planned_{name}_gb": planned.phase(name) / 1e9 for name in ("rollouts", "micro_batch", "evaluation")
         }
         measured["planned_peak_gb"] = planned.peak / 1e9
+    if vllm_gb:
+        measured["vllm_gb"] = vllm_gb
     return CheckResult(
         name="accelerator_memory",
         passed=free_gb >= need,
@@ -65,6 +71,17 @@ def accelerator_memory(config: Config) -> CheckResult:
         detail=f"{torch.cuda.get_device_name()}: {free_gb:.1f} of {total_gb:.1f} GB free (need {need:.1f} GB: "
         + (f"the planned peak of {config.model.name}, docs/gpu.md)" if planned is not None else f"{why})"),
     )
+
+
+def _colocated_vllm(config: Config) -> bool:
+    """Whether training would sample through vLLM on its own GPU: asked for, or `auto` where it can run (vllm
+    installed, a base vLLM can take; rc1/train/launch.py `generation_backend` decides the same at launch)."""
+    train = config.train
+    if train.rollouts == "vllm":
+        return True
+    recipe = STRATEGIES[config.engine.strategy].trl
+    samples = config.engine.name == "trl" and recipe is not None and recipe.vllm
+    return train.rollouts == "auto" and samples and config.finetune.method != "qlora" and find_spec("vllm") is not None
 
 
 def _planned(config: Config) -> tuple[MemoryPlan | None, str]:

@@ -107,7 +107,8 @@ def thinking_fits(
     if cuts.share > max_cut_share:
         failed.append(
             f"{cuts.share:.1%} of the replies were cut at {max_tokens} tokens (95 % interval "
-            f"{cuts.low:.1%}–{cuts.high:.1%}), above preflight.max_cut_share {max_cut_share:.0%}"
+            f"{cuts.low:.1%}–{cuts.high:.1%}), above preflight.max_cut_share {max_cut_share:.0%}: how much longer they "
+            "would have run is not known from here"
         )
     if no_signal > max_no_signal_share:
         failed.append(
@@ -142,8 +143,9 @@ RUNBOOK = Runbook(
     "answer, a 0, and a push towards thinking less), or too many items' replies all succeed or all fail, so their "
     "groups carry no advantage and the steps train on little",
     tries=(
-        "cut replies: raise train.max_completion_tokens above the closed replies' p99 the detail names (memory: the "
-        "KV cache grows with it, docs/gpu.md), with --accept-changed-inputs (both rounds run again)",
+        "cut replies: raise train.max_completion_tokens, with --accept-changed-inputs (both rounds run again); a cut "
+        "reply's length is only known to exceed the limit, so double it and read round 2's closed lengths again "
+        "(memory: the KV cache grows with it, docs/gpu.md)",
         "keep cut replies out of the loss as well: train.mask_truncated_completions: true (TRL's, DAPO's overlong "
         "filtering), and the soft overlong zone reward.overlong_cache_fraction",
         "items all succeed (too easy: GSM8K for a strong model): lower that task's data.mix share, or shift "

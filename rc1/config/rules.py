@@ -62,7 +62,7 @@ def cross_field_problems(config) -> list[str]:
     return problems + scorer_problems(config.scorer)
 
 
-GREEDY_METRICS = ("hard_success", "success")
+GREEDY_METRICS = ("hard_success", "success", "mean_reward")  # read off the greedy replies (evaluate_buckets)
 
 
 def _thinking_problems(config) -> list[str]:

@@ -342,8 +342,8 @@ class PreflightConfig(_Section):
         Probability,
         Meta(
             description="thinking_fits check (round 2): the share of shadow items whose sampled replies all succeed "
-            "or all fail (a group with no spread has no advantage: it trains nothing), overall and for each task, "
-            "may not exceed this."
+            "or all fail (a group with no spread has no advantage: it trains nothing) may not exceed this; each "
+            "task's and difficulty's share is recorded beside it."
         ),
     ] = 0.95
 
@@ -583,10 +583,11 @@ class TrainConfig(_Section):
     deterministic: Annotated[
         bool,
         Meta(
-            description="On CUDA, train with deterministic kernels (torch.use_deterministic_algorithms, cuBLAS's "
-            "workspace, the math attention backend), so a resumed line re-trains bit-identical steps; "
-            "training_started records whether this line's resume is exact. Slower, and the math attention holds "
-            "its attention matrix (docs/gpu.md). On the CPU training is deterministic either way."
+            description="On CUDA, train with deterministic kernels (torch.use_deterministic_algorithms, strictly; "
+            "cuDNN's deterministic choice; cuBLAS's fixed workspace), so a resumed line re-trains bit-identical steps "
+            "(the attention backends keep their deterministic backward); training_started records whether this "
+            "line's resume is exact. Slower (not measured: make gpu-check times it). A top_p below 1 is refused with "
+            "it (CUDA's cumsum). On the CPU training is deterministic either way."
         ),
     ] = True
     beta: Annotated[

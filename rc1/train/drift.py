@@ -70,14 +70,16 @@ class DriftProbe:
         prompt_attention: torch.Tensor,
         completions: torch.Tensor,
         eos_ids: list[int],
+        synced: bool = False,
     ) -> None:
-        """One batch: `completions[r]` was sampled for `item_ids[r]` after prompt row r."""
+        """One batch: `completions[r]` was sampled for `item_ids[r]` after prompt row r. `synced`: the parameters are
+        sharded, so every rank scores its batch in one forward pass per model (a collective)."""
         started = time.perf_counter()
         rollout = assemble(tokenizer, item_ids, prompt_ids, prompt_attention, completions, eos_ids)
         mask = rollout.completion_mask
-        logprobs = scored_logprobs(model, rollout, self._temperature)
+        logprobs = scored_logprobs(model, rollout, self._temperature, one_pass=synced)
         with self._reference(model) as reference:
-            reference_logprobs = scored_logprobs(reference, rollout, self._temperature)
+            reference_logprobs = scored_logprobs(reference, rollout, self._temperature, one_pass=synced)
         # Padding past a reply's end is masked out before it is summed (an inf there times 0 would be a NaN).
         kl = torch.where(mask.bool(), kl_to_reference(logprobs, reference_logprobs), 0.0)
         per_reply = (kl.sum(1) / mask.sum(1).clamp(min=1)).tolist()

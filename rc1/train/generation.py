@@ -67,6 +67,7 @@ def generate_replies(
                     encoded["attention_mask"].repeat_interleave(k, 0),
                     output[rows, width:],
                     eos_ids,
+                    synced=synced,
                 )
             for row in output[:, width:].tolist():
                 ends = [i for i, token in enumerate(row) if token in eos_ids]

@@ -205,16 +205,17 @@ LOGITS_BUDGET = 2**30
 SLICE_BUDGET = 2**28
 
 
-def scored_logprobs(model, rollout: Rollout, temperature: float) -> torch.Tensor:
+def scored_logprobs(model, rollout: Rollout, temperature: float, one_pass: bool = False) -> torch.Tensor:
     """`token_logprobs` without a gradient and without holding the whole rollout's logits: rows go through the model as
-    many at a time as `LOGITS_BUDGET` allows, and each row group's log-softmax is taken in fp32 over slices of
-    positions (`SLICE_BUDGET`). At Qwen3-4B's vocabulary (151,936) 8 replies of 2,048 tokens are 10 GB of fp32 logits
-    and as much again for their log-softmax in `token_logprobs`; here one row's logits in the model's dtype (0.6 GB in
-    bf16) and a 256 MiB slice."""
+    many at a time as `LOGITS_BUDGET` allows (at least one), and each row group's log-softmax is taken in fp32 over
+    slices of positions (`SLICE_BUDGET`). At Qwen3-4B's vocabulary (151,936) 8 replies of 2,048 tokens are 10 GB of
+    fp32 logits and as much again for their log-softmax in `token_logprobs`; here one row's logits in the model's dtype
+    (0.6 GB in bf16) and a 256 MiB slice. `one_pass`: every row in one forward pass, as under sharded parameters (FSDP2,
+    ZeRO-3), where a forward is a collective every rank must make as many times as the others."""
     width = rollout.completion_width
-    vocab = model.get_output_embeddings().weight.size(0)
+    vocab = model.config.get_text_config().vocab_size  # the head's weight is a shard under ZeRO-3
     per_row = (width + 1) * vocab * torch.finfo(model.dtype).bits // 8
-    rows_at_once = max(1, LOGITS_BUDGET // per_row)
+    rows_at_once = rollout.ids.size(0) if one_pass else max(1, LOGITS_BUDGET // per_row)
     parts = []
     with torch.no_grad():
         for start in range(0, rollout.ids.size(0), rows_at_once):

@@ -18,7 +18,7 @@ from rc1.eventlog.log import read_log
 from rc1.views.archive import archive_shards, read_shard
 
 # What differs between two runs of the same evaluation: when (and in which session) it was written, how long it took.
-CIRCUMSTANCE = {"seq", "ts", "prev", "seconds"}
+CIRCUMSTANCE = {"seq", "ts", "prev", "seconds", "mem_peak_mb"}  # a process's own time and memory
 
 
 def launch(root, processes: int, env: dict | None = None, args: tuple[str, ...] = ()):

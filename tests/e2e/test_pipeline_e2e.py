@@ -427,13 +427,13 @@ def test_round_two_runs_the_shadow_run_on_the_base_model(completed_run):
     [check] = [e for e in events(completed_run) if e.get("name") == "shadow_run"]
     assert check["type"] == "check_passed" and check["tags"] == ["pre_run_check"]
     # thinking_fits reads the same replies: none of the tiny model's reaches the 24-token limit, and most items' two
-    # replies all fail (its threshold in configs/local.yaml says why that still trains)
+    # replies all fail (configs/local.yaml says why the local profile measures that without gating on it)
     [fits] = [e for e in events(completed_run) if e.get("name") == "thinking_fits"]
     m = fits["measured"]
     assert fits["type"] == "check_passed" and (m["items"], m["samples"], m["max_completion_tokens"]) == (30, 2, 24)
     assert m["cut_share"] == m["cut_share_low"] == 0.0 < m["cut_share_high"] < 0.1 and m["closed_share"] == 1.0
     assert 0 < m["closed_tokens_p50"] <= m["closed_tokens_p99"] <= m["closed_tokens_max"] < 24
-    assert 0.5 < m["no_signal_share"] <= 0.98 and m["no_signal_share"] == m["all_fail_share"] + m["all_succeed_share"]
+    assert 0.5 < m["no_signal_share"] <= 1.0 and m["no_signal_share"] == m["all_fail_share"] + m["all_succeed_share"]
     assert {f"task.{t}.no_signal_share" for t in ("gsm8k", "hotpotqa", "strategyqa")} <= m.keys()
 
 

@@ -162,6 +162,18 @@ def test_round_ones_memory_plan_reads_the_models_own_config(tmp_path):
 def test_the_production_profile_halts_on_cut_replies_above_what_round_two_let_through():
     config = load_config(PRODUCTION).config
     truncation = config.monitors.truncation
-    assert (truncation.action, truncation.max_share) == ("halt", config.preflight.max_cut_share)
+    assert (truncation.action, truncation.max_share) == ("halt", 2 * config.preflight.max_cut_share)
     assert config.monitors.shadow_regression.metrics == ["sampled"] and config.release.metric == "hard_sampled_success"
     assert config.shadow.samples == config.train.num_generations  # round 2 measures a training group's spread
+
+
+def test_colocated_vllm_counts_on_top_of_the_plan_where_it_would_sample():
+    from rc1.checks.resources import _colocated_vllm
+
+    assert _colocated_vllm(load_config(PRODUCTION, ["finetune.method=lora", "train.rollouts=vllm"]).config)
+    assert not _colocated_vllm(load_config(PRODUCTION).config)  # qlora: auto never picks vLLM
+    assert not _colocated_vllm(load_config(PRODUCTION, ["finetune.method=lora", "train.rollouts=vllm_server"]).config)
+    auto = load_config(PRODUCTION, ["finetune.method=lora"]).config  # auto: only where vllm is installed (not here)
+    import importlib.util
+
+    assert _colocated_vllm(auto) == (importlib.util.find_spec("vllm") is not None)
