@@ -21,12 +21,15 @@ from pathlib import Path
 
 import yaml
 
+from rc1.eventlog.log import read_log
+from rc1.run import events as ev
+
 REPO = Path(__file__).resolve().parents[2]
 WIDTHS = {"hidden_size": 2560, "intermediate_size": 9728, "num_attention_heads": 32, "num_key_value_heads": 8}
 SMALL_WIDTHS = {"hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 4, "num_key_value_heads": 2}
 KILLED_AT = 4  # SIGKILLed as step 4 is recorded: steps 1-3 in the log, the checkpoint of step 2 to resume from
 SAVE_STEPS = 2
-COMPARED = ("loss", "kl", "reward", "reward_std", "grad_norm", "tokens")
+COMPARED = ("loss", "kl", "reward", "reward_std", "grad_norm", "tokens", "components", "diagnostics")
 
 
 def config_of(model_dir: Path, method: str) -> dict:
@@ -116,13 +119,15 @@ def gated_run(root: Path, on_gpu: bool) -> dict:
     built = time.perf_counter() - started
     killed = rc1(root, "advance", "--all", kill_at=f"step@{KILLED_AT}")
     resumed = rc1(root, "advance", "--all")
-    log = _events(root / "events" / "gpu-check.jsonl")
-    steps = [e for e in log if e["type"] == "train_step"]
-    again = [s for s in steps if s["step"] < KILLED_AT and sum(t["step"] == s["step"] for t in steps) > 1]
-    twice = {s["step"]: [t for t in steps if t["step"] == s["step"]] for s in again}
+    log = read_log(root / "events" / "gpu-check.jsonl").events
+    steps = [e for e in log if isinstance(e, ev.TrainStep)]
+    twice: dict[int, list[ev.TrainStep]] = {}
+    for step in steps:
+        twice.setdefault(step.step, []).append(step)
+    twice = {n: both for n, both in twice.items() if len(both) > 1}
     status = rc1(root, "status", "--json")
-    release = next((e for e in reversed(log) if e["type"] == "release_evaluated"), None)
-    thinking = next((e for e in log if e.get("name") == "thinking_fits"), None)
+    release = next((e for e in reversed(log) if isinstance(e, ev.ReleaseEvaluated)), None)
+    thinking = next((e for e in log if isinstance(e, ev.CheckOutcome) and e.name == "thinking_fits"), None)
     return {
         "model_built_s": built,
         "killed_exit": killed.returncode,
@@ -131,23 +136,21 @@ def gated_run(root: Path, on_gpu: bool) -> dict:
         "resumed_stderr_tail": resumed.stderr[-1500:] if resumed.returncode else "",
         "state": json.loads(status.stdout)["state"] if status.returncode == 0 else None,
         "training_started": [
-            {k: e.get(k) for k in ("resume_from_step", "device", "dtype", "generation", "exact_resume")}
+            {k: getattr(e, k) for k in ("resume_from_step", "device", "dtype", "generation", "exact_resume")}
             for e in log
-            if e["type"] == "training_started"
+            if isinstance(e, ev.TrainingStarted)
         ],
         "steps_trained_again": sorted(twice),
-        "steps_trained_again_identical": all(
-            {k: a.get(k) for k in COMPARED} == {k: b.get(k) for k in COMPARED} for a, b in twice.values()
-        )
-        if twice
-        else None,
-        "thinking_fits": thinking["measured"] if thinking else None,
-        "eval_mem_peak_mb": [e.get("mem_peak_mb") for e in log if e["type"] == "eval_completed"],
-        "release": {k: release[k] for k in ("passed", "hard_gain_pp", "ci_low_pp", "ci_high_pp", "n", "samples")}
+        "steps_trained_again_identical": all(_same(a, b) for a, b in twice.values()) if twice else None,
+        "thinking_fits": thinking.measured if thinking else None,
+        "eval_mem_peak_mb": [e.mem_peak_mb for e in log if isinstance(e, ev.EvalCompleted)],
+        "release": {
+            k: getattr(release, k) for k in ("passed", "hard_gain_pp", "ci_low_pp", "ci_high_pp", "n", "samples")
+        }
         if release
         else None,
         "rc1_tokens_per_s": step_to_step_rate(
-            [s["step"] for s in steps], [_seconds(s["ts"]) for s in steps], [s["tokens"] for s in steps], SAVE_STEPS
+            [s.step for s in steps], [_seconds(s.ts) for s in steps], [s.tokens for s in steps], SAVE_STEPS
         ),
         "seconds": time.perf_counter() - started,
     }
@@ -193,8 +196,6 @@ def _seconds(ts: str) -> float:
     return datetime.fromisoformat(ts).timestamp()
 
 
-def _events(path: Path) -> list[dict]:
-    if not path.exists():
-        return []
-    data = path.read_bytes()
-    return [json.loads(line) for line in data[: data.rfind(b"\n") + 1].splitlines()]
+def _same(a: ev.TrainStep, b: ev.TrainStep) -> bool:
+    """A step trained twice came out the same: every number but its time and memory (and the envelope)."""
+    return all(getattr(a, k) == getattr(b, k) for k in COMPARED)

@@ -61,14 +61,15 @@ def build_random_model(shape: ModelShape, directory: Path, device: str) -> Path:
     return directory
 
 
-def load_as_rc1(directory: Path, method: str, device: str):
-    """The model as rc1 loads a base (`load_policy`), wrapped in the adapter the trl engine trains, in fp32."""
+def load_as_rc1(directory: Path, model: ModelConfig, method: str, device: str):
+    """The model as rc1 loads a base (`load_policy`), wrapped in the adapter `model.lora` the trl engine trains, in
+    fp32."""
     import peft
 
     from rc1.train.engine_trl import adapter_in_fp32
     from rc1.train.model_loading import load_policy, lora_config
 
-    model_config = msgspec.convert({"name": str(directory)}, ModelConfig)
+    model_config = msgspec.structs.replace(model, name=str(directory))
     dtype = torch.bfloat16 if device == "cuda" else torch.float32
     base, _ = load_policy(model_config, method, device, dtype, Path(directory))
     model = peft.get_peft_model(base, lora_config(model_config))
@@ -124,10 +125,10 @@ def evaluation_batch(model, device: str, rows: int, prompt: int, completion: int
 
     model.eval()
     ids = torch.randint(2, 256, (rows, prompt + completion), device=device)
-    cache, filled, decode = DynamicCache(), 0, {}
+    cache, filled, decode = DynamicCache(), 0, []
     peak = Peak(device)
     with torch.no_grad():
-        for stop in (prompt, prompt + completion - DECODE_STEPS):
+        for stop in (prompt, max(prompt, prompt + completion - 2 * DECODE_STEPS)):
             while filled < stop:
                 end = min(stop, filled + CHUNK)
                 model(input_ids=ids[:, filled:end], past_key_values=cache, use_cache=True, logits_to_keep=1)
@@ -136,10 +137,10 @@ def evaluation_batch(model, device: str, rows: int, prompt: int, completion: int
             for _ in range(DECODE_STEPS):
                 model(input_ids=ids[:, filled : filled + 1], past_key_values=cache, use_cache=True, logits_to_keep=1)
                 filled += 1
-            decode[stop] = (_sync(device) - started) / DECODE_STEPS
+            decode.append((_sync(device) - started) / DECODE_STEPS)
     measured, seconds = peak.read()
     del cache
-    first, last = decode.values()
+    first, last = decode
     return {"measured_gb": measured, "seconds": seconds, "decode_s_after_prompt": first, "decode_s_at_end": last}
 
 
@@ -155,7 +156,7 @@ def probe(config: Config, root: Path, device: str, dry_run: bool) -> dict:
     train = config.train
     prompt, completion = (16, 32) if dry_run else (train.max_prompt_tokens, train.max_completion_tokens)
     directory = build_random_model(shape, root / "random-qwen3", device)
-    model = load_as_rc1(directory, config.finetune.method if device == "cuda" else "lora", device)
+    model = load_as_rc1(directory, config.model, config.finetune.method if device == "cuda" else "lora", device)
     sized = msgspec.structs.replace(
         config, train=msgspec.structs.replace(train, max_prompt_tokens=prompt, max_completion_tokens=completion)
     )
@@ -187,18 +188,23 @@ def projected_line(config: Config, measured: dict) -> dict:
     decode = measured["evaluation"]
     batch_s = train.max_completion_tokens * (decode["decode_s_after_prompt"] + decode["decode_s_at_end"]) / 2
     replies = train.per_device_batch_size * train.gradient_accumulation_steps
-    items, samples = config.data.shadow_size, config.release.samples
-    batches = math.ceil(items / replies) + math.ceil(items / max(1, replies // samples))
+    samples = config.release.samples
+
+    def batches(items: int) -> int:  # greedy replies `replies` to a batch, sampled ones `samples` per item
+        return math.ceil(items / replies) + math.ceil(items / max(1, replies // samples))
+
     reference = 1.25 if train.beta > 0 else 1.0
     step_s = batch_s + train.gradient_accumulation_steps * measured["micro_batch"]["seconds"] * reference
     every = train.eval_steps or train.save_steps
-    evaluation_s = batches * batch_s
+    evaluations = train.max_steps // every + 1
+    evaluation_s = batches(config.data.shadow_size) * batch_s
+    gate_s = batches(config.release.gate_size) * batch_s  # the line's selected checkpoint on the gate set
     return {
         "batch_s": batch_s,
-        "batches_per_evaluation": batches,
+        "batches_per_evaluation": batches(config.data.shadow_size),
         "evaluation_s": evaluation_s,
         "train_step_s": step_s,
-        "evaluations_per_line": train.max_steps // every + 1,
+        "evaluations_per_line": evaluations,
         "eval_share_of_training_pct": 100 * evaluation_s / (every * step_s),
-        "line_days": (train.max_steps * step_s + (train.max_steps // every + 1) * evaluation_s) / 86400,
+        "line_days": (train.max_steps * step_s + evaluations * evaluation_s + gate_s) / 86400,
     }

@@ -123,8 +123,40 @@ class MemoryPlan(msgspec.Struct, frozen=True, kw_only=True):
         return self.weights + self.trained + own
 
 
+def micro_batch_terms(shape: ModelShape, config, d: int = 2) -> dict[str, int]:
+    """A training micro-batch's own bytes, by term."""
+    train = config.train
+    rows, tokens = train.per_device_batch_size, train.max_prompt_tokens + train.max_completion_tokens
+    lora = config.model.lora
+    # peft keeps each adapted projection's dropped-out input for lora_A's backward (none without dropout)
+    adapted = sum(a for n, (a, _) in shape.projections.items() if n in lora.target_modules)
+    adapted = adapted if config.finetune.method != "full" and lora.dropout > 0 else 0
+    per_layer = shape.layer_activations_per_token() + adapted
+    kept = shape.layers if not train.gradient_checkpointing else 1  # checkpointed: one layer at a time
+    completion = rows * train.max_completion_tokens
+    return {
+        "layer inputs": rows * tokens * shape.layers * shape.hidden * d if train.gradient_checkpointing else 0,
+        "layers' activations": 2 * rows * tokens * per_layer * d * kept,  # and as much again for their gradients
+        # TRL's fused LM head: one tile of logits, the completion's hidden states gathered, their gradient in fp32
+        "fused LM head": FUSED_HEAD_TILE // 4 * d + completion * shape.hidden * (d + 4),
+    }
+
+
+def evaluation_terms(shape: ModelShape, config, d: int = 2) -> dict[str, int]:
+    """An evaluation batch's own bytes, by term (they come one after the other: the larger counts)."""
+    train = config.train
+    rows, tokens = train.per_device_batch_size * train.gradient_accumulation_steps, train.max_prompt_tokens
+    tokens += train.max_completion_tokens
+    return {
+        "KV cache": rows * tokens * shape.kv_bytes_per_token(d),
+        # one reply's logits, and a slice's fp32 copy, its scaled copy and logsumexp's exponentials
+        "drift probe": (train.max_completion_tokens + 1) * shape.vocab * d + 3 * DRIFT_SLICE,
+    }
+
+
 def plan(shape: ModelShape, config, processes: int = 1, d: int = 2) -> MemoryPlan:
-    """The plan of `config` (rc1's Config) for a model of `shape` on `processes` processes in a dtype of d bytes."""
+    """The plan of `config` (rc1's Config) for a model of `shape` on `processes` processes in a dtype of d bytes. The
+    trl engine's: the torch engine's strategies hold a micro-batch's whole logits."""
     train, method = config.train, config.finetune.method
     if method == "qlora":
         weights = shape.projection_weights * (0.5 + 1 / 64 + 4 / (64 * 256)) + shape.other_weights * d
@@ -135,37 +167,22 @@ def plan(shape: ModelShape, config, processes: int = 1, d: int = 2) -> MemoryPla
     if method == "full":
         trained = (shape.projection_weights + shape.other_weights) * 3 * d
     else:
-        targets = config.model.lora.target_modules
+        lora = config.model.lora
         adapter = shape.layers * sum(
-            config.model.lora.r * (a + b) for n, (a, b) in shape.projections.items() if n in targets
+            lora.r * (a + b) for n, (a, b) in shape.projections.items() if n in lora.target_modules
         )
         trained = adapter * 16
     tokens = train.max_prompt_tokens + train.max_completion_tokens
-    accumulation = (
-        train.gradient_accumulation_steps // processes
-        if train.step_batch == "fixed"
-        else train.gradient_accumulation_steps
-    )
-    rollouts = train.per_device_batch_size * accumulation * tokens * shape.kv_bytes_per_token(d)
-    kept = shape.layers if not train.gradient_checkpointing else 0
-    micro_batch = (
-        train.per_device_batch_size
-        * tokens
-        * d
-        * (shape.layers * shape.hidden + (2 + kept) * shape.layer_activations_per_token())
-        + FUSED_HEAD_TILE
-    )
-    evaluation = max(
-        train.per_device_batch_size * train.gradient_accumulation_steps * tokens * shape.kv_bytes_per_token(d),
-        (train.max_completion_tokens + 1) * shape.vocab * d + DRIFT_SLICE,
-    )
+    accumulation = train.gradient_accumulation_steps
+    if train.step_batch == "fixed":
+        accumulation //= processes
     return MemoryPlan(
         weights=round(weights),
         trained=round(trained),
         fixed=CONTEXT,
-        rollouts=rollouts,
-        micro_batch=micro_batch,
-        evaluation=evaluation,
+        rollouts=train.per_device_batch_size * accumulation * tokens * shape.kv_bytes_per_token(d),
+        micro_batch=sum(micro_batch_terms(shape, config, d).values()),
+        evaluation=max(evaluation_terms(shape, config, d).values()),
     )
 
 
@@ -175,11 +192,10 @@ def markdown(shape: ModelShape, config) -> str:
     tokens = train.max_prompt_tokens + train.max_completion_tokens
     p, gb = plan(shape, config), 1e9
     kv = shape.kv_bytes_per_token(2)
-    inputs = train.per_device_batch_size * tokens * shape.layers * shape.hidden * 2
-    recompute = p.micro_batch - inputs - FUSED_HEAD_TILE
-    eval_rows = train.per_device_batch_size * train.gradient_accumulation_steps
-    drift = (train.max_completion_tokens + 1) * shape.vocab * 2 + DRIFT_SLICE
-    rows = [
+    micro, evaluation = micro_batch_terms(shape, config), evaluation_terms(shape, config)
+    rows, eval_rows = train.per_device_batch_size, train.per_device_batch_size * train.gradient_accumulation_steps
+    per_layer = micro["layers' activations"] // (2 * rows * tokens * 2)
+    table = [
         (
             "weights",
             f"{config.finetune.method}: the projections' {shape.projection_weights:,} weights and the other "
@@ -190,36 +206,37 @@ def markdown(shape: ModelShape, config) -> str:
         ("CUDA context, cuBLAS workspace", "assumed", p.fixed),
         (
             "rollouts: KV cache",
-            f"{train.per_device_batch_size * train.gradient_accumulation_steps} replies × {tokens:,} "
-            f"tokens × {kv:,} B (2 × {shape.layers} layers × {shape.kv_heads} heads × {shape.head_dim} × 2 B)",
+            f"{eval_rows} replies × {tokens:,} tokens × {kv:,} B (2 × {shape.layers} layers × "
+            f"{shape.kv_heads} heads × {shape.head_dim} × 2 B)",
             p.rollouts,
         ),
         (
             "micro-batch: layer inputs",
-            f"{train.per_device_batch_size} × {tokens:,} tokens × {shape.layers} layers × "
-            f"{shape.hidden:,} × 2 B (gradient checkpointing)",
-            inputs,
+            f"{rows} × {tokens:,} tokens × {shape.layers} layers × {shape.hidden:,} × 2 B (gradient checkpointing)",
+            micro["layer inputs"],
         ),
         (
             "micro-batch: one layer recomputed",
-            f"{train.per_device_batch_size} × {tokens:,} tokens × "
-            f"{shape.layer_activations_per_token():,} values × 2 B, and as much again for their gradients",
-            recompute,
+            f"{rows} × {tokens:,} tokens × {per_layer:,} values (the layer's, and "
+            "the adapted projections' dropped-out inputs) × 2 B, and as much again for their gradients",
+            micro["layers' activations"],
         ),
         (
             "micro-batch: TRL's fused LM head",
-            "one tile: 4,096 tokens × 32,768 vocabulary columns × 4 B",
-            FUSED_HEAD_TILE,
+            f"a tile of 4,096 tokens × 32,768 columns × 2 B, and the {rows} × "
+            f"{train.max_completion_tokens:,} completion tokens' hidden states (2 B) and their gradient (4 B)",
+            micro["fused LM head"],
         ),
-        ("evaluation: KV cache", f"{eval_rows} replies × {tokens:,} tokens × {kv:,} B", eval_rows * tokens * kv),
+        ("evaluation: KV cache", f"{eval_rows} replies × {tokens:,} tokens × {kv:,} B", evaluation["KV cache"]),
         (
             "evaluation: drift probe",
-            f"one reply's logits, {train.max_completion_tokens + 1:,} × {shape.vocab:,} × 2 B, and a 256 MiB slice",
-            drift,
+            f"one reply's logits, {train.max_completion_tokens + 1:,} × {shape.vocab:,} × 2 B, "
+            "and three 256 MiB slices",
+            evaluation["drift probe"],
         ),
     ]
     lines = ["| part | arithmetic | GB |", "|---|---|---|"]
-    lines += [f"| {name} | {how} | {value / gb:.2f} |" for name, how, value in rows]
+    lines += [f"| {name} | {how} | {value / gb:.2f} |" for name, how, value in table]
     peaks = {name: p.phase(name) / gb for name in ("rollouts", "micro_batch", "evaluation")}
     lines += [
         f"| **peak while generating rollouts** | weights + adapter + KV cache | **{peaks['rollouts']:.1f}** |",

@@ -54,5 +54,9 @@ def deterministic_kernels(device: str, on: bool) -> None:
             "train.deterministic: false"
         )
     torch.use_deterministic_algorithms(True)
+    # Strict mode also fills every new tensor with NaN or the largest int (a guard against reading memory no kernel
+    # wrote), a cost on every allocation of a KV cache that grows by a token at a time; rc1's kernels write what they
+    # read.
+    torch.utils.deterministic.fill_uninitialized_memory = False
     torch.backends.cudnn.deterministic = True
     torch.backends.cudnn.benchmark = False

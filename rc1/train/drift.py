@@ -8,7 +8,9 @@ measured replies, the evaluation's the mean over items with its interval (items 
 over every sampled reply cost about as much as sampling them (6–8 % of the embedded default's training time,
 measured); one reply per item, the default, an eighth of that. The estimate is unbiased either way but a per-token KL
 is heavy-tailed, so from fewer replies it reads lower in a typical evaluation (the embedded default at step 120: 0.23
-from one reply per item, 0.45 from all eight). At β 0 TRL computes no KL, so this is how drift is known in every
+from one reply per item, 0.45 from all eight). With a `train.top_k` or `top_p` cut the replies come from the cut
+distribution and are scored under the whole one (as TRL scores its rollouts): the estimate is then of a slightly
+different quantity, not measured here. At β 0 TRL computes no KL, so this is how drift is known in every
 run (the `drift` monitor)."""
 
 from __future__ import annotations

@@ -218,6 +218,7 @@ class TrlEngine:
         leaving a line's model, optimizer and (on CUDA) its memory to whenever that runs."""
         self._bridge.advantages = list
         self._bridge.hooks = None
+        self._bridge.drop_probe()
         self._reference = None
         self.trainer = None
 
@@ -294,9 +295,9 @@ def adapter_in_fp32(model: torch.nn.Module) -> None:
     casts them to bf16 ("the PEFT adapter weights are converted to bf16", GRPOTrainer.__init__; peft's own default
     keeps them in fp32), and bf16 holds 8 bits of mantissa: at a learning rate of 1e-5 an update is below half a
     bf16 step of most weights and rounds away (tests/unit/test_adapter_precision.py measures it). The optimizer does
-    not exist yet (the trainer builds it in `train`), so it is built on these. peft's LoRA layers cast their input
-    to the adapter's dtype and the result back (peft/tuners/lora/bnb.py), and under bf16 autocast the products run
-    in bf16 as before."""
+    not exist yet (the trainer builds it in `train`), so it is built on these. Under the Trainer's bf16 autocast the
+    adapter's products run in bf16 as before; without autocast peft's LoRA layers cast their input to the adapter's
+    dtype and the result back (peft/tuners/lora/bnb.py)."""
     for param in model.parameters():
         if param.requires_grad and param.dtype != torch.float32:
             param.data = param.data.float()
@@ -372,6 +373,10 @@ class _HookBridge(TrainerCallback):
         self._last_step = -1
         self.advantages: Callable[[], list[float]] = list
         self.peak_lr: float | None = None  # an amended learning rate, put over the resumed checkpoint's
+
+    def drop_probe(self) -> None:
+        """Let go of the step probe (it holds the policy: rc1/train/sft_probe.py, online_dpo.py)."""
+        self._probe = None
 
     def on_train_begin(self, args, state, control, optimizer=None, lr_scheduler=None, **kwargs):
         # The trainer has loaded the checkpoint's optimizer and scheduler, whose learning rate is the one they were

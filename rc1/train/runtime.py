@@ -41,11 +41,16 @@ def memory_mb(device: str) -> float:
         with open("/proc/self/statm") as fh:
             resident_pages = int(fh.read().split()[1])
         return resident_pages * os.sysconf("SC_PAGE_SIZE") / 2**20
-    except FileNotFoundError:  # not Linux: peak RSS instead (bytes on macOS)
-        import resource
+    except FileNotFoundError:  # not Linux: peak RSS instead
+        return resident_peak_mb()
 
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        return peak / 2**20 if sys.platform == "darwin" else peak / 2**10
+
+def resident_peak_mb() -> float:
+    """The process's resident-set peak, as the kernel keeps it (`getrusage`: bytes on macOS, KiB elsewhere)."""
+    import resource
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 2**20 if sys.platform == "darwin" else peak / 2**10
 
 
 class PeakMemory:
@@ -59,12 +64,7 @@ class PeakMemory:
             torch.cuda.reset_peak_memory_stats()
 
     def read(self) -> float:
-        if self._cuda:
-            return torch.cuda.max_memory_allocated() / 2**20
-        import resource
-
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        return peak / 2**20 if sys.platform == "darwin" else peak / 2**10
+        return torch.cuda.max_memory_allocated() / 2**20 if self._cuda else resident_peak_mb()
 
 
 def free_memory(device: str) -> None:
