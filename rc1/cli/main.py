@@ -4,6 +4,7 @@ exit codes."""
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from pathlib import Path
 
@@ -47,6 +48,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     fix_cublas_workspace()  # before anything can touch CUDA (train.deterministic: rc1/core/cuda_env.py)
+    # bitsandbytes names an optional package of its CPU kernels when it is imported (peft and TRL import it wherever it
+    # is installed); rc1 never runs those kernels (QLoRA is CUDA's), so the line is not the user's to read
+    logging.getLogger("bitsandbytes.backends.cpu.ops").setLevel(logging.ERROR)
     args = build_parser().parse_args(argv)
     handler = command(args.command).run
     try:
