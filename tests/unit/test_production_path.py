@@ -13,6 +13,17 @@ from rc1.core.errors import BadInput
 from rc1.train.launch import exact_resume, generation_backend, refuse_nondeterministic_sampling
 
 PRODUCTION = REPO / "configs" / "rc1.yaml"
+# Qwen3-4B-Thinking-2507's config.json, the widths that matter to memory
+QWEN3_4B_CONFIG = {
+    "num_hidden_layers": 36,
+    "hidden_size": 2560,
+    "intermediate_size": 9728,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "head_dim": 128,
+    "vocab_size": 151936,
+    "tie_word_embeddings": True,
+}
 LOCAL = REPO / "configs" / "local.yaml"
 
 
@@ -92,19 +103,7 @@ def test_the_memory_plan_counts_qwen3_4b_as_its_config_declares_it():
     assert QWEN3_4B.projection_weights + QWEN3_4B.other_weights == 4_022_468_096
     config = load_config(PRODUCTION).config
     assert plan(QWEN3_4B, config).trained == 16_515_072 * 16
-    shape = ModelShape.of(
-        {
-            "num_hidden_layers": 36,
-            "hidden_size": 2560,
-            "intermediate_size": 9728,
-            "num_attention_heads": 32,
-            "num_key_value_heads": 8,
-            "head_dim": 128,
-            "vocab_size": 151936,
-            "tie_word_embeddings": True,
-        }
-    )
-    assert shape == QWEN3_4B
+    assert ModelShape.of(QWEN3_4B_CONFIG) == QWEN3_4B
 
 
 def test_the_kv_cache_of_a_steps_replies_is_what_the_completion_limit_costs():
@@ -135,22 +134,8 @@ def test_round_ones_memory_plan_reads_the_models_own_config(tmp_path):
 
     from rc1.checks.resources import _planned
 
-    (tmp_path / "config.json").write_text(
-        json.dumps(
-            {
-                "model_type": "qwen3",
-                "architectures": ["Qwen3ForCausalLM"],
-                "num_hidden_layers": 36,
-                "hidden_size": 2560,
-                "intermediate_size": 9728,
-                "num_attention_heads": 32,
-                "num_key_value_heads": 8,
-                "head_dim": 128,
-                "vocab_size": 151936,
-                "tie_word_embeddings": True,
-            }
-        )
-    )
+    qwen3 = {"model_type": "qwen3", "architectures": ["Qwen3ForCausalLM"], **QWEN3_4B_CONFIG}
+    (tmp_path / "config.json").write_text(json.dumps(qwen3))
     config = load_config(PRODUCTION, [f"model.name={tmp_path}"]).config
     planned, _ = _planned(config)
     assert planned == plan(QWEN3_4B, config)
