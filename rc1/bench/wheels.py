@@ -33,9 +33,9 @@ def closure(roots: list[Requirement], python_version: str) -> dict[str, str]:
     marker is false on the node's Python (`python_version`) or that is not installed here is left out."""
     environment = {"python_version": python_version, "python_full_version": f"{python_version}.0", "extra": ""}
     found: dict[str, str] = {}
-    todo = list(roots)
-    while todo:
-        requirement = todo.pop()
+    pending = list(roots)
+    while pending:
+        requirement = pending.pop()
         if requirement.marker is not None and not requirement.marker.evaluate(environment):
             continue
         name = canonical(requirement.name)
@@ -45,7 +45,7 @@ def closure(roots: list[Requirement], python_version: str) -> dict[str, str]:
             found[name] = metadata.version(requirement.name)
         except metadata.PackageNotFoundError:
             continue
-        todo += [Requirement(r) for r in metadata.requires(requirement.name) or []]
+        pending += [Requirement(r) for r in metadata.requires(requirement.name) or []]
     return found
 
 
