@@ -20,7 +20,7 @@ from rc1.app.session import Session
 from rc1.checks.result import CheckResult
 from rc1.checks.sources import shortfall_check
 from rc1.checks.spec import RoundInputs
-from rc1.config.kept import keep_config, keep_inputs
+from rc1.config.kept import keep_inputs
 from rc1.core.errors import BadInput
 from rc1.data.balance import Balanced
 from rc1.data.difficulty import ItemMetrics
@@ -80,7 +80,6 @@ def run_round1(session: Session) -> None:
             results = [shortfall_check(short.missing)]
         else:
             results = run_checks(_context(session, 1, scoring, pool, held, metrics, balanced), round_no=1)
-    keep_config(session.ws, session.loaded)  # what every later command on the run uses while this gate holds
     record_checks(session, 1, results, current_fingerprints(session.ws, session.loaded), _drain(scoring))
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import sys
 
+from rc1.config.kept import keep_config
 from rc1.config.loading import LoadedConfig, effective_yaml
 from rc1.core import provenance
 from rc1.core.errors import GateClosed
@@ -43,9 +44,10 @@ class _Started:
     and every line view of it (rc1/app/policy.py `line_session`, a shallow copy), so run_started is appended once and
     closing the session finishes trackers a line attached."""
 
-    def __init__(self) -> None:
+    def __init__(self, loaded: LoadedConfig) -> None:
         self.announced = False
         self.trackers = None
+        self.loaded = loaded  # the run's config, as the command opened it (a line's view changes its seed)
 
 
 class Session(_RunView):
@@ -89,7 +91,7 @@ class Session(_RunView):
         self.log.subscribe(self.mirrors)
         self.log.subscribe(self._snapshot_at_checkpoints)
         self._library = LibraryOutput(self.mirrors.library_line).install()
-        self._started = _Started()
+        self._started = _Started(loaded)
 
     @classmethod
     def open(
@@ -165,8 +167,15 @@ class Session(_RunView):
         atomic_write_text(self.ws.reports_dir / "config_effective.yaml", effective_yaml(self.loaded))
         from rc1.train.device import select_device
 
+        # The run's config is fixed by its first command, and again by one told to change it: the config
+        # load_run_config gave this command is the run's from here on, for every later command that names the run.
+        run_config = self._started.loaded
+        keeps = self.projection.kept_config != run_config.sha256
+        if keeps:
+            keep_config(self.ws, run_config)
         self.log.append(
             self.run.start_run(
+                keeps=keeps,
                 config_path=str(self.loaded.path),
                 config_sha256=self.loaded.sha256,
                 code_version=provenance.code_version(),

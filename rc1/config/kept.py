@@ -1,12 +1,15 @@
-"""A run remembers its own config: fixed when round 1 passes, used by every later command on the run.
+"""A run remembers its own config: fixed by its first command, used by every later command on the run.
 
-Round 1 keeps the effective config (file + `--set` overrides) in `data/<run>/config.json`; round1_passed
-fingerprints it (`Fingerprints.config` is its sha256). While that gate is in force, a command that names only the
-run (`--run NAME`, `--set run.name=NAME`, or the default config's run) uses the kept config, whatever the
-config file on disk says now: a forgotten `--set` no longer sends a run back to INIT. A command that asks for a
-different config (`--config F`, or a `--set` of another key, giving other values) is refused (exit 3, nothing
-appended), naming each differing key with both values; `--accept-changed-inputs` is the way to change it on
-purpose, and the stage that finds the change then appends gate_invalidated as before.
+The run's first event (`run_started`, `keeps: true`) keeps the effective config (file + `--set` overrides) in
+`data/<run>/config.json` (rc1/app/session.py); round1_passed fingerprints it (`Fingerprints.config` is its sha256).
+From then on a command that names only the run (`--run NAME`, `--set run.name=NAME`, or the default config's run)
+uses the kept config, whatever the config file on disk says now, before round 1 has passed as after: a failed round
+is fixed and run again on the run's own config, and a forgotten `--set` never sends a run back to INIT. A command
+that asks for a different config (`--config F`, or a `--set` of another key, giving other values) is refused (exit
+3, nothing appended), naming each differing key with both values and the ways on: a run of its own for that config
+first, the run's own config, or `--accept-changed-inputs`, which changes the run's config on purpose (the command's
+`run_started` keeps the new one, and a stage that finds a gate on the old one appends gate_invalidated as before).
+A run an older rc1 started kept its config at round 1's pass, in force while that gate was.
 """
 
 from __future__ import annotations
@@ -127,11 +130,25 @@ def load_run_config(
     if wanted.sha256 == own.sha256 or accept_changed:
         return wanted
     listed = "\n".join(f"  {key}: {old} (kept) -> {new}" for key, old, new in differences(own, wanted))
+    other = _other_run_name(config, ws)
     raise GateClosed(
-        f"{kept_config_path(ws)}: run {ws.run} kept another config at round 1; this command asks for\n"
-        f"{listed}\nnothing was appended. Name only the run (--run {ws.run}) to go on with its own config, or "
-        "add --accept-changed-inputs to change it (the gates are invalidated and both rounds run again)"
+        f"{kept_config_path(ws)}: run {ws.run} keeps the config it was started with; this command asks for\n"
+        f"{listed}\nnothing was appended. To train this config as a run of its own: add --run {other} (or set "
+        f"run.name: {other} in {config or DEFAULT_CONFIG}). To go on with run {ws.run}'s own config: name only the "
+        f"run (--run {ws.run}). To change run {ws.run}'s config: add --accept-changed-inputs (its gates are "
+        "invalidated and both rounds run again)"
     )
+
+
+def _other_run_name(config: str | None, ws: Workspace) -> str:
+    """A name for a run of its own: the config file's name, unless that is the run's already or a run of the
+    workspace; then that name with a number."""
+    stem = Path(config).stem if config else ws.run
+    taken = {*ws.runs(), ws.run}
+    name, n = stem, 2
+    while name in taken:
+        name, n = f"{stem}-{n}", n + 1
+    return name
 
 
 def read_run_config(
@@ -177,7 +194,7 @@ def _asked_and_kept(
     if asked.sha256 != own.sha256:
         keys = ", ".join(key for key, _, _ in differences(own, asked)[:5])
         print(
-            f"note: run {ws.run} uses the config it kept at round 1 ({kept_config_path(ws).relative_to(ws.root)}); "
+            f"note: run {ws.run} uses the config it was started with ({kept_config_path(ws).relative_to(ws.root)}); "
             f"{asked.path.name} differs now ({keys}). To change the run's config: --config "
             f"{config or DEFAULT_CONFIG} "
             "--accept-changed-inputs",
@@ -217,20 +234,24 @@ def _load_kept(ws: Workspace, kept: KeptConfig, overrides: list[str] = ()) -> Lo
 
 
 def _kept_in_force(ws: Workspace) -> KeptConfig | None:
-    """The kept config while the round-1 gate that fingerprinted it is in force; None otherwise (no run yet, a
-    run from before configs were kept, or a gate invalidated: round 1 runs again on the config asked for)."""
+    """The config the run keeps: the one its last `run_started` with `keeps` fixed; for a run an older rc1 started,
+    the one round 1 kept while its gate is in force. None where there is none (no run yet, or the file was removed:
+    the command's config becomes the run's)."""
     path = kept_config_path(ws)
     if not path.exists() or not ws.log_path.exists():
         return None
-    gate = replay_log(ws)[0].projection.gates["round1"]
-    if not gate.passed or gate.fingerprints is None:
-        return None
+    projection = replay_log(ws)[0].projection
     try:
         kept = msgspec.json.decode(path.read_bytes(), type=KeptConfig)
     except (msgspec.DecodeError, msgspec.ValidationError) as e:
-        raise BadInput(f"{path}: the run's kept config is unreadable ({e}); it is what round 1 passed on") from None
-    if kept.sha256 != gate.fingerprints.config:
-        return None  # kept by a round 1 whose gate is no longer the one in force
+        raise BadInput(
+            f"{path}: the run's kept config is unreadable ({e}); it is the config the run was started with"
+        ) from None
+    if projection.kept_config is not None:
+        return kept if kept.sha256 == projection.kept_config else None
+    gate = projection.gates["round1"]
+    if not gate.passed or gate.fingerprints is None or kept.sha256 != gate.fingerprints.config:
+        return None  # an older rc1's run: kept by a round 1 whose gate is no longer the one in force
     return kept
 
 

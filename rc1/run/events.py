@@ -81,6 +81,9 @@ class RunStarted(Event, frozen=True, kw_only=True, tag="run_started"):
     host: str
     device: str
     python: str
+    # This command fixed the run's config (data/<run>/config.json, sha256 `config_sha256`): the run's first command,
+    # or one told to change it (--accept-changed-inputs). An older rc1 kept the config at round 1's pass instead.
+    keeps: bool = False
 
 
 class CheckOutcome(Event, frozen=True, kw_only=True):

@@ -116,6 +116,7 @@ class Projection(msgspec.Struct, kw_only=True):
     head_seq: int = -1
     last_ts: str = ""
     config_sha256: str | None = None
+    kept_config: str | None = None  # the sha256 of the config the run keeps (run_started.keeps), None before any
     step: int = 0
     max_steps: int | None = None
     complete: bool = False

@@ -115,6 +115,8 @@ def _mutate(event: ev.Event, p: Projection) -> None:
 @_mutate.register
 def _(event: ev.RunStarted, p: Projection) -> None:
     p.config_sha256 = event.config_sha256
+    if event.keeps:
+        p.kept_config = event.config_sha256
 
 
 @_mutate.register

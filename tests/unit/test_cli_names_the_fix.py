@@ -72,7 +72,8 @@ def test_reading_a_run_with_another_config_shows_what_it_would_be_and_changes_no
     assert json.loads(as_json.stdout)["would_be"] == {"train.learning_rate": 0.002}
     assert log.read_bytes() == before
     refused = rc1_here(round1_passed, "advance", "--set", "train.learning_rate=2e-3")  # a writer still refuses
-    assert refused.returncode == 3 and "kept another config" in refused.stderr and log.read_bytes() == before
+    assert refused.returncode == 3 and "keeps the config it was started with" in refused.stderr
+    assert "add --run short" in refused.stderr and log.read_bytes() == before  # a run of its own, offered first
 
 
 def test_the_readme_s_config_explain_example_works_as_printed_on_a_fresh_workspace(tmp_path):
