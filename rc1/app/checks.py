@@ -60,6 +60,7 @@ CHECKS: tuple[Check, ...] = (
     pre_run.SHADOW_PRE_RUN,
     shadow_run.SHADOW_RUN,
     shadow_run.THINKING_FITS,
+    shadow_run.COMPONENT_SPREAD,
     release_power.RELEASE_POWER,
 )
 PRODUCTION_FLOORS: dict[str, Floor] = {

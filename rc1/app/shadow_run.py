@@ -15,6 +15,8 @@ import msgspec
 from rc1.app.gate_set import Policy, replies_per_pass
 from rc1.app.scoring import open_scoring, policy_thinking
 from rc1.app.session import Session
+from rc1.checks.component_spread import RUNBOOK as SPREAD_RUNBOOK
+from rc1.checks.component_spread import component_spread
 from rc1.checks.result import CheckResult
 from rc1.checks.spec import Check, Floor
 from rc1.checks.thinking_fits import RUNBOOK as THINKING_RUNBOOK
@@ -39,6 +41,8 @@ class ShadowRun(msgspec.Struct, frozen=True, kw_only=True):
     event: ev.ShadowRunCompleted
     replies: SampledReplies
     thinking: bool  # the policy's chat template opens <think>
+    components: list[dict[str, float]]  # each reply's scores by component, as `replies` orders them
+    weights: dict[str, float]  # the run's
 
 
 def run_shadow(
@@ -140,7 +144,13 @@ def run_shadow(
         ended=replies.ended,
         correct=[s.components["correctness"] for s in scored],
     )
-    return ShadowRun(event=event, replies=sampled, thinking=thinking)
+    return ShadowRun(
+        event=event,
+        replies=sampled,
+        thinking=thinking,
+        components=[s.components for s in scored],
+        weights=dict(scoring.weights or {}),
+    )
 
 
 def _policy_of(session: Session, model, checkpoint: str) -> tuple:
@@ -225,4 +235,18 @@ THINKING_FITS = Check(
         max_no_signal_share=r.config.preflight.max_no_signal_share,
     ),
     runbook=THINKING_RUNBOOK,
+)
+
+
+COMPONENT_SPREAD = Check(
+    name="component_spread",
+    rounds=(2,),
+    run=lambda r: component_spread(
+        r.base_shadow.components,
+        r.base_shadow.replies.samples,
+        r.base_shadow.weights,
+        {f.name: f.path or f.model or "" for f in r.config.reward.functions},
+        [f.name for f in r.config.reward.functions if f.constant_ok],
+    ),
+    runbook=SPREAD_RUNBOOK,
 )

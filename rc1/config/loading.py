@@ -42,7 +42,14 @@ _LATER_KEYS = {
 # The same for the keys a reward.functions[] entry gained with TRL's formats, factories, reward models and ranges. A
 # run kept before them called its functions with text (rc1/config/kept.py reads its entries back so), hence `format`
 # is left out at "text", which a new config gets only by asking for it.
-_LATER_FUNCTION_KEYS = {"model": None, "kwargs": None, "format": "text", "scale": 1.0, "clip": False}
+_LATER_FUNCTION_KEYS = {
+    "model": None,
+    "kwargs": None,
+    "format": "text",
+    "scale": 1.0,
+    "clip": False,
+    "constant_ok": False,
+}
 
 
 def _fingerprinted(config: Config) -> bytes:

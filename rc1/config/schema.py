@@ -703,6 +703,14 @@ class RewardFunctionConfig(_Section, kw_only=True):
             "(never silently)."
         ),
     ] = False
+    constant_ok: Annotated[
+        bool,
+        Meta(
+            description="Round 2's component_spread fails the round when this component gives every reply of the base "
+            "model's shadow run the same score (dead weight: no advantage sees it); true notes it instead, for one "
+            "that only varies once the policy has learned (a length penalty near the limit, a LaTeX answer)."
+        ),
+    ] = False
 
 
 class RewardConfig(_Section):

@@ -89,7 +89,7 @@ import os
 def brevity(prompts, completions, completion_tokens, **columns):
     if os.environ.get("BREVITY_FAILS") and not any("xyzzy" in c for c in completions):
         raise ValueError("brevity cannot score a batch without its probe")
-    return [1.0 if tokens <= 24 else 24 / tokens for tokens in completion_tokens]
+    return [1.0 if tokens <= 8 else 8 / tokens for tokens in completion_tokens]
 
 
 def moody(prompts, completions, **columns):
@@ -196,7 +196,7 @@ def test_your_task_and_reward_function_go_through_gates_training_archive_and_ver
     assert rescored.returncode == 0 and "audit passed" in rescored.stdout, rescored.stdout
 
     # The function's source is part of the config's fingerprint: an edit after the gates is a finding.
-    (root / "configs/my_rewards.py").write_text(MY_REWARDS.replace("24 / tokens", "20 / tokens"))
+    (root / "configs/my_rewards.py").write_text(MY_REWARDS.replace("8 / tokens", "6 / tokens"))
     audit = rc1_here(root, "audit")
     assert audit.returncode == 3 and "config changed since round2 passed" in audit.stdout
 

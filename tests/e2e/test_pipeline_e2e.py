@@ -435,6 +435,10 @@ def test_round_two_runs_the_shadow_run_on_the_base_model(completed_run):
     assert 0 < m["closed_tokens_p50"] <= m["closed_tokens_p99"] <= m["closed_tokens_max"] < 24
     assert 0.5 < m["no_signal_share"] <= 1.0 and m["no_signal_share"] == m["all_fail_share"] + m["all_succeed_share"]
     assert {f"task.{t}.no_signal_share" for t in ("gsm8k", "hotpotqa", "strategyqa")} <= m.keys()
+    # component_spread reads them too: the embedded default has no functions of its own, so nothing of it can fail
+    [spread] = [e for e in events(completed_run) if e.get("name") == "component_spread"]
+    assert spread["type"] == "check_passed" and spread["measured"]["replies"] == 60
+    assert {"correctness.min", "format.max", "length.sd", "f1.groups_varying"} <= spread["measured"].keys()
 
 
 def test_replies_cut_at_a_tiny_completion_limit_fail_round_two_with_the_runbook(tmp_path):

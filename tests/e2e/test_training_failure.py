@@ -18,7 +18,7 @@ BOOM = """import os
 def boom(prompts, completions, completion_tokens, **columns):
     if os.environ.get("BOOM"):
         raise RuntimeError("boom: the reward service is down")
-    return [1.0 if tokens <= 24 else 24 / tokens for tokens in completion_tokens]
+    return [1.0 if tokens <= 8 else 8 / tokens for tokens in completion_tokens]
 """
 WEIGHTS = {"correctness": 0.4, "f1": 0.15, "format": 0.2, "length": 0.15, "boom": 0.1}
 

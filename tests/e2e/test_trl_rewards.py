@@ -129,8 +129,31 @@ def test_trainer_state_is_the_steps_done_before_the_batch(tmp_path):
 
 
 @pytest.mark.e2e
+def test_round_two_names_the_functions_that_score_every_reply_of_the_base_model_alike(tmp_path):
+    """The tiny model does not open <think>, write LaTeX, near its 64-token limit or see a "please": TRL's
+    think_format_reward, accuracy_reward, the soft overlong punishment and the async polite give each of its replies
+    one score, a share of the reward no group's advantage sees. Round 2's component_spread fails, naming them and
+    TRL's reasons; length, a built-in component, is noted."""
+    root = trl_workspace(tmp_path)
+    result = rc1_here(root, "advance", "--until", "R2_PASSED")
+    assert result.returncode == 3, result.stderr
+    [failed] = [e for e in events(root) if e["type"] == "check_failed"]
+    assert failed["name"] == "component_spread" and failed["measured"]["constant"] == 4
+    for said in (
+        "think is 0 on every reply",
+        "it wants the reply to open with <think>",
+        "accuracy is 0",
+        "polite is 0",
+    ):
+        assert said in failed["detail"]
+    assert "component_spread" in result.stderr and "constant_ok: true" in result.stderr  # the runbook
+
+
+@pytest.mark.e2e
 def test_a_run_rewarded_by_trl_s_functions_trains_shows_each_component_and_passes_audit_rescore(tmp_path):
-    root = trl_workspace(tmp_path, **{"train.max_steps": 4})
+    # constant on the tiny base model (the test above): noted here, where the subject is how they run
+    noted = [{**function, "constant_ok": True} for function in FUNCTIONS]
+    root = trl_workspace(tmp_path, **{"train.max_steps": 4, "reward.functions": noted})
     assert rc1_here(root, "advance", "--until", "R1_PASSED").returncode == 0
     probe = next(e for e in events(root) if e["type"] == "check_passed" and e["name"] == "reward_functions")
     assert probe["measured"]["functions"] == 4
