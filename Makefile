@@ -27,7 +27,7 @@ $(STAMP): pyproject.toml
 
 run: setup
 	bin/rc1 advance --all --config $(CONFIG)
-	bin/rc1 report --config $(CONFIG)
+	bin/rc1 report --no-verdicts --config $(CONFIG)
 
 # ruff (pyproject.toml [tool.ruff]: lint and format, line length 120) before the suite, which runs on every core
 # (pytest-xdist: a test to a worker, or a whole module where it builds a module-scoped fixture; tests/conftest.py)

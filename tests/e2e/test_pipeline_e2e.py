@@ -412,6 +412,10 @@ def test_report_draws_the_runs_pictures(finished_copy):
         path = finished_copy / "reports" / "plots" / name
         assert f"plot: reports/plots/{name}" in result.stdout
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 10_000, name
+    assert result.stdout.count("release (RC1 gate)") == 1  # the verdict, as the line printed it
+    # make run: `advance --all` has just printed it, and its report says it once, not twice
+    quiet = rc1_here(finished_copy, "report", "--no-verdicts")
+    assert quiet.returncode == 0 and "release (RC1 gate)" not in quiet.stdout and "plot: reports/plots" in quiet.stdout
 
 
 def test_round_two_runs_the_shadow_run_on_the_base_model(completed_run):

@@ -35,7 +35,7 @@ def test_every_sampled_completion_is_archived_with_its_components_and_vouched_fo
 
     worst = rc1_here(finished_copy, "rollouts", "--worst", "5")
     lines = worst.stdout.splitlines()
-    assert worst.returncode == 0 and len(lines) == 6 and "correc" in lines[0]
+    assert worst.returncode == 0 and len(lines) == 6 and " correctness " in lines[0]  # whole names, never cut
     rewards = [float(line.split()[4]) for line in lines[1:]]
     assert rewards == sorted(rewards) and rewards[0] == min(r["reward"] for r in rows)
     evaluated = json.loads(rc1_here(finished_copy, "rollouts", "--eval", "12", "--json").stdout)

@@ -18,6 +18,11 @@ HELP = "rebuild the report and log views from the event log"
 
 def arguments(parser: argparse.ArgumentParser) -> None:
     config_args(parser)
+    parser.add_argument(
+        "--no-verdicts",
+        action="store_true",
+        help="leave out the release verdicts (make run: `rc1 advance --all` has just printed them)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -42,7 +47,8 @@ def run(args: argparse.Namespace) -> int:
 
         for name in send_plots(ws, projection.trackers, loaded.config.tracking.report_to, plots, projection.step):
             print(f"plots sent to {name} ({projection.trackers[name]})")
-    _print_verdicts(contents.events)
+    if not args.no_verdicts:
+        _print_verdicts(contents.events)
     return 0
 
 

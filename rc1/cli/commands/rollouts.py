@@ -74,12 +74,18 @@ def run(args) -> int:
 
 def _table(rows: list[Rollout]) -> str:
     names = sorted({name for r in rows for name in r.components})
-    head = f"{'kind':<13}{'step':>5}  {'task':<11}{'item':<26}{'reward':>7}  " + "".join(f"{n[:6]:>7}" for n in names)
+    # each component's column as wide as its name (a number takes 6), so no name is cut
+    widths = {n: max(7, len(n) + 1) for n in names}
+    head = f"{'kind':<13}{'step':>5}  {'task':<11}{'item':<26}{'reward':>7}  " + "".join(
+        f"{n:>{widths[n]}}" for n in names
+    )
     lines = [head + f"  {'pen':>5}  {'tok':>4}  completion"]
     for r in rows:
         text = "(text not kept)" if r.completion is None else r.completion.replace("\n", "⏎")
         text = text if len(text) <= TEXT_WIDTH else text[: TEXT_WIDTH - 1] + "…"
-        components = "".join(f"{r.components[n]:>7.3f}" if n in r.components else f"{'-':>7}" for n in names)
+        components = "".join(
+            f"{r.components[n]:>{widths[n]}.3f}" if n in r.components else f"{'-':>{widths[n]}}" for n in names
+        )
         lines.append(
             f"{r.kind:<13}{r.step:>5}  {r.task:<11}{r.item_id[:25]:<26}{r.reward:>7.3f}  {components}"
             f"  {r.penalty:>5.2f}  {r.tokens:>4}  {text}"
