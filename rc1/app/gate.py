@@ -11,11 +11,14 @@ from rc1.run import events as ev
 
 
 def require_allowed(session: Session, trigger: str, action: str) -> None:
+    """Refuse (exit 3, nothing appended) what the state machine does not allow now, naming the command that is."""
     machine = session.replayer.machine
     if not machine.may_trigger(trigger):
-        allowed = ", ".join(machine.allowed()) or "nothing"
+        from rc1.views.status import next_command
+
         why = " and the run is complete: every line of training has finished" if machine.complete else ""
-        raise GateClosed(f"{action} is not allowed in state {machine.state}{why} (allowed now: {allowed})")
+        then = next_command(session.projection, session.ws.run, {})
+        raise GateClosed(f"{action} is not allowed in state {machine.state}{why}; what is, now: {then}")
 
 
 def ensure_inputs_unchanged(session: Session, recorded: ev.Fingerprints, gate: str) -> ev.Fingerprints:

@@ -66,6 +66,11 @@ class Session(_RunView):
         self.ws = ws
         # The command was told to go on with inputs that differ from what the gates passed on (invalidating them).
         self.accept_changed_inputs = accept_changed_inputs
+        # What a command that appends nothing to a run with no log must not leave behind (close: `_forget_new_run`)
+        folders = (ws.logs_dir, ws.reports_dir, ws.root / "logs", ws.root / "reports", ws.events_dir)  # deepest first
+        self._new = [p for p in dict.fromkeys(folders) if not p.exists()]
+        self._new_files = [p for p in (ws.train_log_path, ws.reports_dir / "metrics.jsonl") if not p.exists()]
+        self._new_files.append(ws.reports_dir / "ckpt_manifest.jsonl")
         snapshot = read_snapshot(ws)
         # Under the lock, the log is read from the snapshot's anchor when it still holds that line: opening a
         # finished million-event run reads its tail, not its length.
@@ -209,8 +214,22 @@ class Session(_RunView):
         if self._started.trackers is not None:
             self._started.trackers.close()
         self._library.uninstall()
-        self._snapshot()
+        if not self.ws.log_path.exists():
+            self._forget_new_run()
+        else:
+            self._snapshot()
         self.log.close()
+
+    def _forget_new_run(self) -> None:
+        """A command that appended nothing to a run that has no log (refused before its first event) leaves nothing
+        of it: not its lock, not the views it opened."""
+        self.log.forget()
+        for path in self._new_files:
+            if path.is_file() and path.stat().st_size == 0:
+                path.unlink()
+        for folder in self._new:
+            if folder.is_dir() and not any(folder.iterdir()):
+                folder.rmdir()
 
     def __enter__(self) -> Session:
         return self

@@ -81,18 +81,8 @@ class EventLog:
         self.run = run
         path.parent.mkdir(parents=True, exist_ok=True)
         self._fd: int | None = None
-        self._lock_fd: int | None = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as e:
-            os.close(self._lock_fd)
-            self._lock_fd = None
-            if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
-                raise LogBusy(
-                    f"{path}: another rc1 process is writing this run (lock {lock_path} is held); wait for it or stop "
-                    "it"
-                ) from None
-            raise
+        self.lock_path = lock_path
+        self._lock_fd: int | None = _locked(lock_path, path)
         try:
             self.contents = (read_log_after(path, after) if after is not None else None) or read_log(path)
             if self.contents.chain_breaks:
@@ -189,8 +179,40 @@ class EventLog:
             os.close(self._lock_fd)  # closing releases the flock
             self._lock_fd = None
 
+    def forget(self) -> None:
+        """Remove the lock file of a run that has no log (its command appended nothing), while holding it: a writer
+        that opened the file before it went finds, once it holds the lock, that the path is no longer its file
+        (`_locked`), and takes the new one."""
+        if self._lock_fd is not None and not self.path.exists():
+            self.lock_path.unlink(missing_ok=True)
+
     def __enter__(self) -> EventLog:
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _locked(lock_path: Path, path: Path) -> int:
+    """The lock file, opened and held (an exclusive flock, never waited for: LogBusy). A lock file removed by the
+    command that held it (`EventLog.forget`) while this one was opening it is not the path's file any more: open
+    the path again."""
+    while True:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            os.close(fd)
+            if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+                raise LogBusy(
+                    f"{path}: another rc1 process is writing this run (lock {lock_path} is held); wait for it or stop "
+                    "it"
+                ) from None
+            raise
+        try:
+            same = os.stat(lock_path).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            return fd
+        os.close(fd)

@@ -242,6 +242,11 @@ def test_training_refuses_before_round_two(tmp_path):
     root = make_workspace(tmp_path)
     result = rc1_here(root, "train")
     assert result.returncode == 3 and "not allowed in state INIT" in result.stderr
+    assert "what is, now: rc1 advance (round 1" in result.stderr  # a command, not a trigger
+    ghost = rc1_here(root, "train", "--run", "ghost")
+    assert ghost.returncode == 3 and "rc1 advance --run ghost (round 1" in ghost.stderr
+    # a refused command leaves nothing for a run that does not exist: no lock, no views, no folders made for them
+    assert sorted(p.name for p in root.iterdir()) == ["configs", "data"]
     assert rc1_here(root, "preflight", "--round", "1").returncode == 0
     result = rc1_here(root, "train")
     assert result.returncode == 3 and "not allowed in state R1_PASSED" in result.stderr

@@ -82,6 +82,23 @@ def test_the_lock_is_released_on_close(ws):
     open_log(ws).close()
 
 
+def test_a_run_without_a_log_forgets_its_lock_and_the_next_writer_takes_a_new_one(ws):
+    """A command refused before its run's first event removes the lock file it made, while still holding it; a writer
+    holding a lock on a file no longer at the path would not be the one writer, so the next one takes the path's."""
+    first = open_log(ws)
+    first.forget()
+    assert not ws.lock_path.exists()
+    second = open_log(ws)  # no LogBusy: the first's lock is on a file that is gone
+    assert ws.lock_path.exists()
+    with pytest.raises(LogBusy):
+        open_log(ws)
+    first.close(), second.close()
+    with open_log(ws) as log:  # a run with a log keeps its lock file
+        log.append(ev.ArtifactWritten(path="f", sha256="0" * 64, bytes=0))
+        log.forget()
+    assert ws.lock_path.exists()
+
+
 def test_an_edited_line_breaks_the_chain_at_the_next_seq(ws):
     fill(ws, 4)
     lines = ws.log_path.read_bytes().split(b"\n")
