@@ -131,6 +131,7 @@ def _(event: ev.CheckFailed, p: Projection) -> None:
 
 def _gate_passed(p: Projection, name: str, event) -> None:
     p.gates[name] = GateView(passed=True, fingerprints=event.fingerprints, seq=event.seq)
+    p.last_error = None  # what failed before (a round, an invalidated gate) is behind the run now
 
 
 @_mutate.register
@@ -161,6 +162,7 @@ def _(event: ev.GateInvalidated, p: Projection) -> None:
 
 @_mutate.register
 def _(event: ev.TrainingStarted, p: Projection) -> None:
+    p.last_error = None  # a failure the line resumes from is behind it
     if event.seed != p.seed:  # a new line of training (another seed): nothing of the last line carries over
         p.checkpoints, p.evals, p.release, p.best_step, p.best_value = [], [], None, None, None
         p.gate_selected, p.promotions, p.best_metric = None, [], ""

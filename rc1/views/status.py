@@ -50,6 +50,7 @@ class MonitorStatus(msgspec.Struct, frozen=True, kw_only=True):
     tripped: bool
     trips: int = 0
     detail: str = ""
+    breach: bool | None = None  # whether its latest reading breaches every condition of the rule (null: not read)
 
 
 class SpendView(msgspec.Struct, frozen=True, kw_only=True):
@@ -222,6 +223,7 @@ def _monitor_status(p: Projection) -> dict[str, MonitorStatus]:
             tripped=count > 0,
             trips=count,
             detail=reading.detail if reading else f"not read yet ({MONITORS[rule].signal})",
+            breach=reading.breach if reading else None,
         )
     return shown
 
@@ -243,13 +245,27 @@ def _best(view: StatusView) -> str:
     return f"step {view.best_step} (chosen on the shadow set by {view.best_metric}{value}: best/ holds it)"
 
 
+# The triggers a command sets off, in words (`allowed` in --json keeps the machine's names, the internal ones too:
+# a step, a checkpoint, a halt, an invalidated gate come with what a command does, never asked for by themselves).
+STAGES = {
+    "round1_passed": "round 1",
+    "round2_passed": "round 2",
+    "training_started": "training",
+    "halt_acknowledged": "a way on from the halt (advance --because, --from, --stop)",
+}
+
+
+def _stages(allowed: list[str]) -> str:
+    return ", ".join(STAGES[t] for t in allowed if t in STAGES) or "-"
+
+
 def render_text(view: StatusView) -> str:
     progress = f"{view.step}/{view.max_steps}" if view.max_steps else f"{view.step}"
     lines = [
         f"run        {view.run}",
         f"state      {view.state}{'  (complete)' if view.complete else ''}",
         f"next       {view.next}",
-        f"allowed    {', '.join(view.allowed) or '-'}",
+        f"allowed    {_stages(view.allowed)}",
         f"step       {progress}",
         "checkpoint "
         f"{f'step {view.latest_checkpoint.step} at {view.latest_checkpoint.dir}' if view.latest_checkpoint else '-'}",
@@ -316,11 +332,12 @@ def render_text(view: StatusView) -> str:
             "best|latest|step_N [--set KEY=V] --because TEXT | --stop --because TEXT"
         )
     if view.monitors:
-        lines.append("monitors   (rule: latest value vs threshold, action, trips in this line)")
+        lines.append(
+            "monitors   (rule: its latest reading, as the rule reads its conditions; action; trips in this line)"
+        )
         for rule, m in view.monitors.items():
-            value = "-" if m.value is None else f"{m.value:.4g}"
-            threshold = "" if m.threshold is None else f" vs {m.threshold:.4g}"
-            lines.append(f"  {rule:<18} {value}{threshold}  {m.action}  {m.trips} trip(s)  {m.detail}")
+            reads = {None: "-", True: "BREACHES", False: "holds"}[m.breach]
+            lines.append(f"  {rule:<18} {reads:<8}  {m.action}  {m.trips} trip(s)  {m.detail}")
     s = view.spend
     lines.append(
         f"spend      judge {s.judge_calls} calls, {s.judge_tokens} tokens, ${s.judge_cost_usd:.2f}; "

@@ -57,7 +57,9 @@ def test_a_halting_rule_stops_the_run_at_its_step_and_says_how_to_go_on(halted_r
     }
     assert status["halt"]["measured"]["entropy"] < 100 and status["halt"]["threshold"] == {"min_entropy": 100.0}
     watch = status["monitors"]["entropy_floor"]
-    assert watch["tripped"] and watch["threshold"] == 100.0 and watch["action"] == "halt"
+    assert watch["tripped"] and watch["threshold"] == 100.0 and watch["action"] == "halt" and watch["breach"]
+    text = rc1_here(root, "status").stdout
+    assert "  entropy_floor      BREACHES  halt  1 trip(s)" in text and "allowed    a way on from the halt" in text
     assert set(status["spend"]) == {"judge_calls", "judge_tokens", "judge_cost_usd", "accelerator_hours", "wall_hours"}
     assert status["spend"]["wall_hours"] > 0 and status["spend"]["judge_calls"] == 0
     assert rc1_here(root, "audit").returncode == 0

@@ -368,7 +368,12 @@ def test_a_pool_drawn_from_the_shadow_sets_own_file_fails_the_leak_check(tmp_pat
         "--set",
         "data.sources.gsm8k.shadow_path=gsm8k_b.jsonl",
     ]
-    rc1_here(root, "preflight", "--round", "1", *held_out)
+    # the run keeps the config it was started with, failed round or not: another one is asked for by name
+    refused = rc1_here(root, "preflight", "--round", "1", *held_out)
+    assert refused.returncode == 3 and "data.sources.gsm8k.shadow_path: gsm8k_a.jsonl (kept) -> gsm8k_b.jsonl" in (
+        refused.stderr
+    )
+    rc1_here(root, "preflight", "--round", "1", *held_out, "--accept-changed-inputs")
     leak = [e for e in events(root) if e.get("name") == "leak"][-1]
     assert leak["type"] == "check_passed" and leak["measured"]["leaked"] == 0
 

@@ -71,3 +71,7 @@ def test_a_run_whose_round_1_failed_goes_on_with_the_config_it_was_started_with(
     kept = json.loads((root / "data/mine/config.json").read_text())
     assert kept["config"]["data"]["pool_size"] == 240 and kept["config"]["reward"]["weights"] == "weights_mine.json"
     assert events(root, run="mine")[-1]["type"] == "round1_passed"
+    now = rc1_here(root, "status", "--json", "--run", "mine", config=None)
+    assert json.loads(now.stdout)["last_error"] is None  # round 1's failure is behind the run
+    text = rc1_here(root, "status", "--run", "mine", config=None).stdout
+    assert "allowed    round 2\n" in text  # what a command does next, not the machine's internal triggers
