@@ -163,3 +163,19 @@ def test_a_block_runs_as_printed_on_a_finished_run(page, body, workspace):
             env={**subprocess.os.environ, "PATH": env_path},
         )
         assert done.returncode == 0, f"{page.name}: {command!r} exited {done.returncode}:\n{done.stdout}{done.stderr}"
+
+
+VENV_ONLY = ("accelerate", "trl", "hf", "torchrun")  # console scripts `make setup` installs into .venv/bin only
+
+
+@pytest.mark.parametrize("page, body", _pages_with("parsed"))
+def test_a_launcher_in_a_block_is_the_venvs_so_it_runs_in_a_fresh_shell(page, body):
+    """`make setup` installs accelerate, trl and hf into .venv/bin, not on the PATH: a block that names them bare
+    needs an activated venv the page never asks for."""
+    for command in _commands(body):
+        for words in _simple_commands(command):
+            while words and re.fullmatch(r"[A-Z_][A-Z0-9_]*=\S*", words[0]):
+                words = words[1:]
+            if words[:2] == ["srun", "bash"] and len(words) > 3:  # srun bash -c '<command>'
+                words = shlex.split(words[3])
+            assert not words or words[0] not in VENV_ONLY, f"{page.name}: {command!r}: use .venv/bin/{words[0]}"
