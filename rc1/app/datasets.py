@@ -22,7 +22,7 @@ from rc1.data import pool as pool_builder
 from rc1.data.balance import Balanced, rebalance
 from rc1.data.difficulty import ItemMetrics, measure
 from rc1.data.episodes import dress
-from rc1.data.sources import pool_sources, replace_from_sources, shadow_sources
+from rc1.data.sources import measuring, pool_sources, replace_from_sources, shadow_sources
 from rc1.data.task import TaskItem
 from rc1.data.templates import TemplatePack, load_pack
 
@@ -46,9 +46,8 @@ GENERATOR_DIFFICULTY_MIX = {
 # (GSM8K train, StrategyQA dev) over seeds 1234, 7, 99: the task keeps 0.67-0.69 (StrategyQA dev), 0.72-0.85 (GSM8K
 # train) of its items, against 0.22 with the generators' mix. HotpotQA has no file to calibrate on here:
 # its sources keep the generator's mix.
-# A task of yours: its records are dressed for their slot's difficulty (rc1/data/episodes.py), which is what the
-# metrics mostly see; like the built-in generators', its slots lean hard so that rebalancing finds enough.
-YOUR_TASK_DIFFICULTY_MIX = {"easy": 0.20, "medium": 0.30, "hard": 0.50}
+# A task of yours keeps its records' own difficulty (declared, measured or voted: rc1/data/task_difficulty.py): its
+# slots ask for data.difficulty_target, so that a task whose records cover it is balanced whole.
 
 SOURCE_DIFFICULTY_MIX = {
     "gsm8k": {"easy": 0.10, "medium": 0.0, "hard": 0.90},
@@ -89,7 +88,7 @@ class HeldOut(msgspec.Struct, frozen=True):
     gate: list[TaskItem]
 
 
-def build_held_out(loaded: LoadedConfig) -> HeldOut:
+def build_held_out(loaded: LoadedConfig, ws: Workspace) -> HeldOut:
     """Both held-out sets from `data.shadow_seed`. Where a task names held-out records (`shadow_path`,
     `shadow_split`), its shadow and gate slots draw them in one pass, so no record is in both; the shadow slots
     come first and get the records they would get alone."""
@@ -97,7 +96,7 @@ def build_held_out(loaded: LoadedConfig) -> HeldOut:
     shadow = pool_builder.build_shadow(data.shadow_size, data.mix, data.shadow_seed)
     gate = pool_builder.build_gate(release.gate_size, data.mix, list(release.tasks), data.shadow_seed)
     both = replace_from_sources(
-        shadow + gate, shadow_sources(data, loaded.resolve), data.shadow_seed, by_difficulty=True
+        shadow + gate, shadow_sources(data, loaded.resolve, measuring(loaded, ws)), data.shadow_seed, by_difficulty=True
     )
     shadow, gate = both[: len(shadow)], both[len(shadow) :]
     return HeldOut(
@@ -106,13 +105,13 @@ def build_held_out(loaded: LoadedConfig) -> HeldOut:
     )
 
 
-def build_seed_pool(loaded: LoadedConfig) -> list[TaskItem]:
+def build_seed_pool(loaded: LoadedConfig, ws: Workspace) -> list[TaskItem]:
     data, seed = loaded.config.data, loaded.config.run.seed
-    sources = pool_sources(data, loaded.resolve)
+    sources = pool_sources(data, loaded.resolve, measuring(loaded, ws))
     slot_mix = {
         **GENERATOR_DIFFICULTY_MIX,
         **{t: m for t, m in SOURCE_DIFFICULTY_MIX.items() if t in sources},
-        **dict.fromkeys(data.tasks, YOUR_TASK_DIFFICULTY_MIX),
+        **dict.fromkeys(data.tasks, dict(data.difficulty_target)),
     }
     pool = pool_builder.build_pool(data.pool_size, data.mix, seed, slot_mix)
     pool = replace_from_sources(pool, sources, seed, by_difficulty=False)
@@ -129,8 +128,12 @@ def measure_all(items: list[TaskItem]) -> list[ItemMetrics]:
 
 
 def balance(config: Config, pool: list[TaskItem], metrics: list[ItemMetrics]) -> Balanced:
+    """Tasks of yours are balanced on their records' own difficulty (rc1/data/task_difficulty.py), the built-in ones
+    on the metrics' vote."""
     data = config.data
-    return rebalance(pool, metrics, dict(data.difficulty_target), dict(data.mix), config.run.seed)
+    return rebalance(
+        pool, metrics, dict(data.difficulty_target), dict(data.mix), config.run.seed, given=frozenset(data.tasks)
+    )
 
 
 def write_metrics(ws: Workspace, metrics: list[ItemMetrics]) -> None:

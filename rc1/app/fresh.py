@@ -22,7 +22,7 @@ from rc1.core.errors import TrainingError
 from rc1.data.difficulty import bucket, measure
 from rc1.data.generators import generate
 from rc1.data.loaders import load_source
-from rc1.data.sources import pool_sources
+from rc1.data.sources import measuring, pool_sources
 from rc1.data.task import Difficulty, TaskItem
 
 ATTEMPTS = 20  # candidates per slot before giving up: generated items leak essentially never
@@ -45,7 +45,11 @@ class FreshItems:
         """The source records the pool and held-out sets do not hold, loaded when a step first asks for a fresh
         item (a schedule whose seed share never drops below 1 never does)."""
         if self._records_by_task is None:
-            sources = pool_sources(self._session.config.data, self._session.loaded.resolve)
+            sources = pool_sources(
+                self._session.config.data,
+                self._session.loaded.resolve,
+                measuring(self._session.loaded, self._session.ws),
+            )
             self._records_by_task = {
                 task: [r for r in load_source(task, ref) if r.id not in self._held] for task, ref in sources.items()
             }
@@ -66,7 +70,13 @@ class FreshItems:
                         f"record of its source is already in the pool or held out; give the task "
                         f"more records, or keep train.priority_sampling.seed_ratio_schedule at 1"
                     )
-                candidate = msgspec.structs.replace(rng.choice(self._records[task]), difficulty=difficulty)
+                records = self._records[task]
+                if task in self._session.config.data.tasks:
+                    # A task of yours keeps each record's own difficulty: a record of the asked one where it has any.
+                    records = [r for r in records if r.difficulty == difficulty] or records
+                    candidate = rng.choice(records)
+                else:
+                    candidate = msgspec.structs.replace(rng.choice(records), difficulty=difficulty)
                 candidate = msgspec.structs.replace(candidate, id=f"{candidate.id}-fresh-{step}-{k}")
             else:
                 (candidate,) = generate(
@@ -75,6 +85,8 @@ class FreshItems:
             (dressed,) = dress_items(self._session.loaded, [candidate], self._seed, f"fresh-{step}-{k}", self._pack)
             preflight = self._session.config.preflight
             if not find_leaks([dressed], self._held_out, preflight.leak_ngram, preflight.leak_similarity):
+                if task in self._session.config.data.tasks:
+                    return dressed
                 return msgspec.structs.replace(dressed, difficulty=bucket(measure(dressed)))
             self.leaks_replaced += 1
         raise TrainingError(

@@ -13,6 +13,7 @@ from rc1.app import datasets
 from rc1.app.artifacts import write_artifact, write_held_out
 from rc1.app.checks import PRODUCTION_FLOORS, RoundContext, run_checks
 from rc1.app.datasets import HeldOut
+from rc1.app.difficulty_probe import probe_measured_tasks
 from rc1.app.gate import ensure_inputs_unchanged, record_checks, require_allowed
 from rc1.app.heap import cyclic_gc_paused
 from rc1.app.scoring import RunScoring, judge_buildable, open_scoring, policy_thinking
@@ -56,9 +57,11 @@ def round_scoring(session: Session, round_no: int) -> RunScoring:
 
 
 def materialize(session: Session) -> tuple[list[TaskItem], HeldOut, list[ItemMetrics], Balanced]:
+    # A task of yours whose difficulty is measured: the base model's labels first, then the sets drawn from them.
+    probe_measured_tasks(session)
     # All built before any is written: a source that falls short leaves the files on disk as they were.
-    held = datasets.build_held_out(session.loaded)
-    pool = datasets.build_seed_pool(session.loaded)
+    held = datasets.build_held_out(session.loaded, session.ws)
+    pool = datasets.build_seed_pool(session.loaded, session.ws)
     write_held_out(session, held)
     write_artifact(session, session.ws.pool_path, pool, "pool")
     metrics = datasets.measure_all(pool)

@@ -18,12 +18,13 @@ import sys
 from rc1.app.gate_set import Policy, evaluate_gate_set
 from rc1.app.session import Session
 from rc1.core import distributed
+from rc1.core.catalog import is_release
 from rc1.core.errors import TrainingError
 from rc1.run import events as ev
 from rc1.run.projection import CheckpointRef, Projection
 from rc1.run.verdicts import PairedGain, release_evaluated, require_same_items
 from rc1.scoring.release_stats import paired_gain
-from rc1.views.release import release_table, verdict_line
+from rc1.views.release import gate_title, release_table, verdict_line
 
 
 def selected_checkpoint(p: Projection, final: CheckpointRef) -> tuple[CheckpointRef, str]:
@@ -46,12 +47,17 @@ def gate_gain(base: ev.GateSetEvaluated, selected: ev.GateSetEvaluated) -> Paire
 
 
 def release_event(
-    base: ev.GateSetEvaluated, selected: ev.GateSetEvaluated, threshold_pp: float, metric: str, seed: int | None
+    base: ev.GateSetEvaluated,
+    selected: ev.GateSetEvaluated,
+    threshold_pp: float,
+    metric: str,
+    seed: int | None,
+    release: bool = True,
 ) -> ev.ReleaseEvaluated:
     """The verdict from two gate-set evaluations of the same items, derived again from the log (`rc1 audit
     --rescore`): the rule the run applied when it wrote it (rc1/run/verdicts.py)."""
     require_same_items(base, selected)
-    return release_evaluated(base, selected, gate_gain(base, selected), threshold_pp, metric, seed)
+    return release_evaluated(base, selected, gate_gain(base, selected), threshold_pp, metric, seed, release)
 
 
 def release_plan(p: Projection, final: CheckpointRef) -> tuple[CheckpointRef, str] | None:
@@ -112,7 +118,9 @@ def evaluate_release(session: Session, final: CheckpointRef, base_seed: int) -> 
     require_same_items(base, selected)
     release = session.config.release
     event = session.append(
-        session.run.judge_release(gate_gain(base, selected), release.min_hard_gain_pp, release.metric)
+        session.run.judge_release(
+            gate_gain(base, selected), release.min_hard_gain_pp, release.metric, is_release(session.config.profile)
+        )
     )
     print(release_table(p.evals, chosen.step), flush=True)
     print(verdict_line(event), flush=True)
@@ -134,14 +142,15 @@ def _policy_at(session: Session, ref: CheckpointRef, base_seed: int) -> Policy:
 
 
 def evaluate_release_across_seeds(session: Session) -> None:
-    event = session.run.judge_across_seeds(session.config.release.min_hard_gain_pp)
+    event = session.run.judge_across_seeds(session.config.release.min_hard_gain_pp, is_release(session.config.profile))
     if event is None:
         print("release across seeds: not evaluated (a line of training has no release of its own)", flush=True)
         return
     session.append(event)
     gains = ", ".join(f"seed {seed} {gain:+.1f}" for seed, gain in event.gains_pp.items())
     print(
-        f"release across {len(event.gains_pp)} seeds (RC1 gate): {'PASSED' if event.passed else 'NOT PASSED'}: "
+        f"{gate_title(event.release)} across {len(event.gains_pp)} seeds: "
+        f"{'PASSED' if event.passed else 'NOT PASSED'}: "
         f"hard gain mean {event.mean_pp:+.1f} pp, spread {event.spread_pp:.1f} pp ({gains}); "
         f"needs mean − spread ≥ {event.threshold_pp:g} pp and every seed passed",
         flush=True,

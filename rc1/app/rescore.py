@@ -366,7 +366,7 @@ def _verdict_findings(events: list[ev.Event]) -> tuple[int, list[Finding]]:
                 selected = event
         elif isinstance(event, ev.ReleaseEvaluated) and event.items == "gate" and base and selected:
             count += 1
-            again = release_event(base, selected, event.threshold_pp, event.metric, event.seed)
+            again = release_event(base, selected, event.threshold_pp, event.metric, event.seed, event.release)
             recorded = msgspec.structs.asdict(event)
             for name, value in msgspec.structs.asdict(again).items():
                 if name in ("seq", "ts", "run", "v", "prev"):

@@ -65,13 +65,14 @@ def build_policy(root: Path, loaded, on_gpu: bool) -> Path:
     from transformers import AutoTokenizer, Qwen3Config, Qwen3ForCausalLM
 
     from rc1.app.datasets import build_seed_pool
+    from rc1.core.workspace import Workspace
     from rc1.scoring.rules import gold_reply
     from rc1.train.prompts import fit_prompt
     from rc1.train.tiny_model import build_tiny_qwen3
     from rc1.train.warm_start import warm_start
 
     config = loaded.config
-    pool = build_seed_pool(loaded)
+    pool = build_seed_pool(loaded, Workspace(root=root, run=config.run.name))  # no task of its own to measure
     tiny = build_tiny_qwen3([f"{item.prompt}\nAnswer: {item.answer}" for item in pool], root / "tokenizer", 1234)
     tokenizer = AutoTokenizer.from_pretrained(tiny)
     eos = tokenizer.eos_token_id

@@ -16,13 +16,16 @@ import msgspec
 
 from rc1.checks.result import CheckResult
 from rc1.checks.spec import Check, Floor
+from rc1.config.loading import LoadedConfig
 from rc1.config.schema import Config
 from rc1.core.fsutil import atomic_write_bytes
 from rc1.core.runbook import Runbook
 from rc1.core.workspace import Workspace
 from rc1.data.balance import Balanced
 from rc1.data.difficulty import DIMENSIONS, ItemMetrics, votes
+from rc1.data.sources import probe_labels_path, your_signals
 from rc1.data.task import DIFFICULTIES, TaskItem
+from rc1.data.task_difficulty import ProbeLabels, Signal, read_labels
 
 HISTOGRAM_BINS = 10
 
@@ -39,14 +42,26 @@ class DifficultyLimits(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def validate(
-    balanced: Balanced, seed_size: int, metrics_by_id: dict[str, ItemMetrics], limits: DifficultyLimits
+    balanced: Balanced,
+    seed_size: int,
+    metrics_by_id: dict[str, ItemMetrics],
+    limits: DifficultyLimits,
+    signals: dict[str, Signal] | None = None,
+    probes: dict[str, ProbeLabels] | None = None,
 ) -> CheckResult:
+    """`signals`: where each task of yours took its difficulty from (rc1/data/task_difficulty.py); `probes`: the
+    base model's labels of those measured."""
+    signals, probes = signals or {}, probes or {}
     items = balanced.items
     measured: dict[str, float] = {
         "seed_items": float(seed_size),
         "balanced_items": float(len(items)),
         "balanced_fraction": len(items) / seed_size if seed_size else 0.0,
     }
+    for task, signal in sorted(signals.items()):
+        measured[f"{task}.signal_{signal.kind}"] = 1.0
+        if task in probes:
+            measured.update(_probe_measured(task, probes[task]))
     problems: list[str] = []
     for task in sorted({i.task for i in items}):
         mine = [i for i in items if i.task == task]
@@ -67,6 +82,8 @@ def validate(
             measured[f"{task}.max_{name}"] = float(top)
             if top > cap:
                 problems.append(f"{task}: {name} reaches {top}, above the cap {cap}")
+        if task in signals and signals[task].kind != "heuristic":
+            continue  # its buckets are declared or measured: what a question restates of its context decides nothing
         for label, bound, ok in (
             ("hard", limits.hard_clue_max, lambda v, b: v <= b),
             ("easy", limits.easy_clue_min, lambda v, b: v >= b),
@@ -85,7 +102,7 @@ def validate(
                 )
     fraction = measured["balanced_fraction"]
     if fraction < limits.min_fraction:
-        short = "; ".join(_shortfall_text(s, metrics_by_id) for s in balanced.shortfalls)
+        short = "; ".join(_shortfall_text(s, metrics_by_id, signals.get(s.task), balanced) for s in balanced.shortfalls)
         problems.append(
             f"the balanced pool keeps {fraction:.1%} of the seed pool (need {limits.min_fraction:.0%}); {short}"
         )
@@ -97,6 +114,9 @@ def validate(
             f"{limits.max_easy:.0%}, within caps"
         )
     )
+    said = [_signal_text(task, signal, probes.get(task)) for task, signal in sorted(signals.items())]
+    if said:
+        detail += "; " + "; ".join(said)
     return CheckResult(
         name="difficulty",
         passed=bool(items) and not problems,
@@ -106,18 +126,78 @@ def validate(
     )
 
 
-def _shortfall_text(s, metrics_by_id: dict[str, ItemMetrics]) -> str:
+def _shortfall_text(s, metrics_by_id: dict[str, ItemMetrics], signal: Signal | None, balanced: Balanced) -> str:
+    head = f"{s.task}/{s.bucket} has {s.available} items, {s.needed} needed (short by {s.needed - s.available}"
+    if signal is not None:  # a task of yours: its records' own difficulty, not the episode's metrics
+        seed = balanced.seed_buckets.get(s.task, {})
+        spread = ", ".join(f"{seed.get(d, 0)} {d}" for d in DIFFICULTIES)
+        advice = _your_advice(s.task, s.bucket, signal)
+        return f"{head}; its seed items are {spread} by difficulty {signal.kind}: {advice})"
     mine = [m for m in metrics_by_id.values() if m.task == s.task]
     rates = {d: sum(votes(m).get(d) == s.bucket for m in mine) / len(mine) for d in DIMENSIONS} if mine else {}
     weakest = ", ".join(f"{d} votes {s.bucket} for {r:.0%}" for d, r in sorted(rates.items(), key=lambda kv: kv[1])[:3])
+    return f"{head}; weakest: {weakest})"
+
+
+_MEASURED_SHORT = {
+    "easy": "few records does the base model solve in every reply",
+    "medium": "few records split the base model's replies between solved and not",
+    "hard": "few records defeat every reply of the base model",
+}
+
+
+def _your_advice(task: str, bucket: str, signal: Signal) -> str:
+    where = f"data.tasks.{task}"
+    if signal.kind == "declared":
+        return "add records of that difficulty, or move data.difficulty_target toward what the records hold"
+    if signal.kind == "measured":
+        return (
+            f"{_MEASURED_SHORT[bucket]}; add records of that difficulty, or declare a difficulty column "
+            f"({where}.difficulty_column)"
+        )
     return (
-        f"{s.task}/{s.bucket} has {s.available} items, {s.needed} needed (short by {s.needed - s.available}; "
-        f"weakest: {weakest})"
+        f"the text metrics ({', '.join(d for d in DIMENSIONS if d not in signal.skipped)}) cannot tell your records "
+        f"apart; declare a difficulty column of easy/medium/hard ({where}.difficulty_column), or measure it with "
+        f"a configured model ({where}.difficulty: measured)"
     )
 
 
-def report(seed: list[TaskItem], metrics: list[ItemMetrics], balanced: Balanced, result: CheckResult) -> dict:
-    """reports/rc1/difficulty_report.json: per task and dimension, p10/p50/p90 and a histogram."""
+def _signal_text(task: str, signal: Signal, probe: ProbeLabels | None) -> str:
+    text = signal.text(task)
+    if probe is None:
+        return text
+    n, k = len(probe.items), probe.samples
+    always = sum(p.solved == k for p in probe.items)
+    never = sum(p.solved == 0 for p in probe.items)
+    return (
+        f"{text}: the base model solved {always} of {n} records in all {k} replies, {never} in none, "
+        f"{n - always - never} sometimes ({probe.seconds:.0f} s)"
+    )
+
+
+def _probe_measured(task: str, probe: ProbeLabels) -> dict[str, float]:
+    n, k = len(probe.items), probe.samples
+    replies = n * k
+    return {
+        f"{task}.probe_records": float(n),
+        f"{task}.probe_samples": float(k),
+        f"{task}.probe_always_share": sum(p.solved == k for p in probe.items) / n if n else 0.0,
+        f"{task}.probe_never_share": sum(p.solved == 0 for p in probe.items) / n if n else 0.0,
+        f"{task}.probe_cut_share": sum(p.cut for p in probe.items) / replies if replies else 0.0,
+        f"{task}.probe_seconds": probe.seconds,
+    }
+
+
+def report(
+    seed: list[TaskItem],
+    metrics: list[ItemMetrics],
+    balanced: Balanced,
+    result: CheckResult,
+    signals: dict[str, Signal] | None = None,
+) -> dict:
+    """reports/rc1/difficulty_report.json: per task and dimension, p10/p50/p90 and a histogram; for a task of yours,
+    where its difficulty came from."""
+    signals = signals or {}
     by_task: dict[str, dict] = {}
     for task in sorted({m.task for m in metrics}):
         ms = [m for m in metrics if m.task == task]
@@ -143,6 +223,7 @@ def report(seed: list[TaskItem], metrics: list[ItemMetrics], balanced: Balanced,
                 }
         dims["needs_clarification"] = {"share": sum(m.needs_clarification for m in ms) / len(ms)}
         by_task[task] = {
+            **({"signal": msgspec.to_builtins(signals[task])} if task in signals else {}),
             "dimensions": dims,
             "seed_buckets": balanced.seed_buckets.get(task, {}),
             "balanced_buckets": balanced.balanced_buckets.get(task, {}),
@@ -189,13 +270,17 @@ def difficulty_limits(c: Config) -> DifficultyLimits:
 
 
 def difficulty_check(
-    config: Config, ws: Workspace, pool: list[TaskItem], metrics: list[ItemMetrics], balanced: Balanced
+    loaded: LoadedConfig, ws: Workspace, pool: list[TaskItem], metrics: list[ItemMetrics], balanced: Balanced
 ) -> CheckResult:
     """Validate the balanced pool and write reports/rc1/difficulty_report.json (a view of the result)."""
-    result = validate(balanced, len(pool), {m.id: m for m in metrics}, difficulty_limits(config))
-    atomic_write_bytes(
-        ws.difficulty_report_path, msgspec.json.format(msgspec.json.encode(report(pool, metrics, balanced, result)))
-    )
+    config = loaded.config
+    signals = your_signals(loaded, ws)
+    probes = {
+        task: read_labels(probe_labels_path(ws.data_dir, task)) for task, s in signals.items() if s.kind == "measured"
+    }
+    result = validate(balanced, len(pool), {m.id: m for m in metrics}, difficulty_limits(config), signals, probes)
+    written = report(pool, metrics, balanced, result, signals)
+    atomic_write_bytes(ws.difficulty_report_path, msgspec.json.format(msgspec.json.encode(written)))
     return result
 
 
@@ -212,7 +297,7 @@ CHECK = Check(
         "data.max_turns": None,
         "data.max_tool_hops": None,
     },
-    run=lambda r: difficulty_check(r.config, r.ws, r.pool, r.metrics, r.balanced),
+    run=lambda r: difficulty_check(r.loaded, r.ws, r.pool, r.metrics, r.balanced),
     runbook=Runbook(
         means="the balanced pool breaks a per-task rule: too few hard or too many easy items, an item over a cap, "
         "clue overlap on the wrong side, or too little of the seed pool kept because a bucket measured short",

@@ -14,7 +14,7 @@ from rc1.data.task import TaskItem
 from rc1.data.text import count_distinct, ngram_keys, tokens
 
 
-def distinct2(items: list[TaskItem], threshold: float) -> CheckResult:
+def distinct2(items: list[TaskItem], threshold: float, own: dict[str, float] | None = None) -> CheckResult:
     """Distinct bigrams / all bigrams over the items' task text (context + question, lowercased tokens),
     per task and overall.
 
@@ -22,7 +22,11 @@ def distinct2(items: list[TaskItem], threshold: float) -> CheckResult:
     of one template with the numbers changed scores low however long it is. Bigrams never span two
     items. The episode framing (system turn, template words) is left out: it is a small fixed set of
     strings by design, whose variety `ngram_kl` and `framing_coverage` measure.
+
+    `own`: the floors tasks of yours set for themselves (data.tasks.<name>.min_distinct2) in place of `threshold`;
+    the pool as a whole is then held to the lowest floor of its tasks. Each shortfall names the floor that binds.
     """
+    own = own or {}
     keys, owner = ngram_keys([tokens(f"{item.context} {item.question}".lower()) for item in items], 2)
     tasks = sorted({item.task for item in items})
     task_of = np.array([tasks.index(item.task) for item in items], dtype=np.int64)[owner]
@@ -31,15 +35,25 @@ def distinct2(items: list[TaskItem], threshold: float) -> CheckResult:
         mine = keys[task_of == code]
         measured[task] = count_distinct(mine) / mine.size if mine.size else 0.0
     measured["overall"] = count_distinct(keys) / keys.size if keys.size else 0.0
-    low = {name: value for name, value in measured.items() if value < threshold}
+    floors = {task: own.get(task, threshold) for task in tasks}
+    floors["overall"] = min(floors.values(), default=threshold)
+    source = {task: f"data.tasks.{task}.min_distinct2" for task in own} | (
+        {"overall": "the lowest floor of its tasks"} if own else {}
+    )
+    low = {name: value for name, value in measured.items() if value < floors[name]}
     passed = bool(items) and not low
     if not items:
         detail = "no items to measure"
     elif low:
-        detail = f"distinct-2 below {threshold:.2f}: " + ", ".join(f"{k} {v:.3f}" for k, v in low.items())
+        detail = "distinct-2 below its floor: " + ", ".join(
+            f"{k} {v:.3f} < {floors[k]:.2f} ({source.get(k, 'preflight.min_distinct2')})" for k, v in low.items()
+        )
     else:
         detail = f"distinct-2 overall {measured['overall']:.3f}, every task at least {threshold:.2f}"
-    return CheckResult(name="distinct2", passed=passed, measured=measured, thresholds={"min": threshold}, detail=detail)
+        if own:
+            detail += " (" + ", ".join(f"{task} at least {floor:.2f}, its own" for task, floor in own.items()) + ")"
+    thresholds = {"min": threshold} | {f"{task}.min": floor for task, floor in own.items()}
+    return CheckResult(name="distinct2", passed=passed, measured=measured, thresholds=thresholds, detail=detail)
 
 
 def task_mix(items: list[TaskItem], mix: dict[str, float], tolerance: float) -> CheckResult:
@@ -124,7 +138,11 @@ DISTINCT2 = Check(
     rounds=(1, 2),
     commands=("pool validate",),
     thresholds={"preflight.min_distinct2": Floor("min", 0.6)},
-    run=lambda r: distinct2(r.pool, r.config.preflight.min_distinct2),
+    run=lambda r: distinct2(
+        r.pool,
+        r.config.preflight.min_distinct2,
+        {name: t.min_distinct2 for name, t in r.config.data.tasks.items() if t.min_distinct2 is not None},
+    ),
     runbook=Runbook(
         means="a task's text (context + question) repeats itself: its items come from too few templates or records, "
         "so the same word pairs recur (corpus-level distinct-2 falls as a pool of one pattern grows)",
@@ -132,7 +150,8 @@ DISTINCT2 = Check(
             "draw the task from more varied text: an official file or hub dataset in data.sources.<task>, or more "
             "varied records in data.tasks.<name>",
             "for a task of yours, check that data.tasks.<name>.question / context name the right columns "
-            "(a constant or templated column scores low)",
+            "(a constant or templated column scores low); a task of templated records may set its own floor, "
+            "data.tasks.<name>.min_distinct2 (production: at least 0.2), leaving the built-in tasks' alone",
             "local profile only: a smaller data.pool_size or a lower preflight.min_distinct2; production may not "
             "go below 0.60 (PRODUCTION_FLOORS) nor below 30000 items",
         ),

@@ -11,7 +11,7 @@ from rc1.checks.memory_plan import MemoryPlan, ModelShape, plan
 from rc1.checks.result import CheckResult
 from rc1.checks.spec import Check, Floor
 from rc1.config.schema import Config
-from rc1.core.catalog import is_builtin
+from rc1.core.catalog import PRODUCTION_PATH_PROFILES, is_builtin
 from rc1.core.runbook import Runbook
 from rc1.registry.strategies import STRATEGIES
 from rc1.scoring.archive import archive_estimate_gb
@@ -64,7 +64,7 @@ def accelerator_memory(config: Config) -> CheckResult:
     if vllm_gb:
         measured["vllm_gb"] = vllm_gb
     # A production run does not go on a GPU rc1 could not plan for: the floor alone says nothing about 8,192 tokens.
-    unplanned = planned is None and config.profile == "production"
+    unplanned = planned is None and config.profile in PRODUCTION_PATH_PROFILES
     return CheckResult(
         name="accelerator_memory",
         passed=free_gb >= need and not unplanned,
@@ -72,7 +72,11 @@ def accelerator_memory(config: Config) -> CheckResult:
         thresholds={"min_free_gb": min_free_gb, "need_gb": need},
         detail=f"{torch.cuda.get_device_name()}: {free_gb:.1f} of {total_gb:.1f} GB free (need {need:.1f} GB: "
         + (f"the planned peak of {config.model.name}, docs/gpu.md)" if planned is not None else f"{why})")
-        + ("; the production profile needs a memory plan: make the model's config.json readable" if unplanned else ""),
+        + (
+            f"; the {config.profile} profile needs a memory plan: make the model's config.json readable"
+            if unplanned
+            else ""
+        ),
     )
 
 

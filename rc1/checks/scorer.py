@@ -18,6 +18,7 @@ from pathlib import Path
 from rc1.checks.result import CheckResult
 from rc1.checks.spec import PROBE_ITEMS, Check, Floor, spread
 from rc1.config.schema import Config
+from rc1.core.catalog import PRODUCTION_PATH_PROFILES
 from rc1.core.runbook import Runbook
 from rc1.data.task import TaskItem
 from rc1.registry.providers import API_PROVIDERS, PROVIDERS
@@ -132,10 +133,10 @@ def scorer_live(config: Config, *, require_api: bool = False) -> CheckResult:
     provider = config.scorer.provider
     api = PROVIDERS[provider].api
     key = api_key() is not None
-    production = config.profile == "production"
+    production = config.profile in PRODUCTION_PATH_PROFILES
     problems = []
     if (production or require_api) and not api:
-        who = "the production profile" if production else "--live"
+        who = f"the {config.profile} profile" if production else "--live"
         problems.append(f"scorer.provider is {provider}; {who} needs a live API judge ({', '.join(API_PROVIDERS)})")
     if api and not key:
         problems.append(f"{API_KEY_ENV} is not set; the {provider} judge needs it")

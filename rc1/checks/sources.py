@@ -8,7 +8,7 @@ from rc1.checks.result import CheckResult
 from rc1.checks.spec import Check
 from rc1.core.runbook import Runbook
 from rc1.data.source_ref import SourceRef
-from rc1.data.sources import Missing, pool_sources, shadow_sources
+from rc1.data.sources import Missing, measuring, pool_sources, shadow_sources
 from rc1.data.task import TaskItem
 
 NAME = "data_sources"
@@ -60,7 +60,10 @@ CHECK = Check(
     name=NAME,
     rounds=(1, 2),
     run=lambda r: data_sources_check(
-        r.pool, r.shadow, pool_sources(r.config.data, r.loaded.resolve), shadow_sources(r.config.data, r.loaded.resolve)
+        r.pool,
+        r.shadow,
+        pool_sources(r.config.data, r.loaded.resolve, measuring(r.loaded, r.ws)),
+        shadow_sources(r.config.data, r.loaded.resolve, measuring(r.loaded, r.ws)),
     ),
     runbook=Runbook(
         means="a task's records (data.sources or data.tasks) hold fewer distinct questions than its slots in the pool "

@@ -191,7 +191,10 @@ def _asked_and_kept(
         # copied from (`make resume` names --config: the run is still the run).
         named = _with_kept_inputs(ws, asked, kept.config["reward"]["weights"], kept.config["data"]["templates"])
         return asked, own, named if config is not None else _load_kept(ws, kept, overrides), ws
-    if asked.sha256 != own.sha256:
+    # Named by its run alone: the note is for one who edited the run's own file and expects the run to follow it;
+    # another file (the default, for a run started from configs/mine.yaml) says nothing about the run.
+    own_file = _same_file(asked.path, ws.root / kept.config_path)
+    if asked.sha256 != own.sha256 and own_file:
         keys = ", ".join(key for key, _, _ in differences(own, asked)[:5])
         print(
             f"note: run {ws.run} uses the config it was started with ({kept_config_path(ws).relative_to(ws.root)}); "
@@ -201,6 +204,13 @@ def _asked_and_kept(
             file=sys.stderr,
         )
     return asked, own, None, ws
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
 
 
 def changed_files(ws: Workspace, loaded: LoadedConfig) -> list[str]:

@@ -50,6 +50,14 @@ _LATER_FUNCTION_KEYS = {
     "clip": False,
     "constant_ok": False,
 }
+# The same for the keys a data.tasks.<name> entry gained with the difficulty signals and its own diversity floor.
+_LATER_TASK_KEYS = {
+    "difficulty": "auto",
+    "difficulty_column": "difficulty",
+    "probe_samples": 4,
+    "probe_items": 1024,
+    "min_distinct2": None,
+}
 
 
 def _fingerprinted(config: Config) -> bytes:
@@ -65,6 +73,10 @@ def _fingerprinted(config: Config) -> bytes:
     for entry in values["reward"]["functions"]:
         for key, default in _LATER_FUNCTION_KEYS.items():
             if entry.get(key) == default:
+                del entry[key]
+    for entry in values["data"]["tasks"].values():
+        for key, default in _LATER_TASK_KEYS.items():
+            if key in entry and entry[key] == default:
                 del entry[key]
     return msgspec.json.encode(values)
 

@@ -213,7 +213,7 @@ def _source_problems(config) -> list[str]:
 
 def _task_problems(config) -> list[str]:
     """Every task in data.mix is a built-in one or yours; yours are well formed."""
-    from rc1.core.catalog import CHECK_KINDS, TASKS
+    from rc1.core.catalog import CHECK_KINDS, TASKS, is_builtin
 
     data, problems = config.data, []
     known = (*TASKS, *data.tasks)
@@ -238,6 +238,12 @@ def _task_problems(config) -> list[str]:
             )
         if data.mix.get(name, 0.0) <= 0:
             problems.append(f"{where}: give it a share in data.mix (it has none)")
+        if task.difficulty == "measured" and is_builtin(config.model.name):
+            problems.append(
+                f"{where}.difficulty: measured needs a base model to measure the records with; {config.model.name} is "
+                f"built from the balanced pool this would decide. Declare a `{task.difficulty_column}` column "
+                f"(easy, medium, hard) in the records, or use heuristic"
+            )
     unknown = [name for name in data.mix if name not in known]
     if unknown:
         problems.append(

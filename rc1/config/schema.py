@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 import msgspec
 from msgspec import Meta
 
-from rc1.core.catalog import DIFFICULTY_MIX, PRODUCTION_MIX, Difficulty, TaskName
+from rc1.core.catalog import DIFFICULTY_MIX, PRODUCTION_MIX, Difficulty, DifficultySignal, Profile, TaskName
 from rc1.registry.engines import ENGINES
 from rc1.registry.providers import PROVIDERS
 from rc1.registry.strategies import STRATEGIES
@@ -137,6 +137,37 @@ class TaskConfig(_Section):
             "out when its normalized question hashes below this share (the same split on every run).",
         ),
     ] = 0.2
+    difficulty: Annotated[
+        DifficultySignal,
+        Meta(
+            description="Where the records' easy/medium/hard comes from: declared (the `difficulty_column` of each "
+            "record), measured (the base model's success over `probe_samples` sampled replies per record: always "
+            "solved is easy, never solved is hard), heuristic (the text metrics of the record; turns and tool hops, "
+            "which a record has none of, are skipped), or auto: declared when the records have the column, else "
+            "measured when the model can measure them (a configured model, the records within `probe_items`), else "
+            "heuristic. Round 1's difficulty check says which one each task used."
+        ),
+    ] = "auto"
+    difficulty_column: Annotated[
+        str, Meta(description="The column declaring each record's difficulty: easy, medium or hard.")
+    ] = "difficulty"
+    probe_samples: Annotated[
+        int, Meta(ge=2, le=64, description="Sampled replies per record when the difficulty is measured.")
+    ] = 4
+    probe_items: Annotated[
+        PositiveInt,
+        Meta(
+            description="The most records a measured difficulty probes (a seeded sample when the task has more; only "
+            "probed records are drawn): records × probe_samples replies of the base model in round 1."
+        ),
+    ] = 1024
+    min_distinct2: Annotated[
+        Probability | None,
+        Meta(
+            description="This task's own distinct-2 floor in place of preflight.min_distinct2 (templated records vary "
+            "less than prose); the distinct2 check names the floor that binds."
+        ),
+    ] = None
 
 
 class DataConfig(_Section):
@@ -974,11 +1005,12 @@ class Config(_Section):
     """An rc1 run: the YAML file given by --config, with --set overrides."""
 
     profile: Annotated[
-        Literal["local", "production"],
+        Profile,
         Meta(
             description="Which limits the training_config check holds the run to: production (the production floors, "
-            "a live API judge, qlora, ≥ 3 seeds, ≥ 50,000 steps, …) or local (the embedded default's "
-            "smaller ones)."
+            "a live API judge, qlora, ≥ 3 seeds, ≥ 50,000 steps, …), smoke (the production path checked before "
+            "committing to it: production's floors, judge and adapter, at most 2,000 steps; its verdict is computed "
+            "and labelled not a release) or local (the embedded default's smaller ones)."
         ),
     ]
     run: RunConfig

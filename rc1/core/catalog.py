@@ -40,6 +40,22 @@ PRODUCTION_MIX: dict[str, float] = {"hotpotqa": 0.45, "strategyqa": 0.30, "gsm8k
 Difficulty = Literal["easy", "medium", "hard"]
 DIFFICULTIES: tuple[Difficulty, ...] = get_args(Difficulty)
 
+# Which limits a run is held to (rc1/checks/consistency.py): `local`, the embedded default's on a CPU; `production`, a
+# release; `smoke`, the production path for a few hundred steps on one GPU, whose verdict is computed and labelled not
+# a release. The production path's profiles need a live judge and a memory plan as production does.
+Profile = Literal["local", "production", "smoke"]
+PRODUCTION_PATH_PROFILES: tuple[str, ...] = ("production", "smoke")
+
+
+def is_release(profile: str) -> bool:
+    """Whether a run of this profile's verdict is a release verdict (a smoke run's is not)."""
+    return profile != "smoke"
+
+
+# Where a task of yours takes its records' difficulty from (data.tasks.<name>.difficulty; rc1/data/task_difficulty.py):
+# auto chooses among the other three, the best signal the records and the model give.
+DifficultySignal = Literal["auto", "declared", "measured", "heuristic"]
+
 # The balanced pool's difficulty buckets within every task (and priority sampling's default weights).
 DIFFICULTY_MIX: dict[str, float] = {"easy": 0.25, "medium": 0.45, "hard": 0.30}
 

@@ -6,7 +6,9 @@ generator was asked for. The balanced pool is the largest subset in which every 
 down, so "hard ≥ target" and "easy ≤ target" hold at any size). Within a bucket the most typical
 items are kept: first those whose clue_overlap votes for the bucket (the validation bounds its
 median), then the largest vote margin; ties go by a seeded order. Items carry their measured bucket as
-`difficulty` from here on, so the reward's difficulty factor sees what was measured.
+`difficulty` from here on, so the reward's difficulty factor sees what was measured. A task of yours is bucketed by
+its records' own difficulty instead (declared, measured by the base model, or voted on the record itself:
+rc1/data/task_difficulty.py), which its episode was dressed for.
 """
 
 from __future__ import annotations
@@ -45,10 +47,20 @@ def bucket_counts(n: int, target: dict[str, float]) -> dict[str, int]:
 
 
 def rebalance(
-    items: list[TaskItem], metrics: list[ItemMetrics], target: dict[str, float], mix: dict[str, float], seed: int
+    items: list[TaskItem],
+    metrics: list[ItemMetrics],
+    target: dict[str, float],
+    mix: dict[str, float],
+    seed: int,
+    given: frozenset[str] = frozenset(),
 ) -> Balanced:
+    """`given`: the tasks whose items' own difficulty is their bucket (tasks of yours: rc1/data/task_difficulty.py);
+    within a bucket they are all equally typical (a seeded order)."""
     ranked: dict[str, dict[str, list[tuple[int, int]]]] = defaultdict(lambda: {d: [] for d in DIFFICULTIES})
     for index, m in enumerate(metrics):
+        if m.task in given:
+            ranked[m.task][items[index].difficulty].append((0, index))
+            continue
         label, margin = bucket_and_margin(m)
         clue_agrees = votes(m).get("clue_overlap") == label
         ranked[m.task][label].append((clue_agrees * 1000 + margin, index))

@@ -110,12 +110,12 @@ def clue_overlap(question: str, context: str) -> float:
     return best
 
 
-def votes(m: ItemMetrics) -> dict[str, Difficulty]:
-    """Each dimension's vote; abstaining dimensions are absent."""
+def votes(m: ItemMetrics, skip: frozenset[str] = frozenset()) -> dict[str, Difficulty]:
+    """Each dimension's vote; abstaining dimensions, and those in `skip`, are absent."""
     cast: dict[str, Difficulty] = {}
     for name, (easy_max, hard_min) in BUCKET_TABLE.items():
         value = getattr(m, name)
-        if name in ABSTAIN_AT_ZERO and value == 0:
+        if name in skip or (name in ABSTAIN_AT_ZERO and value == 0):
             continue
         cast[name] = "easy" if value <= easy_max else "hard" if value >= hard_min else "medium"
     if m.clue_overlap is not None:
@@ -131,8 +131,8 @@ def votes(m: ItemMetrics) -> dict[str, Difficulty]:
     return cast
 
 
-def bucket_and_margin(m: ItemMetrics) -> tuple[Difficulty, int]:
-    cast = list(votes(m).values())
+def bucket_and_margin(m: ItemMetrics, skip: frozenset[str] = frozenset()) -> tuple[Difficulty, int]:
+    cast = list(votes(m, skip).values())
     counts = sorted(((cast.count(d), d) for d in DIFFICULTIES), reverse=True)
     (top, winner), (second, _) = counts[0], counts[1]
     if top == second:

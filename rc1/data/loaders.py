@@ -23,30 +23,69 @@ import msgspec
 from rc1.core.errors import BadInput
 from rc1.core.fsutil import read_input_text
 from rc1.data.generators import render_prompt
-from rc1.data.source_ref import SourceRef
+from rc1.data.source_ref import DifficultyRef, SourceRef
 from rc1.data.task import DIFFICULTIES, Difficulty, TaskItem
+from rc1.data.task_difficulty import Signal, declared, heuristic, read_labels, resolve
 
 _GSM8K_FINAL = re.compile(r"####\s*(-?[\d,]*\.?\d+)\s*$")
 
 
 def load_source(task: str, ref: SourceRef) -> list[TaskItem]:
     """The records of a `data.sources` entry: an official-format file, or a hub dataset through `datasets`; or of
-    a task of yours (`data.tasks`), its pool's or its held-out part."""
+    a task of yours (`data.tasks`), its pool's or its held-out part, each with its difficulty
+    (rc1/data/task_difficulty.py): a measured task's are the probe's labels, and only the records it probed."""
     if ref.columns is not None:
-        whole = msgspec.structs.replace(ref, part="all")
-        stamp = (
-            (ref.path.stat().st_mtime_ns, ref.path.stat().st_size)
-            if ref.path is not None and ref.path.is_file()
-            else None
-        )
+        records = your_records(task, ref)
+        items = records.items
+        if records.signal.kind == "measured":
+            labels = _probe_labels(task, ref)
+            items = tuple(msgspec.structs.replace(i, difficulty=labels[i.id]) for i in items if i.id in labels)
         return [
             item
-            for item in _your_task(task, whole, stamp)
+            for item in items
             if ref.part == "all" or (ref.part == "held_out") == is_held_out(item.question, ref.held_out_share)
         ]
     if ref.path is not None:
         return load_file(task, ref.path)
     return _PARSERS[task](_hub_records(task, ref), ref.label)
+
+
+class YourRecords(msgspec.Struct, frozen=True):
+    """A task of yours, every record (pool and held-out part): its items (a measured task's not labelled yet) and
+    the signal their difficulty comes from."""
+
+    items: tuple[TaskItem, ...]
+    signal: Signal
+
+
+def your_records(task: str, ref: SourceRef) -> YourRecords:
+    whole = msgspec.structs.replace(
+        ref, part="all", difficulty=msgspec.structs.replace(ref.difficulty or DifficultyRef(), labels=None)
+    )
+    return _your_task(task, whole, _stamp(ref.path))
+
+
+def _probe_labels(task: str, ref: SourceRef) -> dict[str, str]:
+    path = ref.difficulty.labels if ref.difficulty is not None else None
+    if path is None:
+        raise BadInput(
+            f"data.tasks.{task}: its difficulty is measured by round 1's probe, which has not run for this run; "
+            f"rc1 advance runs it"
+        )
+    return _labels_of(path, _stamp(path))
+
+
+@functools.lru_cache(maxsize=8)
+def _labels_of(path: Path, stamp: tuple[int, int] | None) -> dict[str, str]:
+    """`stamp` (mtime, size): a probe written again is a new read."""
+    return read_labels(path).labels()
+
+
+def _stamp(path: Path | None) -> tuple[int, int] | None:
+    if path is None or not path.is_file():
+        return None
+    stat = path.stat()
+    return stat.st_mtime_ns, stat.st_size
 
 
 def is_held_out(question: str, share: float) -> bool:
@@ -65,14 +104,12 @@ _BUILDERS = {".jsonl": "json", ".json": "json", ".csv": "csv", ".parquet": "parq
 
 
 @functools.lru_cache(maxsize=8)
-def _your_task(task: str, ref: SourceRef, stamp: tuple[int, int] | None) -> tuple[TaskItem, ...]:
+def _your_task(task: str, ref: SourceRef, stamp: tuple[int, int] | None) -> YourRecords:
     """A task of yours: its rows through `datasets.load_dataset` (a local file by its builder, or a hub dataset),
-    each a TaskItem whose difficulty the generic metrics vote for (rc1/data/difficulty.py). Kept for the command:
-    round 1 reads the pool's part and the held-out part of the same records; `stamp` (the file's mtime and size)
-    makes an edited file a new read."""
+    each a TaskItem with its declared or heuristic difficulty (a measured one is "medium" until labelled). Kept for
+    the command: round 1 reads the pool's part and the held-out part of the same records; `stamp` (the file's mtime
+    and size) makes an edited file a new read."""
     import datasets
-
-    from rc1.data.difficulty import bucket, measure
 
     columns = ref.columns
     datasets.disable_progress_bars()  # rc1 reports its own progress; the builder's bars would interleave with it
@@ -97,8 +134,13 @@ def _your_task(task: str, ref: SourceRef, stamp: tuple[int, int] | None) -> tupl
             f"{ref.label}: no column {', '.join(repr(c) for c in absent)} (it has "
             f"{', '.join(rows.column_names)}); name the columns in data.tasks.{task}"
         )
+    difficulty = ref.difficulty or DifficultyRef()
+    signal = resolve(task, difficulty, list(rows.column_names), len(rows))
+    chosen = _probe_sample(task, ref, len(rows), difficulty.probe_items) if signal.kind == "measured" else None
     items = []
     for index, row in enumerate(rows):
+        if chosen is not None and index not in chosen:
+            continue
         where = f"{ref.label}[{index}]"
         question = _text(row[columns.question], columns.question, where)
         answer = _text(row[columns.answer], columns.answer, where)
@@ -113,8 +155,22 @@ def _your_task(task: str, ref: SourceRef, stamp: tuple[int, int] | None) -> tupl
             prompt=render_prompt(question, context),
             source=ref.label,
         )
-        items.append(msgspec.structs.replace(item, difficulty=bucket(measure(item))))
-    return tuple(items)
+        if signal.kind == "declared":
+            item = msgspec.structs.replace(item, difficulty=declared(row[difficulty.column], difficulty.column, where))
+        elif signal.kind == "heuristic":
+            item = msgspec.structs.replace(item, difficulty=heuristic(item))
+        items.append(item)
+    return YourRecords(tuple(items), signal)
+
+
+def _probe_sample(task: str, ref: SourceRef, records: int, most: int) -> set[int] | None:
+    """The records a measured difficulty probes: all of them, or a seeded `most` (seeded by the file's name, so a
+    moved file keeps its sample)."""
+    import random
+
+    if records <= most:
+        return None
+    return set(random.Random(f"probe|{task}|{ref.name}").sample(range(records), most))
 
 
 def _text(value, column: str, where: str) -> str:

@@ -7,6 +7,8 @@ from typing import Literal
 
 import msgspec
 
+from rc1.core.catalog import DifficultySignal
+
 
 class Columns(msgspec.Struct, frozen=True, kw_only=True):
     """Where a task of yours keeps its question, gold answer and (optional) context."""
@@ -14,6 +16,18 @@ class Columns(msgspec.Struct, frozen=True, kw_only=True):
     question: str
     answer: str
     context: str | None = None
+
+
+class DifficultyRef(msgspec.Struct, frozen=True, kw_only=True):
+    """Where a task of yours takes its records' difficulty from (data.tasks.<name>.difficulty and its keys), and, once
+    round 1 has measured it, the probe's labels (rc1/app/difficulty_probe.py)."""
+
+    signal: DifficultySignal = "auto"
+    column: str = "difficulty"
+    can_measure: bool = False  # a configured base model (the built-in one is built from the pool it would measure)
+    probe_items: int = 1024
+    probe_samples: int = 4
+    labels: Path | None = None  # data/<run>/difficulty_probe_<task>.jsonl
 
 
 class SourceRef(msgspec.Struct, frozen=True, kw_only=True):
@@ -26,6 +40,7 @@ class SourceRef(msgspec.Struct, frozen=True, kw_only=True):
     columns: Columns | None = None
     part: Literal["all", "pool", "held_out"] = "all"
     held_out_share: float = 0.0
+    difficulty: DifficultyRef | None = None  # a task of yours
 
     @property
     def label(self) -> str:

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
+from pathlib import Path
 
 import msgspec
 
 from rc1.core.errors import BadInput
 from rc1.data.loaders import load_source
-from rc1.data.source_ref import Columns, SourceRef
+from rc1.data.source_ref import Columns, DifficultyRef, SourceRef
 from rc1.data.task import DIFFICULTIES, TaskItem
+from rc1.data.task_difficulty import Signal
 from rc1.data.text import normalize
 
 
@@ -59,6 +61,7 @@ def replace_from_sources(
     Otherwise (the seed pool): a slot takes a record of its label while there are any, then of the nearest
     label (hard → medium → easy), and the record is dressed for the slot's difficulty: the episode, not
     only the source question, carries what the difficulty metrics measure (rc1/data/episodes.py).
+    A task of yours keeps each record's own label in either (its difficulty is the record's, not the slot's).
     A record whose question repeats an earlier one's is left out, so no slot is filled with a duplicate.
     Every source that falls short is named in one SourceShortfall."""
     result = list(items)
@@ -75,14 +78,16 @@ def replace_from_sources(
             missing.append(Missing(task=task, path=ref.label, difficulty="", available=len(records), needed=needed))
             continue
         unused = {d: rng.sample(rs, len(rs)) for d, rs in _by_label(records).items()}
+        yours = ref.columns is not None
         for difficulty in DIFFICULTIES[::-1]:  # hard first: its slots are the scarcest
             slots = slots_of.get(difficulty, [])
-            # A held-out slot takes a record of its own label; a task of yours, whose labels are the generic
-            # metrics' vote on the bare question, takes the nearest too and is dressed for the slot.
-            for label in _NEAREST[difficulty][: 1 if by_difficulty and ref.columns is None else 3]:
+            # A held-out slot of an official file takes a record of its own label. A task of yours takes the nearest
+            # label too, and its record keeps its own (declared, measured or voted: rc1/data/task_difficulty.py):
+            # the slots only ask for a mix the balancing can meet, they never relabel what the records say.
+            for label in _NEAREST[difficulty][: 1 if by_difficulty and not yours else 3]:
                 take, unused[label] = unused[label][: len(slots)], unused[label][len(slots) :]
                 for slot, record in zip(slots, take):
-                    result[slot] = msgspec.structs.replace(record, difficulty=difficulty)
+                    result[slot] = record if yours else msgspec.structs.replace(record, difficulty=difficulty)
                 slots = slots[len(take) :]
             if slots:
                 wanted = len(slots_of[difficulty])
@@ -122,24 +127,41 @@ def _by_label(records: list[TaskItem]) -> dict[str, list[TaskItem]]:
     return grouped
 
 
-def pool_sources(data, resolve) -> dict[str, SourceRef]:
+def pool_sources(data, resolve, measuring: Measuring | None = None) -> dict[str, SourceRef]:
     """Where each task with records (`data.sources`, and your `data.tasks`) takes its pool's and fresh items."""
     return {task: _ref(src, src.path, src.split, resolve) for task, src in data.sources.items()} | your_tasks(
-        data.tasks, resolve, "pool"
+        data.tasks, resolve, "pool", measuring
     )
 
 
-def shadow_sources(data, resolve) -> dict[str, SourceRef]:
+def shadow_sources(data, resolve, measuring: Measuring | None = None) -> dict[str, SourceRef]:
     """The held-out records of every task that names them (`shadow_path`, or `shadow_split` of its hub dataset),
     and of each task of yours (its held-out share)."""
     return {
         task: _ref(src, src.shadow_path, src.shadow_split, resolve)
         for task, src in data.sources.items()
         if src.shadow_path or src.shadow_split
-    } | your_tasks(data.tasks, resolve, "held_out")
+    } | your_tasks(data.tasks, resolve, "held_out", measuring)
 
 
-def your_tasks(tasks: dict, resolve, part: str) -> dict[str, SourceRef]:
+class Measuring(msgspec.Struct, frozen=True, kw_only=True):
+    """What a measured difficulty needs beyond the config's task: whether the run's model can measure (a configured
+    one), and the folder of the run's probe labels (data/<run>/, rc1/app/difficulty_probe.py)."""
+
+    can_measure: bool
+    labels_dir: Path | None = None
+
+
+def measuring(loaded, ws) -> Measuring:
+    """What a task of yours with a measured difficulty reads in this run: its probe labels (data/<run>/), and whether
+    the run's model can measure at all (the built-in one is built from the pool it would measure)."""
+    from rc1.core.catalog import is_builtin
+
+    return Measuring(can_measure=not is_builtin(loaded.config.model.name), labels_dir=ws.data_dir)
+
+
+def your_tasks(tasks: dict, resolve, part: str, measuring: Measuring | None = None) -> dict[str, SourceRef]:
+    measuring = measuring or Measuring(can_measure=False)
     return {
         name: SourceRef(
             path=resolve(task.path) if task.path is not None else None,
@@ -149,9 +171,29 @@ def your_tasks(tasks: dict, resolve, part: str) -> dict[str, SourceRef]:
             part=part,
             held_out_share=task.held_out_share,
             columns=Columns(question=task.question, answer=task.answer, context=task.context),
+            difficulty=DifficultyRef(
+                signal=task.difficulty,
+                column=task.difficulty_column,
+                can_measure=measuring.can_measure,
+                probe_items=task.probe_items,
+                probe_samples=task.probe_samples,
+                labels=probe_labels_path(measuring.labels_dir, name) if measuring.labels_dir is not None else None,
+            ),
         )
         for name, task in tasks.items()
     }
+
+
+def your_signals(loaded, ws) -> dict[str, Signal]:
+    """Where each task of yours takes its records' difficulty from in this run (rc1/data/task_difficulty.py)."""
+    from rc1.data.loaders import your_records
+
+    refs = your_tasks(loaded.config.data.tasks, loaded.resolve, "all", measuring(loaded, ws))
+    return {task: your_records(task, ref).signal for task, ref in refs.items()}
+
+
+def probe_labels_path(data_dir: Path, task: str) -> Path:
+    return data_dir / f"difficulty_probe_{task}.json"
 
 
 def _ref(src, path: str | None, split: str | None, resolve) -> SourceRef:

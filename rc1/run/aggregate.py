@@ -138,18 +138,21 @@ class RunAggregate:
             )
         return self.decide(ev.BestPromoted(step=step, dir=dir, metric=metric, value=value, files=files))
 
-    def judge_release(self, gain: PairedGain, threshold_pp: float, metric: str) -> ev.ReleaseEvaluated:
+    def judge_release(
+        self, gain: PairedGain, threshold_pp: float, metric: str, release: bool = True
+    ) -> ev.ReleaseEvaluated:
         """The line's release verdict: the paired gain the stage measured on the gate set's two evaluations in the
-        log (step 0's and the selected checkpoint's), held to the rule (rc1/run/verdicts.py)."""
+        log (step 0's and the selected checkpoint's), held to the rule (rc1/run/verdicts.py). `release` False: a
+        smoke run's, labelled not a release."""
         p = self.projection
         if p.gate_base is None or p.gate_selected is None:
             raise EventRefused(
                 "release_evaluated: the log holds no gate-set evaluation of the step-0 policy and of the selected "
                 "checkpoint; nothing was appended"
             )
-        return self.decide(release_evaluated(p.gate_base, p.gate_selected, gain, threshold_pp, metric, p.seed))
+        return self.decide(release_evaluated(p.gate_base, p.gate_selected, gain, threshold_pp, metric, p.seed, release))
 
-    def judge_across_seeds(self, threshold_pp: float) -> ev.ReleaseAcrossSeeds | None:
+    def judge_across_seeds(self, threshold_pp: float, release: bool = True) -> ev.ReleaseAcrossSeeds | None:
         """The verdict over every finished line of training; None when a line has no release of its own (a run
         begun before the gate set existed)."""
         releases = {str(line.seed): line.release for line in self.projection.finished}
@@ -165,6 +168,7 @@ class RunAggregate:
                 spread_pp=verdict.spread_pp,
                 threshold_pp=threshold_pp,
                 passed=verdict.passed,
+                release=release,
             )
         )
 

@@ -326,6 +326,7 @@ class ReleaseEvaluated(Event, frozen=True, kw_only=True, tag="release_evaluated"
     failed: list[str] = msgspec.field(default_factory=list)  # each part of the rule that failed, in words
     metric: str  # what chose the checkpoint (release.metric, on the shadow set)
     seed: int | None = None  # the line of training it judges
+    release: bool = True  # False: a smoke run's (profile smoke), computed by the same rule and not a release
 
     @staticmethod
     def upcast_v2_v3(raw: dict) -> dict:
@@ -355,6 +356,7 @@ class ReleaseAcrossSeeds(Event, frozen=True, kw_only=True, tag="release_across_s
     spread_pp: float
     threshold_pp: float
     passed: bool
+    release: bool = True  # False: a smoke run's
 
 
 class TrainingFailed(Event, frozen=True, kw_only=True, tag="training_failed"):

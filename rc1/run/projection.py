@@ -31,6 +31,7 @@ class StepView(msgspec.Struct, frozen=True, kw_only=True):
     reward: float
     lr: float
     seq: int
+    sec_per_step: float = 0.0
 
 
 class EvalPoint(msgspec.Struct, frozen=True, kw_only=True):
@@ -57,6 +58,7 @@ class ReleaseView(msgspec.Struct, frozen=True, kw_only=True):
     selected_success: float = 0.0
     selected_by: str = ""  # best | final
     failed: list[str] = msgspec.field(default_factory=list)
+    release: bool = True  # False: a smoke run's verdict, not a release
 
 
 class LineResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -75,6 +77,7 @@ class AcrossSeedsView(msgspec.Struct, frozen=True, kw_only=True):
     spread_pp: float
     threshold_pp: float
     passed: bool
+    release: bool = True
 
 
 class ExportRef(msgspec.Struct, frozen=True, kw_only=True):

@@ -190,7 +190,13 @@ def _(event: ev.TrainingStarted, p: Projection) -> None:
 def _(event: ev.TrainStep, p: Projection) -> None:
     p.step = event.step
     p.last_step = StepView(
-        step=event.step, loss=event.loss, kl=event.kl, reward=event.reward, lr=event.lr, seq=event.seq
+        step=event.step,
+        loss=event.loss,
+        kl=event.kl,
+        reward=event.reward,
+        lr=event.lr,
+        seq=event.seq,
+        sec_per_step=event.sec_per_step,
     )
 
 
@@ -203,7 +209,12 @@ def _(event: ev.CheckpointSaved, p: Projection) -> None:
 
 @_mutate.register
 def _(event: ev.EvalCompleted, p: Projection) -> None:
-    p.last_eval = {"step": float(event.step), "success": event.success, "mean_reward": event.mean_reward}
+    p.last_eval = {
+        "step": float(event.step),
+        "success": event.success,
+        "mean_reward": event.mean_reward,
+        "mem_peak_mb": event.mem_peak_mb,
+    }
     if p.evals and p.evals[-1].step >= event.step:
         p.evals = [e for e in p.evals if e.step != event.step]
     p.evals.append(
@@ -233,6 +244,7 @@ def _(event: ev.ReleaseEvaluated, p: Projection) -> None:
         selected_success=event.selected_success,
         selected_by=event.selected_by,
         failed=list(event.failed),
+        release=event.release,
     )
 
 
@@ -265,6 +277,7 @@ def _(event: ev.ReleaseAcrossSeeds, p: Projection) -> None:
         spread_pp=event.spread_pp,
         threshold_pp=event.threshold_pp,
         passed=event.passed,
+        release=event.release,
     )
 
 

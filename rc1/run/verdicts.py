@@ -108,6 +108,7 @@ def release_evaluated(
     threshold_pp: float,
     metric: str,
     seed: int | None,
+    release: bool = True,
 ) -> ev.ReleaseEvaluated:
     """A line's verdict from its two gate-set evaluations and the paired gain measured on them (a pure function of
     the log's events and the gain: `rc1 audit --rescore` derives it again the same way)."""
@@ -136,4 +137,5 @@ def release_evaluated(
         failed=list(verdict.failed),
         metric=metric,
         seed=seed,
+        release=release,
     )

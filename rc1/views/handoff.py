@@ -194,7 +194,12 @@ def _next_actions(replayer: Replayer, blockers: list[Risk]) -> list[str]:
             actions.append("rc1 advance: resume training" if resuming else f"rc1 advance: {_STAGE_NAMES[trigger]}")
         elif p.complete:
             verdict = p.across_seeds or p.release
-            if verdict is not None and verdict.passed:
+            if verdict is not None and not verdict.release:
+                actions.append(
+                    "the smoke run is complete (its verdict is not a release): read its memory peaks, step time and "
+                    "monitors, then start the production run with the production profile"
+                )
+            elif verdict is not None and verdict.passed:
                 actions.append("the release gate passed: hand over best/ (rc1 status names the step)")
             else:
                 actions.append(

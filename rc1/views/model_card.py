@@ -183,7 +183,12 @@ def _release(f: CardFacts) -> list[str]:
     if r is None:
         lines.append("Not evaluated: the line of training had not finished when this was exported.")
     else:
-        lines.append(f"RC1 release gate (held-out gate set, paired, 95 % bootstrap interval): {verdict_text(r)}.")
+        what = (
+            "RC1 release gate"
+            if r.release
+            else "The RC1 release gate's rule on a smoke run's small gate set (profile smoke)"
+        )
+        lines.append(f"{what} (held-out gate set, paired, 95 % bootstrap interval): {verdict_text(r)}.")
         if r.step == f.step:
             lines.append(f"The verdict measured this checkpoint (step {f.step}).")
         else:

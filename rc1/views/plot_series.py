@@ -175,6 +175,7 @@ def verdict_label(release: ev.ReleaseEvaluated) -> str:
     checkpoint = f"step {release.step} ({release.selected_by})" if release.step is not None else "no checkpoint"
     measured = f"n = {release.n} {release.items} items" + (f" × {release.samples} samples" if release.samples else "")
     return (
-        f"release {verdict_word(release)}: gain {release.hard_gain_pp:+.1f} pp{interval}, "
+        f"{'release' if release.release else 'smoke run, not a release:'} {verdict_word(release)}: "
+        f"gain {release.hard_gain_pp:+.1f} pp{interval}, "
         f"threshold {release.threshold_pp:+g} pp; {checkpoint} vs step 0, {measured}"
     )

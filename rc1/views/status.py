@@ -11,7 +11,7 @@ from rc1.run.monitors.sections import rules_of
 from rc1.run.monitors.spend import Spend
 from rc1.run.projection import AcrossSeedsView, ExportRef, HaltView, LineResult, Projection, ReleaseView
 from rc1.run.replay import Replayer
-from rc1.views.release import verdict_text
+from rc1.views.release import NOT_A_RELEASE, verdict_text
 
 
 class CheckpointView(msgspec.Struct, frozen=True):
@@ -126,7 +126,14 @@ def status_view(replayer: Replayer, current: ev.Fingerprints | None, run: str, t
     last_step = None
     if p.last_step is not None:
         s = p.last_step
-        last_step = {"step": float(s.step), "loss": s.loss, "kl": s.kl, "reward": s.reward, "lr": s.lr}
+        last_step = {
+            "step": float(s.step),
+            "loss": s.loss,
+            "kl": s.kl,
+            "reward": s.reward,
+            "lr": s.lr,
+            "sec_per_step": s.sec_per_step,
+        }
     return StatusView(
         run=p.run or run,
         state=p.state,
@@ -183,6 +190,11 @@ def next_command(p: Projection, run: str, gates: dict[str, GateStatus]) -> str:
         step = f"resumes at step {p.step}" if p.step else "trains"
         return f"rc1 advance{named} ({step}; --all to the end)"
     release = p.release or (p.finished[-1].release if p.finished else None)
+    if release is not None and not release.release:
+        return (
+            f"rc1 report{named} (a smoke run, not a release: read its memory peaks, step time, judge spend and "
+            "monitors above and in the plots, then run the production profile, configs/rc1.yaml)"
+        )
     if release is not None and release.passed:
         return f"rc1 export{named} --out DIR (the best checkpoint, with its model card); rc1 report{named} (plots)"
     return (
@@ -274,11 +286,15 @@ def render_text(view: StatusView) -> str:
     ]
     if view.last_step:
         s = view.last_step
-        lines.append(f"last step  loss {s['loss']:.4f}  kl {s['kl']:.4f}  reward {s['reward']:.4f}  lr {s['lr']:.2e}")
-    if view.last_eval:
         lines.append(
-            f"last eval  step {int(view.last_eval['step'])}: success {view.last_eval['success']:.3f}, mean reward "
-            f"{view.last_eval['mean_reward']:.4f}"
+            f"last step  loss {s['loss']:.4f}  kl {s['kl']:.4f}  reward {s['reward']:.4f}  lr {s['lr']:.2e}  "
+            f"{s['sec_per_step']:.2f} s/step"
+        )
+    if view.last_eval:
+        e = view.last_eval
+        peak = f", memory peak {e['mem_peak_mb']:,.0f} MB" if e.get("mem_peak_mb") else ""
+        lines.append(
+            f"last eval  step {int(e['step'])}: success {e['success']:.3f}, mean reward {e['mean_reward']:.4f}{peak}"
         )
     if view.release:
         lines.append(f"release    {verdict_text(view.release)}")
@@ -301,7 +317,8 @@ def render_text(view: StatusView) -> str:
         if view.across_seeds:
             a = view.across_seeds
             lines.append(
-                f"release across seeds {'PASSED' if a.passed else 'NOT PASSED'}: mean {a.mean_pp:+.1f} pp, "
+                f"{'release' if a.release else NOT_A_RELEASE} across seeds {'PASSED' if a.passed else 'NOT PASSED'}: "
+                f"mean {a.mean_pp:+.1f} pp, "
                 f"spread {a.spread_pp:.1f} pp (needs mean − spread ≥ {a.threshold_pp:g}, every seed passed)"
             )
     for name, gate in view.gates.items():

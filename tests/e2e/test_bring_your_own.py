@@ -55,7 +55,8 @@ ASK = ("How many {t} does {n} have now?", "What is the total number of {t}?", "H
 
 
 def arithmetic_items(n: int, seed: int) -> list[dict]:
-    """n word problems of 1 to 7 steps (more steps: longer, more names, numbers and operations), with answers."""
+    """n word problems of 1 to 7 steps (more steps: longer, more names, numbers and operations), with answers and
+    the difficulty their writer declares: 1-2 steps easy, 3-4 medium, 5-7 hard."""
     rng = random.Random(seed)
     rows = []
     for _ in range(n):
@@ -69,14 +70,18 @@ def arithmetic_items(n: int, seed: int) -> list[dict]:
         }
         total = rng.randint(12, 95)
         parts = [rng.choice(OPEN).format(x=total, **fill) + "."]
-        for _ in range(rng.randint(1, 7)):
+        steps = rng.randint(1, 7)
+        for _ in range(steps):
             k, m, fill["o"] = rng.randint(2, 29), rng.randint(2, 6), rng.choice(NAMES)
             step = rng.choice(list(STEPS))
             step = "gain" if step == "lose" and total <= k else step
             total = {"gain": total + k, "lose": total - k, "groups": total + k * m, "double": total * 2}[step]
             parts.append(f"{rng.choice(LINK)} {rng.choice(STEPS[step]).format(k=k, m=m, **fill)}.")
         parts.append(rng.choice(ASK).format(**fill))
-        rows.append({"question": " ".join(p[0].upper() + p[1:] for p in parts), "answer": total})
+        difficulty = "easy" if steps <= 2 else "medium" if steps <= 4 else "hard"
+        rows.append(
+            {"question": " ".join(p[0].upper() + p[1:] for p in parts), "answer": total, "difficulty": difficulty}
+        )
     return rows
 
 
@@ -139,11 +144,12 @@ def your_workspace(root, *, functions=("brevity",), **changes):
 @pytest.mark.e2e
 def test_your_task_and_reward_function_go_through_gates_training_archive_and_verdict(tmp_path):
     # One checkpoint, one evaluation, and a short warm start of the model built on this pool (no other test's pool
-    # is this one, so nothing is cached for it): the suite's time. After 10 warm-start steps the tiny model's replies
-    # still run to the 24-token limit (95 % cut), which round 2's thinking_fits refuses, rightly: opened here, where
-    # the subject is your task's and function's way through the gates, training, the archive and the verdict.
+    # is this one, so nothing is cached for it): the suite's time. After 20 warm-start steps most of the tiny model's
+    # replies still run to the 24-token limit, which round 2's thinking_fits refuses, rightly: opened here, where the
+    # subject is your task's and function's way through the gates, training, the archive and the verdict. (At 10 steps
+    # every reply is cut and scores alike: round 2's shadow_run and component_spread refuse that too.)
     root = your_workspace(
-        tmp_path, **{"train.max_steps": 4, "model.warm_start_steps": 10, "preflight.max_cut_share": 1.0}
+        tmp_path, **{"train.max_steps": 4, "model.warm_start_steps": 20, "preflight.max_cut_share": 1.0}
     )
     assert rc1_here(root, "advance", "--until", "R2_PASSED").returncode == 0
     log = events(root)

@@ -12,6 +12,7 @@ from rc1.app.datasets import build_held_out
 from rc1.checks.gate_set import gate_set_check
 from rc1.config.loading import load_config
 from rc1.core.fsutil import sha256_file
+from rc1.core.workspace import Workspace
 from rc1.data.task import read_items
 
 GATE = {"release.gate_size": 90}
@@ -103,7 +104,8 @@ def test_held_out_records_are_shared_out_between_the_shadow_and_gate_sets_never_
         root / "configs/short.yaml",
         [f"data.sources.strategyqa.path={dev}", f"data.sources.strategyqa.shadow_path={dev}"],
     )
-    held = build_held_out(loaded)
+    ws = Workspace(root=root, run=loaded.config.run.name)
+    held = build_held_out(loaded, ws)
     alone = build_held_out(
         load_config(
             root / "configs/short.yaml",
@@ -113,7 +115,8 @@ def test_held_out_records_are_shared_out_between_the_shadow_and_gate_sets_never_
                 "release.gate_size=2",
                 "release.tasks=[hotpotqa]",
             ],
-        )
+        ),
+        ws,
     )
     assert held.shadow == alone.shadow  # the shadow slots come first and take the records they would alone
     gate_records = [item for item in held.gate if item.task == "strategyqa"]

@@ -52,9 +52,8 @@ def test_two_runs_side_by_side_one_resumed_by_its_name_alone_keep_their_own_view
     # with (configs/local.yaml trains 120 steps).
     resumed = rc1_here(root, "advance", "--all", "--run", "local", config=None)
     assert resumed.returncode == 0, resumed.stderr
-    assert "uses the config it was started with" in resumed.stderr and "gate_invalidated" not in {
-        e["type"] for e in events(root)
-    }
+    assert "gate_invalidated" not in {e["type"] for e in events(root)}
+    assert "uses the config it was started with" not in resumed.stderr  # local.yaml is not its file: nothing to say
     assert rc1_here(root, "audit", "--run", "local", config=None).returncode == 0
     finals = {
         name: {e["step"]: (e["loss"], e["reward"]) for e in events(root, name) if e["type"] == "train_step"}

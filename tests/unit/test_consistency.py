@@ -4,7 +4,7 @@ import pytest
 from conftest import REPO
 
 from rc1.app.checks import PRODUCTION_FLOORS
-from rc1.checks.consistency import LOCAL_MAX_STEPS, training_config_check
+from rc1.checks.consistency import LOCAL_MAX_STEPS, SMOKE_MAX_STEPS, training_config_check
 from rc1.config.loading import load_config
 
 CONFIGS = REPO / "configs"
@@ -15,7 +15,7 @@ def check(name, *overrides):
 
 
 def test_the_shipped_profiles_pass():
-    assert check("rc1.yaml").passed and check("local.yaml").passed
+    assert check("rc1.yaml").passed and check("local.yaml").passed and check("rc1-smoke.yaml").passed
 
 
 @pytest.mark.parametrize(
@@ -60,7 +60,9 @@ def test_production_cannot_loosen_any_preflight_threshold(key):
     result = check("rc1.yaml", f"{key}={value}")
     word = "below" if side == "min" else "above"
     assert (
-        not result.passed and f"{key} is {value:g}; the production profile may not go {word} {bound:g}" in result.detail
+        not result.passed
+        and f"{key} is {value:g}; the production path (profiles production, smoke) may not go {word} {bound:g}"
+        in result.detail
     )
 
 
@@ -92,3 +94,65 @@ def test_every_preflight_threshold_has_a_production_floor():
 
 def test_the_local_profile_keeps_its_own_smaller_limits():
     assert check("local.yaml", "preflight.min_len_tokens=16", "preflight.min_free_disk_gb=1").passed
+
+
+# --- the smoke profile: the production path at a smoke run's scale --------------------------------------------------
+
+SCALE = {
+    "profile",
+    "run.name",
+    "run.seeds",
+    "data.pool_size",
+    "data.shadow_size",
+    "train.max_steps",
+    "train.save_steps",
+    "train.eval_steps",
+    "train.warmup_steps",
+    "priority_sampling.seed_ratio_schedule",
+    "release.gate_size",
+    "monitors.budget.line.accelerator_hours",
+}
+
+
+def _dotted(node, prefix=""):
+    if isinstance(node, dict):
+        return {k: v for key, value in node.items() for k, v in _dotted(value, f"{prefix}{key}.").items()}
+    return {prefix[:-1]: node}
+
+
+def test_the_smoke_profile_differs_from_production_in_its_scale_alone():
+    import msgspec
+
+    smoke = _dotted(msgspec.to_builtins(load_config(CONFIGS / "rc1-smoke.yaml").config))
+    production = _dotted(msgspec.to_builtins(load_config(CONFIGS / "rc1.yaml").config))
+    differ = {key for key in smoke.keys() | production.keys() if smoke.get(key) != production.get(key)}
+    assert differ == SCALE
+
+
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        (f"train.max_steps={SMOKE_MAX_STEPS + 1}", "a smoke run has at most 2000 steps"),
+        ("finetune.method=full", "finetune.method must be qlora or lora"),
+        ("train.simulate=true", "train.simulate must be false"),
+        ("preflight.min_distinct2=0.3", "the production path (profiles production, smoke) may not go below 0.6"),
+        ("preflight.max_no_signal_share=0.95", "may not go above 0.85"),
+    ],
+)
+def test_the_smoke_profile_keeps_the_production_paths_rules_and_floors(override, message):
+    result = check("rc1-smoke.yaml", override)
+    assert not result.passed and message in result.detail
+
+
+def test_the_smoke_profile_is_not_held_to_productions_scale():
+    shares = ["data.mix.hotpotqa=0.6", "data.mix.strategyqa=0.15"]
+    result = check("rc1-smoke.yaml", "data.pool_size=600", *shares, "release.min_hard_gain_pp=20")
+    assert result.passed and result.measured["smoke_profile"] == 1.0
+
+
+def test_a_smoke_run_needs_the_live_judge_production_needs():
+    from rc1.checks.scorer import scorer_live
+
+    offline = ["scorer.provider=none", "scorer.model=", "scorer.cache=false"]
+    result = scorer_live(load_config(CONFIGS / "rc1-smoke.yaml", offline).config)
+    assert not result.passed and "the smoke profile needs a live API judge" in result.detail

@@ -314,13 +314,13 @@ def test_the_data_stage_builds_from_a_config_and_paths_alone(tmp_path):
     shutil.copytree(repo / "configs", tmp_path / "configs")
     loaded = load_config(tmp_path / "configs/local.yaml", ["data.pool_size=120", "data.shadow_size=24"])
     ws = Workspace(root=tmp_path, run=loaded.config.run.name)
-    pool, held = datasets.build_seed_pool(loaded), datasets.build_held_out(loaded)
+    pool, held = datasets.build_seed_pool(loaded, ws), datasets.build_held_out(loaded, ws)
     shadow = held.shadow
     metrics = datasets.measure_all(pool)
     balanced = datasets.balance(loaded.config, pool, metrics)
     ws.reports_dir.mkdir(parents=True, exist_ok=True)
     ws.difficulty_report_path.parent.mkdir(parents=True, exist_ok=True)
-    result = difficulty_check(loaded.config, ws, pool, metrics, balanced)
+    result = difficulty_check(loaded, ws, pool, metrics, balanced)
     assert len(pool) == 120 and len(shadow) == 24 and not {i.id for i in pool} & {i.id for i in shadow}
     assert len(held.gate) == loaded.config.release.gate_size and not {i.id for i in held.gate} & {
         i.id for i in pool + shadow

@@ -24,9 +24,9 @@ def test_a_run_keeps_its_config_and_refuses_another_until_told_to_accept_it(tmp_
 
     same = rc1_here(root, "status", "--json", "--set", "train.max_steps=8")  # asks for what it kept: fine
     assert same.returncode == 0 and json.loads(same.stdout)["state"] == "R1_PASSED"
-    by_name = rc1_here(root, "status", "--json", "--run", "local", config=None)  # configs/local.yaml differs now
-    assert by_name.returncode == 0 and "uses the config it was started with" in by_name.stderr
-    assert json.loads(by_name.stdout)["gates"]["round1"]["inputs_match"] is True
+    by_name = rc1_here(root, "status", "--json", "--run", "local", config=None)  # the run's own, not local.yaml
+    assert by_name.returncode == 0 and json.loads(by_name.stdout)["gates"]["round1"]["inputs_match"] is True
+    assert "uses the config it was started with" not in by_name.stderr  # local.yaml is not the run's file
 
     text = (root / "data/local/config.json").read_text()
     (root / "data/local/config.json").write_text(text.replace('"max_steps": 8', '"max_steps": 9'))
@@ -75,3 +75,13 @@ def test_a_run_whose_round_1_failed_goes_on_with_the_config_it_was_started_with(
     assert json.loads(now.stdout)["last_error"] is None  # round 1's failure is behind the run
     text = rc1_here(root, "status", "--run", "mine", config=None).stdout
     assert "allowed    round 2\n" in text  # what a command does next, not the machine's internal triggers
+
+
+def test_a_command_naming_only_the_run_notes_an_edit_of_the_runs_own_file_and_no_other(tmp_path):
+    root = make_workspace(tmp_path)
+    assert rc1_here(root, "preflight", "--round", "1", config="configs/local.yaml").returncode == 0
+    local = root / "configs/local.yaml"
+    local.write_text(local.read_text().replace("max_steps: 120", "max_steps: 100"))
+    noted = rc1_here(root, "status", "--run", "local", config=None)
+    assert noted.returncode == 0 and "uses the config it was started with" in noted.stderr
+    assert "local.yaml differs now (train.max_steps)" in noted.stderr

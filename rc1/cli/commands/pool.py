@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
         ws = session.ws
         if args.action == "build":
             before_any_gate(session, "pool build")
-            items = datasets.build_seed_pool(session.loaded)
+            items = datasets.build_seed_pool(session.loaded, ws)
             write_artifact(session, ws.pool_path, items, "pool")
             print(f"wrote {len(items)} items to {ws.pool_path}")
             return 0

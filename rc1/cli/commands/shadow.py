@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
 
     with open_session(args) as session:
         before_any_gate(session, "shadow materialize")
-        held = datasets.build_held_out(session.loaded)
+        held = datasets.build_held_out(session.loaded, session.ws)
         write_held_out(session, held)
         print(
             f"wrote {len(held.shadow)} items to {session.ws.shadow_path} and {len(held.gate)} to "
