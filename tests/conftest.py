@@ -171,6 +171,16 @@ def built_once(name: str, build) -> Path:
     return root
 
 
+def finished_with_launcher(completed_run: Path, root: Path) -> Path:
+    """A copy of the finished run at `root`, with `bin/rc1` running this rc1 (put `root / "bin"` on the PATH)."""
+    shutil.copytree(completed_run, root, symlinks=True)
+    (root / "bin").mkdir(exist_ok=True)
+    launcher = root / "bin/rc1"
+    launcher.write_text(f'#!/usr/bin/env bash\nexec "{sys.executable}" -m rc1 "$@"\n')
+    launcher.chmod(0o755)
+    return root
+
+
 def make_workspace(root: Path, **changes) -> Path:
     """Copy configs/ into root and write configs/short.yaml: local.yaml with SHORT and `changes` applied."""
     shutil.copytree(REPO / "configs", root / "configs")

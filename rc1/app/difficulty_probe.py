@@ -20,7 +20,7 @@ import time
 import msgspec
 
 from rc1.app.datasets import template_pack
-from rc1.app.gate_set import Policy, correct_counts, replies_per_pass
+from rc1.app.gate_set import Policy, correct_counts, sampled_as_trained
 from rc1.app.scoring import policy_thinking
 from rc1.app.session import Session
 from rc1.core.fsutil import atomic_write_bytes, sha256_file
@@ -69,9 +69,6 @@ def probe_measured_tasks(session: Session) -> list[ProbeLabels]:
 
 
 def probe(session: Session, policy: Policy, task: str, records: list[TaskItem], key: str) -> ProbeLabels:
-    from rc1.train.generation import eos_token_ids, evaluate_policy
-    from rc1.train.metrics import Sampling
-
     config = session.config
     spec = config.data.tasks[task]
     k = spec.probe_samples
@@ -81,23 +78,7 @@ def probe(session: Session, policy: Policy, task: str, records: list[TaskItem], 
     )
     asked = _as_asked(session, records)
     started = time.perf_counter()
-    replies = evaluate_policy(
-        policy.model,
-        policy.tokenizer,
-        asked,
-        max_prompt_tokens=config.train.max_prompt_tokens,
-        max_new_tokens=config.train.max_completion_tokens,
-        eos_ids=eos_token_ids(policy.model, policy.tokenizer),
-        batch_size=replies_per_pass(config),
-        device=policy.device,
-        sampling=Sampling(
-            samples=k,
-            temperature=config.train.temperature,
-            top_p=config.train.top_p,
-            top_k=config.train.top_k,
-            seed=config.run.seed,
-        ),
-    )
+    replies = sampled_as_trained(config, policy.model, policy.tokenizer, policy.device, asked, k)
     thinking = policy_thinking(session.loaded, policy.tokenizer.chat_template, template_known=True)
     solved = correct_counts(rule_scorer(session.loaded, thinking), asked, replies)
     ended = replies.ended or [True] * len(replies.completions)

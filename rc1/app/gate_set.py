@@ -46,6 +46,31 @@ def gate_sampling(config: Config) -> Sampling:
     )
 
 
+def sampled_as_trained(config: Config, model, tokenizer, device, items: list[TaskItem], samples: int) -> EvalResult:
+    """`samples` replies per item as a training group samples them (train's temperature, top_p, top_k, prompt and
+    completion limits), the sampler seeded by `run.seed`: round 2's shadow run and round 1's difficulty probe."""
+    from rc1.train.generation import eos_token_ids, evaluate_policy
+
+    train = config.train
+    return evaluate_policy(
+        model,
+        tokenizer,
+        items,
+        max_prompt_tokens=train.max_prompt_tokens,
+        max_new_tokens=train.max_completion_tokens,
+        eos_ids=eos_token_ids(model, tokenizer),
+        batch_size=replies_per_pass(config),
+        device=device,
+        sampling=Sampling(
+            samples=samples,
+            temperature=train.temperature,
+            top_p=train.top_p,
+            top_k=train.top_k,
+            seed=config.run.seed,
+        ),
+    )
+
+
 def replies_per_pass(config: Config) -> int:
     return config.train.per_device_batch_size * config.train.gradient_accumulation_steps
 

@@ -12,7 +12,7 @@ import json
 
 import msgspec
 
-from rc1.app.gate_set import Policy, replies_per_pass
+from rc1.app.gate_set import Policy, sampled_as_trained
 from rc1.app.scoring import open_scoring, policy_thinking
 from rc1.app.session import Session
 from rc1.checks.component_spread import RUNBOOK as SPREAD_RUNBOOK
@@ -50,8 +50,6 @@ def run_shadow(
 ) -> ShadowRun:
     """`base`: the base policy when the caller has it loaded already (round 2), for `checkpoint` base."""
     from rc1.app.policy import line_session, load_run_policy
-    from rc1.train.generation import eos_token_ids, evaluate_policy
-    from rc1.train.metrics import Sampling
 
     base_seed = session.config.run.seed
     if session.projection.seed is not None:  # the line of training the checkpoints belong to
@@ -73,23 +71,7 @@ def run_shadow(
         if config.shadow.old_weights
         else scoring.weights
     )
-    replies = evaluate_policy(
-        model,
-        tokenizer,
-        shadow,
-        max_prompt_tokens=config.train.max_prompt_tokens,
-        max_new_tokens=config.train.max_completion_tokens,
-        eos_ids=eos_token_ids(model, tokenizer),
-        batch_size=replies_per_pass(config),
-        device=device,
-        sampling=Sampling(
-            samples=k,
-            temperature=config.train.temperature,
-            top_p=config.train.top_p,
-            top_k=config.train.top_k,
-            seed=config.run.seed,
-        ),
-    )
+    replies = sampled_as_trained(config, model, tokenizer, device, shadow, k)
     texts, counts = replies.completions, replies.completion_tokens
     items = [item for item in shadow for _ in range(k)]
     if scoring.judge is not None:

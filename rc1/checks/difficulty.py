@@ -308,6 +308,10 @@ CHECK = Check(
             "too little kept (a bucket short, its weakest dimensions named): make more items measure hard with "
             "more turns, tool hops or clarifications (data.max_turns, data.max_tool_hops, data.clarify_rate) or "
             "multi-step numeric templates",
+            "a task of yours short of a bucket (its own counts named, by the signal its difficulty came from): add "
+            "records of that difficulty; give the records a difficulty column (data.tasks.<name>.difficulty_column) "
+            "where the text metrics cannot tell them apart, or measure them with a configured model "
+            "(data.tasks.<name>.difficulty: measured)",
             "clue overlap off: paraphrase hard questions away from their context (median ≤ "
             "preflight.hard_clue_overlap_max); easy ones restate their evidence (≥ preflight.easy_clue_overlap_min)",
             "over the length cap: raise preflight.max_len_tokens (production: at most 4096) or trim contexts; "

@@ -6,12 +6,10 @@ its language, so a command cannot hide in an untagged block."""
 
 import re
 import shlex
-import shutil
 import subprocess
-import sys
 
 import pytest
-from conftest import PATIENCE, REPO
+from conftest import PATIENCE, REPO, finished_with_launcher
 
 from rc1.cli.main import build_parser
 
@@ -141,13 +139,7 @@ def _simple_commands(command: str) -> list[list[str]]:
 @pytest.fixture
 def workspace(completed_run, tmp_path):
     """A copy of the finished run, with `bin/rc1` and `rc1` on its path running this rc1."""
-    copy = tmp_path / "ws"
-    shutil.copytree(completed_run, copy, symlinks=True)
-    (copy / "bin").mkdir(exist_ok=True)
-    launcher = copy / "bin/rc1"
-    launcher.write_text(f'#!/usr/bin/env bash\nexec "{sys.executable}" -m rc1 "$@"\n')
-    launcher.chmod(0o755)
-    return copy
+    return finished_with_launcher(completed_run, tmp_path / "ws")
 
 
 @pytest.mark.parametrize("page, body", _pages_with(None))

@@ -6,13 +6,11 @@ its verdict. The embedded default's finished run beside it is left as it was."""
 import json
 import random
 import re
-import shutil
 import subprocess
-import sys
 
 import pytest
 import yaml
-from conftest import PATIENCE, REPO, events
+from conftest import PATIENCE, REPO, events, finished_with_launcher
 
 pytestmark = pytest.mark.e2e
 
@@ -58,13 +56,7 @@ def plain_arithmetic(n: int, seed: int) -> list[dict]:
 @pytest.fixture
 def after_make_run(completed_run, tmp_path):
     """A finished run of the embedded default, with `bin/rc1` on the path running this rc1."""
-    root = tmp_path / "ws"
-    shutil.copytree(completed_run, root, symlinks=True)
-    (root / "bin").mkdir(exist_ok=True)
-    launcher = root / "bin/rc1"
-    launcher.write_text(f'#!/usr/bin/env bash\nexec "{sys.executable}" -m rc1 "$@"\n')
-    launcher.chmod(0o755)
-    return root
+    return finished_with_launcher(completed_run, tmp_path / "ws")
 
 
 def test_the_readmes_bring_your_own_runs_as_written_to_a_verdict_after_make_run(after_make_run):

@@ -6,9 +6,11 @@ import json
 
 import msgspec
 import pytest
+from conftest import REPO
 
-from rc1.checks.difficulty import DifficultyLimits, validate
+from rc1.checks.difficulty import difficulty_limits, validate
 from rc1.checks.diversity import distinct2
+from rc1.config.loading import load_config
 from rc1.core.errors import BadInput
 from rc1.data.balance import rebalance
 from rc1.data.difficulty import measure, votes
@@ -18,16 +20,7 @@ from rc1.data.sources import replace_from_sources
 from rc1.data.task import TaskItem
 from rc1.data.task_difficulty import ProbedItem, ProbeLabels, from_successes, resolve
 
-LIMITS = DifficultyLimits(
-    min_hard=0.30,
-    max_easy=0.30,
-    max_len_tokens=4096,
-    max_turns=3,
-    max_tool_hops=2,
-    hard_clue_max=0.20,
-    easy_clue_min=0.40,
-    min_fraction=0.5,
-)
+LIMITS = difficulty_limits(load_config(REPO / "configs/local.yaml").config)
 TARGET = {"easy": 0.25, "medium": 0.45, "hard": 0.30}
 
 

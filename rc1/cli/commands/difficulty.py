@@ -33,7 +33,10 @@ def run(args: argparse.Namespace) -> int:
         metrics = datasets.measure_all(pool_items)
         if args.action == "metrics":
             datasets.write_metrics(session.ws, metrics)
-            counts = Counter((m.task, bucket(m)) for m in metrics)
+            yours = session.config.data.tasks  # a task of yours is bucketed by its records' own difficulty
+            counts = Counter(
+                (m.task, item.difficulty if m.task in yours else bucket(m)) for item, m in zip(pool_items, metrics)
+            )
             print(f"wrote {len(metrics)} item metrics to {ws.metrics_path}")
             for (task, label), n in sorted(counts.items()):
                 print(f"  {task:<11} {label:<7} {n}")
