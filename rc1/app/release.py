@@ -21,8 +21,9 @@ from rc1.core import distributed
 from rc1.core.catalog import is_release
 from rc1.core.errors import TrainingError
 from rc1.run import events as ev
+from rc1.run.aggregate import RunAggregate
 from rc1.run.projection import CheckpointRef, Projection
-from rc1.run.verdicts import PairedGain, release_evaluated, require_same_items
+from rc1.run.verdicts import PairedGain, require_same_items
 from rc1.scoring.release_stats import paired_gain
 from rc1.views.release import gate_title, release_table, verdict_line
 
@@ -57,7 +58,7 @@ def release_event(
     """The verdict from two gate-set evaluations of the same items, derived again from the log (`rc1 audit
     --rescore`): the rule the run applied when it wrote it (rc1/run/verdicts.py)."""
     require_same_items(base, selected)
-    return release_evaluated(base, selected, gate_gain(base, selected), threshold_pp, metric, seed, release)
+    return RunAggregate.verdict_event(base, selected, gate_gain(base, selected), threshold_pp, metric, seed, release)
 
 
 def release_plan(p: Projection, final: CheckpointRef) -> tuple[CheckpointRef, str] | None:

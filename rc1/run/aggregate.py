@@ -27,7 +27,7 @@ from rc1.run.monitors.fold import due
 from rc1.run.monitors.rules import NON_FINITE
 from rc1.run.projection import Projection
 from rc1.run.replay import Replayer
-from rc1.run.verdicts import PairedGain, across_seeds, metric_value, promotes, release_evaluated
+from rc1.run.verdicts import PairedGain, across_seeds, gate_verdict, metric_value, promotes
 
 
 class RunAggregate:
@@ -150,7 +150,47 @@ class RunAggregate:
                 "release_evaluated: the log holds no gate-set evaluation of the step-0 policy and of the selected "
                 "checkpoint; nothing was appended"
             )
-        return self.decide(release_evaluated(p.gate_base, p.gate_selected, gain, threshold_pp, metric, p.seed, release))
+        return self.decide(
+            self.verdict_event(p.gate_base, p.gate_selected, gain, threshold_pp, metric, p.seed, release)
+        )
+
+    @staticmethod
+    def verdict_event(
+        base: ev.GateSetEvaluated,
+        selected: ev.GateSetEvaluated,
+        gain: PairedGain,
+        threshold_pp: float,
+        metric: str,
+        seed: int | None,
+        release: bool = True,
+    ) -> ev.ReleaseEvaluated:
+        """A line's verdict from its two gate-set evaluations and the paired gain measured on them (a pure function
+        of the log's events and the gain, the rule in rc1/run/verdicts.py): `judge_release` decides it at the write,
+        and `rc1 audit --rescore` derives it again the same way to compare with the one recorded (writing nothing)."""
+        verdict = gate_verdict(base, selected, gain, threshold_pp)
+        return ev.ReleaseEvaluated(
+            step=selected.step,
+            selected_by=selected.selected_by,
+            items="gate",
+            n=gain.n,
+            samples=selected.samples,
+            baseline_success=gain.baseline,
+            selected_success=gain.selected,
+            baseline_greedy=base.greedy_success,
+            selected_greedy=selected.greedy_success,
+            hard_gain_pp=gain.gain_pp,
+            ci_low_pp=gain.ci_low_pp,
+            ci_high_pp=gain.ci_high_pp,
+            confidence=gain.confidence,
+            resamples=gain.resamples,
+            bootstrap_seed=gain.seed,
+            threshold_pp=threshold_pp,
+            passed=verdict.passed,
+            failed=list(verdict.failed),
+            metric=metric,
+            seed=seed,
+            release=release,
+        )
 
     def judge_across_seeds(self, threshold_pp: float, release: bool = True) -> ev.ReleaseAcrossSeeds | None:
         """The verdict over every finished line of training; None when a line has no release of its own (a run

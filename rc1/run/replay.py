@@ -1,8 +1,9 @@
 """Replay: a pure fold of events into a Projection (no I/O, no clock, no randomness).
 
-One small mutator per event type (singledispatch). Events that are machine triggers
-drive the RunMachine; an event the machine refuses is recorded as a violation and not
-folded in (audit reports it; a writer refuses to append to such a log).
+One small mutator per event type (singledispatch), or the type's entry in CHANGES_NOTHING saying why it has
+none; a type with neither fails replay (tests/unit/test_replay.py holds every type of the union to exactly one).
+Events that are machine triggers drive the RunMachine; an event the machine refuses is recorded as a violation and
+not folded in (audit reports it; a writer refuses to append to such a log).
 """
 
 from __future__ import annotations
@@ -107,9 +108,27 @@ def replay(events: list[ev.Event]) -> Replayer:
     return replayer
 
 
+# The event types that change nothing in the projection beyond the envelope (`Replayer.apply`: events, head_seq,
+# last_ts, run), each with why; the monitors' fold (`observe`) reads every event on its own. Every other type has its
+# mutator below.
+CHANGES_NOTHING: dict[type[ev.Event], str] = {
+    ev.ArtifactWritten: "a file a command wrote and its sha256: no state of the run depends on it; the handoff view "
+    "lists it from the log's events",
+    ev.ShadowRunCompleted: "round 2's shadow run: its statistics are its report's and round 2's verdict its check "
+    "events'; the handoff view lists its report from the log's events",
+    ev.LogRepaired: "`rc1 repair` moved a torn tail aside; the log goes on from its last whole line as it was",
+}
+
+
 @singledispatch
 def _mutate(event: ev.Event, p: Projection) -> None:
-    """Events with no effect on the projection beyond the envelope (artifact_written…)."""
+    """An event type with no mutator of its own: nothing to do when it is declared in CHANGES_NOTHING, else an error
+    (a mutator forgotten, never a silent no-op)."""
+    if type(event) not in CHANGES_NOTHING:
+        raise TypeError(
+            f"replay has no mutator for {type(event).__name__}: register one in rc1/run/replay.py, or name the type "
+            "in CHANGES_NOTHING with why it changes nothing"
+        )
 
 
 @_mutate.register

@@ -101,41 +101,12 @@ def require_same_items(base: ev.GateSetEvaluated, selected: ev.GateSetEvaluated)
         )
 
 
-def release_evaluated(
-    base: ev.GateSetEvaluated,
-    selected: ev.GateSetEvaluated,
-    gain: PairedGain,
-    threshold_pp: float,
-    metric: str,
-    seed: int | None,
-    release: bool = True,
-) -> ev.ReleaseEvaluated:
-    """A line's verdict from its two gate-set evaluations and the paired gain measured on them (a pure function of
-    the log's events and the gain: `rc1 audit --rescore` derives it again the same way)."""
+def gate_verdict(
+    base: ev.GateSetEvaluated, selected: ev.GateSetEvaluated, gain: PairedGain, threshold_pp: float
+) -> Verdict:
+    """The release rule held to a line's two gate-set evaluations (the same items) and the paired gain measured on
+    them; RunAggregate.verdict_event records it."""
     require_same_items(base, selected)
     if gain.n != len(base.item_ids):
         raise TrainingError(f"the gain is over {gain.n} items, the gate set's evaluations over {len(base.item_ids)}")
-    verdict = release_verdict(gain, threshold_pp)
-    return ev.ReleaseEvaluated(
-        step=selected.step,
-        selected_by=selected.selected_by,
-        items="gate",
-        n=gain.n,
-        samples=selected.samples,
-        baseline_success=gain.baseline,
-        selected_success=gain.selected,
-        baseline_greedy=base.greedy_success,
-        selected_greedy=selected.greedy_success,
-        hard_gain_pp=gain.gain_pp,
-        ci_low_pp=gain.ci_low_pp,
-        ci_high_pp=gain.ci_high_pp,
-        confidence=gain.confidence,
-        resamples=gain.resamples,
-        bootstrap_seed=gain.seed,
-        threshold_pp=threshold_pp,
-        passed=verdict.passed,
-        failed=list(verdict.failed),
-        metric=metric,
-        seed=seed,
-        release=release,
-    )
+    return release_verdict(gain, threshold_pp)

@@ -2,6 +2,8 @@
 of them: a breaking change is one event class's edit and a frozen log of the version before it
 (tests/data/schema_v<N>.jsonl, read by tests/unit/test_event_log.py)."""
 
+import ast
+
 import pytest
 from conftest import REPO
 
@@ -13,6 +15,38 @@ def test_the_upcasters_are_the_event_classes_own():
         ("eval_completed", 1): ev.EvalCompleted.upcast_v1_v2,
         ("release_evaluated", 2): ev.ReleaseEvaluated.upcast_v2_v3,
     }
+
+
+def _static(node: ast.stmt) -> bool:
+    return isinstance(node, ast.FunctionDef) and any(
+        getattr(d, "id", "") == "staticmethod" for d in node.decorator_list
+    )
+
+
+def test_every_upcaster_is_a_static_method_of_its_event_class_and_none_lives_elsewhere():
+    for (kind, _), upcaster in ev.UPCASTERS.items():
+        assert isinstance(vars(ev.EVENT_TYPES[kind])[upcaster.__name__], staticmethod), upcaster.__qualname__
+    events = {cls.__name__ for cls in ev.EVENT_CLASSES}
+    misplaced = []
+    for path in sorted((REPO / "rc1").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        on_an_event = set()
+        if path == REPO / "rc1/run/events.py":
+            on_an_event = {
+                id(item)
+                for cls in tree.body
+                if isinstance(cls, ast.ClassDef) and cls.name in events
+                for item in cls.body
+                if _static(item)
+            }
+        misplaced += [
+            f"{path.relative_to(REPO)}:{node.lineno} {node.name}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.FunctionDef) and ev._UPCASTER.fullmatch(node.name) and id(node) not in on_an_event
+        ]
+    assert not misplaced, (
+        f"make each a static method `upcast_v<n>_v<n+1>` of its tagged event class in rc1/run/events.py: {misplaced}"
+    )
 
 
 def test_the_schema_version_is_one_past_the_newest_upcaster():

@@ -12,6 +12,7 @@ data; scoring; checks; train; views (of a log); app (the writing session and the
 
 import ast
 import graphlib
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -44,14 +45,36 @@ def _unit(module: str) -> str:
     return parts[1] if len(parts) > 1 else "rc1"  # the package itself: its metadata
 
 
-def _imports(path: Path) -> list[tuple[int, str]]:
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _package_of(path: Path) -> str:
+    """The package a module's relative imports start from: a package's own (its __init__.py), else its folder's."""
+    name = _module_name(path)
+    return name if path.name == "__init__.py" else name.rpartition(".")[0]
+
+
+def _imported(source: str, package: str) -> list[tuple[int, str, list[str]]]:
+    """(line, module, names imported from it) for every import in `source`, lazy or not; a relative one
+    (`from . import x`, `from ..pkg import y`) resolved against `package`, the importing module's."""
     found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 and node.module.split(".")[0] == "rc1":
-            names = [f"rc1.{alias.name}" for alias in node.names] if node.module == "rc1" else [node.module]
-            found += [(node.lineno, name) for name in names]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            module = importlib.util.resolve_name("." * node.level + (node.module or ""), package)
+            found.append((node.lineno, module, [alias.name for alias in node.names]))
         elif isinstance(node, ast.Import):
-            found += [(node.lineno, alias.name) for alias in node.names if alias.name.split(".")[0] == "rc1"]
+            found += [(node.lineno, alias.name, []) for alias in node.names]
+    return found
+
+
+def _imports(source: str, package: str) -> list[tuple[int, str]]:
+    """(line, module) for every import of rc1 in `source`; `from rc1 import x` names rc1.x."""
+    found = []
+    for line, module, names in _imported(source, package):
+        if module.split(".")[0] == "rc1":
+            found += [(line, f"rc1.{name}") for name in names] if module == "rc1" and names else [(line, module)]
     return found
 
 
@@ -77,15 +100,19 @@ def test_no_module_imports_a_higher_layer(path):
     unit, layer = _layer(path)
     upward = [
         f"line {line}: {name} ({_unit(name)}, layer {LAYER_OF[_unit(name)]}) from {unit} (layer {layer})"
-        for line, name in _imports(path)
+        for line, name in _imports(path.read_text(encoding="utf-8"), _package_of(path))
         if LAYER_OF[_unit(name)] > layer
     ]
     assert not upward, f"{path.relative_to(PACKAGE)} imports upwards: " + "; ".join(upward)
 
 
-def _module_name(path: Path) -> str:
-    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+def test_a_relative_import_is_read_against_the_importing_modules_package():
+    source = "from . import door\nfrom .monitors import fold\n\n\ndef later():\n    from ..app import session\n"
+    assert _imports(source, "rc1.run") == [(1, "rc1.run"), (2, "rc1.run.monitors"), (6, "rc1.app")]
+    assert _imports("from .. import cli\n", "rc1.run.monitors") == [(1, "rc1.run")]
+    assert _imports("from ... import cli\n", "rc1.run.monitors") == [(1, "rc1.cli")]
+    assert _package_of(PACKAGE / "run" / "replay.py") == "rc1.run"
+    assert _package_of(PACKAGE / "run" / "monitors" / "__init__.py") == "rc1.run.monitors"
 
 
 def test_no_modules_import_each_other_in_a_circle():
@@ -93,13 +120,9 @@ def test_no_modules_import_each_other_in_a_circle():
     names = {_module_name(path) for path in MODULES}
     graph = {}
     for path in MODULES:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
         targets = set()
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                targets |= {node.module} | {f"{node.module}.{alias.name}" for alias in node.names}
-            elif isinstance(node, ast.Import):
-                targets |= {alias.name for alias in node.names}
+        for _, module, imported in _imported(path.read_text(encoding="utf-8"), _package_of(path)):
+            targets |= {module} | {f"{module}.{name}" for name in imported}
         graph[_module_name(path)] = (targets & names) - {_module_name(path)}
     try:
         tuple(graphlib.TopologicalSorter(graph).static_order())
