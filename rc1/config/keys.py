@@ -4,6 +4,7 @@ typo, an unknown key in a file and `rc1 config explain KEY` all answer with ("di
 from __future__ import annotations
 
 import difflib
+import re
 from functools import cache
 
 import msgspec.inspect as mi
@@ -42,16 +43,45 @@ def did_you_mean(key: str, keys: list[str] | tuple[str, ...] | None = None) -> s
 
 
 def close_keys(key: str, keys: list[str], n: int = 3) -> list[str]:
-    """Keys a user may have meant: the same name in another section; a key of the same section that the name
-    abbreviates (lr -> learning_rate), begins or nearly spells (difflib); failing those, such a key anywhere and
-    difflib's nearest whole keys."""
+    """Keys a user may have meant: first the keys beside it, its parent section's (its siblings), that the name
+    abbreviates (lr -> learning_rate), begins, spells out (rank -> r) or nearly spells (difflib), each named by its
+    full dotted path (`monitors.entropy_floor.min` -> monitors.entropy_floor.min_entropy); then the same name in
+    another section; failing those, such a key anywhere and difflib's nearest whole keys. Under a dict or a list of
+    sections (`data.tasks.mine.pth`, `data.tasks[...].pth`, `reward.functions.0.nme`) the siblings are its entries'
+    keys."""
     parent, _, leaf = key.rpartition(".")
+    found = _near(leaf, _siblings(parent, keys), n, spelled_out=True)
     keys = [k for k in keys if "<" not in k]
-    found = [k for k in keys if k.endswith("." + leaf)]
-    found += _near(leaf, [k for k in keys if k.rpartition(".")[0] == parent], n, spelled_out=True)
+    found += [k for k in keys if k.endswith("." + leaf)]
     if not found:
         found = _near(leaf, keys, n) + difflib.get_close_matches(key, keys, n=n, cutoff=0.6)
     return list(dict.fromkeys(found))[:n]
+
+
+def _siblings(parent: str, keys: list[str] | tuple[str, ...]) -> list[str]:
+    """The keys directly under section `parent`, dotted under `parent` as given: for an entry of a dict or a list of
+    sections, its template's keys (`data.tasks.<name>.path` under data.tasks.mine, `reward.functions[].name` under
+    reward.functions.0)."""
+    found = []
+    for k in keys:
+        above, _, name = k.rpartition(".")
+        if "<" in name:
+            continue
+        if above == parent:
+            found.append(k)
+        elif ("<" in above or "[]" in above) and re.fullmatch(_entries(above), parent):
+            found.append(f"{parent}.{name}")
+    return found
+
+
+_ANY_ENTRY = r"(?:\.[^.]+|\[\.\.\.\])"  # a dict's entry: .mine, or msgspec's [...] (data.tasks[...].pth)
+_ANY_INDEX = r"(?:\.\d+|\[\d+\])"  # a list's entry: .0 (as loading.py writes msgspec's [0]), or [0]
+
+
+def _entries(template: str) -> str:
+    """A pattern of the sections a template names: `<name>` any one entry of a dict, `[]` any one of a list."""
+    parts = re.split(r"(\.<[^>]*>|\[\])", template)
+    return "".join(_ANY_ENTRY if p.startswith(".<") else _ANY_INDEX if p == "[]" else re.escape(p) for p in parts)
 
 
 def _near(leaf: str, keys: list[str], n: int, spelled_out: bool = False) -> list[str]:

@@ -242,11 +242,19 @@ def _convert(raw: dict, path: Path, overrides: list[str] | tuple[str, ...]) -> C
         dotted, detail, unknown = _dotted_message(str(e))
         given = [item for item in overrides if _names(item.partition("=")[0], dotted)]
         if unknown:
-            key = given[0].partition("=")[0] if given else dotted
-            detail = f"{detail}; {did_you_mean(key)}"
+            detail = f"{detail}; {did_you_mean(_unknown_key(dotted, given))}"
         if given:
             raise BadInput(f"--set {given[-1]}: {dotted}: {detail}") from None
         raise BadInput(f"{path}: {dotted}: {detail}") from None
+
+
+def _unknown_key(dotted: str, given: list[str]) -> str:
+    """The unknown key to find the meant one for: the override's key where msgspec stopped at a section on its path
+    (`--set trian.max_steps=3` stops at `trian`: train.max_steps was meant), else the unknown key's own path, which
+    for a key inside the override's value is below the override's key (`--set monitors.entropy_floor={min: 1000}`:
+    `monitors.entropy_floor.min`, matched against entropy_floor's own keys)."""
+    key = given[-1].partition("=")[0] if given else dotted  # the override the error blames
+    return key if len(key) > len(dotted) else dotted
 
 
 def _names(key: str, dotted: str) -> bool:

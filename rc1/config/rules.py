@@ -1,9 +1,10 @@
 """Rules that span fields of a config, checked when it is loaded; each problem reads
 `dotted.key: what is wrong; how to fix it`, and all of them are reported together.
 
-The structs are in rc1/config/schema.py; rc1/config/loading.py imports this module, which reads a `Config` (or one
-of its sections) and imports nothing else of rc1/config/, not even for type hints, so they make no circle. What a
-strategy, an engine or a scorer provider allows is the registry's (rc1/registry/): its flags and its rules.
+The structs are in rc1/config/sections/ (assembled into `Config` by rc1/config/schema.py); rc1/config/loading.py
+imports this module, which reads a `Config` (or one of its sections) and imports nothing else of rc1/config/, not
+even for type hints, so they make no circle. What a strategy, an engine, a scorer provider or a tracker allows is the
+registry's (rc1/registry/): its flags and its rules.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from rc1.core.catalog import BUILTIN_MODELS, DIFFICULTIES, is_builtin
 from rc1.registry.engines import ENGINES
 from rc1.registry.providers import PROVIDERS
 from rc1.registry.strategies import STRATEGIES, pairs, with_target_kl
+from rc1.registry.trackers import TRACKERS
 
 
 def cross_field_problems(config) -> list[str]:
@@ -283,22 +285,14 @@ def _function_problems(config) -> list[str]:
     return problems
 
 
-# The tracker backends and the package each needs (tracking.report_to); looked up, never imported, here.
-TRACKER_PACKAGES = {
-    "tensorboard": ("tensorboard", "tensorboard"),
-    "mlflow": ("mlflow", "mlflow"),
-    "wandb": ("wandb", "wandb"),
-    "trackio": ("trackio", "trackio"),
-}
-
-
 def _tracking_problems(config) -> list[str]:
+    """A tracker whose client is not installed (rc1/registry/trackers.py: its module, looked up, never imported)."""
     import importlib.util
 
     missing = [
-        f"{name} needs the {extra!r} extra (pip install -e '.[{extra}]')"
+        f"{name} needs the {spec.extra!r} extra (pip install -e '.[{spec.extra}]')"
         for name in config.tracking.report_to
-        for module, extra in [TRACKER_PACKAGES[name]]
-        if importlib.util.find_spec(module) is None
+        for spec in [TRACKERS[name]]
+        if importlib.util.find_spec(spec.module) is None
     ]
     return [f"tracking.report_to: {', '.join(missing)}; or leave it out of report_to"] if missing else []

@@ -28,10 +28,18 @@ ENGINES: dict[str, EngineSpec] = {
     spec.name: spec
     for spec in (
         EngineSpec(
-            name="trl", engine="rc1.train.engine_trl:TrlEngine", multi_process=True, rules=(_one_update_per_generation,)
+            name="trl",
+            about="TRL's trainers (the production path)",
+            engine="rc1.train.engine_trl:TrlEngine",
+            multi_process=True,
+            rules=(_one_update_per_generation,),
         ),
         EngineSpec(
-            name="torch", engine="rc1.train.engine_torch:TorchEngine", multi_process=False, rules=(_adapters_only,)
+            name="torch",
+            about="rc1's own loop (adapters only)",
+            engine="rc1.train.engine_torch:TorchEngine",
+            multi_process=False,
+            rules=(_adapters_only,),
         ),
     )
 }

@@ -53,6 +53,7 @@ class TorchRecipe:
 @dataclass(frozen=True, kw_only=True)
 class StrategySpec:
     name: str
+    about: str  # one line: what it optimizes (engine.strategy's help, docs/config.md, `rc1 ls strategies`)
     trl: TrlRecipe | None = None
     torch: TorchRecipe | None = None
     not_on: dict[str, str] | None = None  # engine -> why it cannot run this strategy (messages, docs/tables.md)
@@ -84,6 +85,7 @@ class StrategySpec:
 @dataclass(frozen=True, kw_only=True)
 class EngineSpec:
     name: str
+    about: str  # one line: what runs the loop (engine.name's help, docs/config.md)
     # "module:attr" of the engine class: (config, items, reward_fn, model, tokenizer, staging, device, make_sampler)
     engine: str
     multi_process: bool  # trains under torchrun / accelerate (rank 0 writes)

@@ -7,6 +7,9 @@ the last step of each line of training it has sent, kept beside its files) lets 
 last one appended but did not get to send, and skip the steps a resumed line trains again (identical where the line's
 resume is exact; where it is not, `training_started.exact_resume` false, the tracker is told so in a note). A tracker
 that fails warns (logs/train.log) and is left off for the rest of the command; it never stops the run.
+
+What config knows of a tracker (its name, client, extra) is its spec in rc1/registry/trackers.py; here is what it
+sends: its `Tracker` class, looked up by name in `BACKENDS`.
 """
 
 from __future__ import annotations
@@ -365,6 +368,8 @@ class Trackio(Tracker):
             self._trackio.finish()  # the module's: it also forgets the run, so its exit hook has nothing left to do
 
 
+# Each tracker's backend by its name in tracking.report_to: the names (and their order) are the registry's TRACKERS
+# (rc1/registry/trackers.py: client, extra, what it is), and tests/unit/test_registry.py holds the two tables equal.
 BACKENDS: dict[str, type[Tracker]] = {"tensorboard": TensorBoard, "mlflow": MLflow, "wandb": WandB, "trackio": Trackio}
 
 

@@ -1,6 +1,9 @@
 """Config: typed, strict, path-qualified errors, overrides, a stable fingerprint."""
 
+import re
+
 import pytest
+import yaml
 from conftest import REPO
 
 from rc1.config.loading import load_config
@@ -159,3 +162,41 @@ def test_full_fine_tuning_is_accepted_for_the_trl_engine_and_refused_for_the_tor
         load_config(CONFIGS / "local.yaml", ["finetune.method=full", "engine.name=torch"])
     sft = load_config(CONFIGS / "local.yaml", ["finetune.method=full", "engine.strategy=sft", "train.target_kl=null"])
     assert (sft.config.engine.strategy, sft.config.finetune.method) == ("sft", "full")
+
+
+def test_an_unknown_key_inside_a_set_value_is_matched_against_its_siblings():
+    """The key the user meant sits beside the unknown one: `min` under monitors.entropy_floor is its `min_entropy`,
+    named by its full path, never the section the --set names (which exists)."""
+    with pytest.raises(BadInput) as refused:
+        load_config(CONFIGS / "local.yaml", ["monitors.entropy_floor={min: 1000}"])
+    assert str(refused.value) == (
+        "--set monitors.entropy_floor={min: 1000}: monitors.entropy_floor.min: unknown key (check the spelling; "
+        "unknown keys are refused); did you mean monitors.entropy_floor.min_entropy?"
+    )
+
+
+@pytest.mark.parametrize(
+    "override, meant",
+    [
+        ("trian.max_steps=3", "train.max_steps"),  # a typo in the section, on the override's path
+        ("relase.samples=3", "release.samples"),
+        ("train.lerning_rate=1e-4", "train.learning_rate"),  # the last key of the override
+        ("model.lora={rank: 4}", "model.lora.r"),  # inside the value, two levels down
+        ("data.tasks.mine={pth: mine.jsonl}", "data.tasks[...].path"),  # a dict's entry, as msgspec names it
+        ("reward.functions=[{nme: mine}]", "reward.functions.0.name"),  # an entry of a list of sections
+    ],
+)
+def test_an_unknown_key_names_the_key_meant_by_its_full_path(override, meant):
+    with pytest.raises(BadInput, match=rf"; did you mean {re.escape(meant)}[ ?]"):
+        load_config(CONFIGS / "local.yaml", [override])
+
+
+def test_an_unknown_nested_key_in_the_file_is_matched_against_its_siblings():
+    raw = yaml.safe_load((CONFIGS / "local.yaml").read_text())
+    raw.setdefault("monitors", {})["entropy_floor"] = {"min": 1000}
+    with pytest.raises(
+        BadInput,
+        match=r"local\.yaml: monitors\.entropy_floor\.min: unknown key .*; did you mean "
+        r"monitors\.entropy_floor\.min_entropy\?",
+    ):
+        load_config(CONFIGS / "local.yaml", raw=raw)

@@ -159,6 +159,15 @@ def test_an_unknown_key_is_exit_2_with_the_closest_keys(root, key, suggestion):
     assert shown.stderr.startswith(f"error: {key}: not a config key; did you mean {suggestion}")
 
 
+def test_an_unknown_key_inside_a_set_value_names_its_sibling(root):
+    shown = rc1_here(root, "config", "explain", "--set", "monitors.entropy_floor={min: 1000}")
+    assert shown.returncode == 2 and shown.stdout == ""
+    assert shown.stderr.startswith("error: --set monitors.entropy_floor={min: 1000}: monitors.entropy_floor.min: ")
+    assert "did you mean monitors.entropy_floor.min_entropy?" in shown.stderr
+    typo = rc1_here(root, "config", "explain", "--set", "trian.max_steps=3")  # a top-level typo, as before
+    assert typo.returncode == 2 and "did you mean train.max_steps?" in typo.stderr
+
+
 def test_a_bad_config_is_exit_2_as_for_every_command(root):
     shown = rc1_here(root, "config", "explain", "--set", "train.max_steps=zero")
     assert shown.returncode == 2 and "train.max_steps: Expected `int`, got `str`" in shown.stderr

@@ -7,12 +7,12 @@ from conftest import REPO, rc1_here
 
 from rc1.app.runbook import CHECKS
 from rc1.registry.strategies import STRATEGIES
+from rc1.registry.trackers import TRACKERS
 from rc1.run.monitors.rules import MONITORS
-from rc1.views.trackers import BACKENDS
 
 
 @pytest.mark.parametrize(
-    "table, names", [("checks", CHECKS), ("strategies", STRATEGIES), ("monitors", MONITORS), ("trackers", BACKENDS)]
+    "table, names", [("checks", CHECKS), ("strategies", STRATEGIES), ("monitors", MONITORS), ("trackers", TRACKERS)]
 )
 def test_each_table_lists_every_entry_the_code_runs_on_and_needs_no_config(table, names, tmp_path):
     listed = rc1_here(tmp_path, "ls", table, "--json", config=None)

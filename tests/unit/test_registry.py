@@ -1,9 +1,11 @@
-"""The registry (rc1/registry/) is the only table of strategies, engines and scorer providers: config accepts
-exactly its names and pairs, the documented tables are its, every "module:attr" it names resolves, and config
-validates without importing torch or trl."""
+"""The registry (rc1/registry/) is the only table of strategies, engines, scorer providers and trackers: config
+accepts exactly its names and pairs, its help is written from their specs, the documented tables are its, every
+"module:attr" it names resolves, every tracker has its backend and its extra, and config validates without importing
+torch or trl."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import subprocess
 import sys
@@ -14,12 +16,14 @@ import pytest
 from conftest import REPO
 
 from rc1.config.loading import load_config
-from rc1.config.schema import EngineConfig, ScorerConfig
+from rc1.config.schema import EngineConfig, ScorerConfig, TrackingConfig
 from rc1.core.errors import BadInput
 from rc1.registry.engines import ENGINES
 from rc1.registry.providers import PROVIDERS
 from rc1.registry.spec import load
 from rc1.registry.strategies import STRATEGIES, pairs
+from rc1.registry.trackers import TRACKERS
+from rc1.views.trackers import BACKENDS
 
 LOCAL = REPO / "configs" / "local.yaml"
 
@@ -34,6 +38,7 @@ def test_config_accepts_exactly_the_registry_names():
     assert get_args(_annotation(EngineConfig, "name")) == tuple(ENGINES)
     assert get_args(_annotation(EngineConfig, "strategy")) == tuple(STRATEGIES)
     assert get_args(_annotation(ScorerConfig, "provider")) == tuple(PROVIDERS)
+    assert get_args(get_args(_annotation(TrackingConfig, "report_to"))[0]) == tuple(TRACKERS)
 
 
 @pytest.mark.parametrize("engine", sorted(ENGINES))
@@ -125,3 +130,53 @@ def test_switching_strategy_on_the_command_line_names_the_fix():
     fixes = ["train.target_kl=null", "priority_sampling=null", "train.mask_truncated_completions=false"]
     fixed = load_config(rc1, ["engine.strategy=sft", *fixes])
     assert fixed.config.engine.strategy == "sft" and fixed.config.train.target_kl is None
+
+
+def _description(struct, field: str) -> str:
+    return {f.name: f for f in msgspec.inspect.type_info(struct).fields}[field].type.extra_json_schema["description"]
+
+
+def test_the_engine_and_strategy_help_is_written_from_their_specs():
+    strategy = _description(EngineConfig, "strategy")
+    for name, spec in STRATEGIES.items():
+        assert f"{name} ({', '.join(spec.engines)}): {spec.about}" in strategy
+    engine = _description(EngineConfig, "name")
+    for name, spec in ENGINES.items():
+        runs = [strategy for strategy, s in STRATEGIES.items() if name in s.engines]
+        assert f"{name}: {spec.about}, running {', '.join(runs[:-1])} and {runs[-1]}" in engine
+
+
+def test_every_tracker_has_its_backend_in_the_view():
+    """rc1/views/trackers.py looks a tracker's backend up by name: its table holds exactly the registry's names, in
+    its order, each backend class naming itself as the registry does."""
+    assert list(BACKENDS) == list(TRACKERS)
+    assert all(backend.name == name for name, backend in BACKENDS.items())
+
+
+def test_every_tracker_s_extra_is_in_pyproject():
+    tomllib = pytest.importorskip("tomllib" if sys.version_info >= (3, 11) else "tomli")
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    for name, spec in TRACKERS.items():
+        assert spec.name == name and spec.about and spec.settings and spec.alerts, name
+        assert spec.extra in extras, f"{name}: add the extra {spec.extra!r} to [project.optional-dependencies]"
+
+
+def test_tracking_help_names_each_tracker_and_ls_shows_its_spec():
+    help_text = _description(TrackingConfig, "report_to")
+    assert all(f"{name} ({spec.settings})" in help_text for name, spec in TRACKERS.items())
+    from rc1.cli.commands.ls import trackers
+
+    rows = {row.name: row for row in trackers()}
+    for name, spec in TRACKERS.items():
+        assert rows[name].about == spec.about
+        assert rows[name].details["install"] == f"pip install -e '.[{spec.extra}]'"
+        assert rows[name].details["alerts"] == spec.alerts
+
+
+def test_a_tracker_whose_client_is_missing_is_refused_naming_its_extra(monkeypatch):
+    """config reads the client and the extra off the spec: a client that is not installed is refused at load."""
+    monkeypatch.setitem(TRACKERS, "wandb", dataclasses.replace(TRACKERS["wandb"], module="rc1_no_such_client"))
+    with pytest.raises(
+        BadInput, match=r"tracking\.report_to: wandb needs the 'wandb' extra \(pip install -e '\.\[wandb\]'\)"
+    ):
+        load_config(LOCAL, ["tracking.report_to=[wandb]"])

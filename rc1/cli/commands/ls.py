@@ -51,7 +51,7 @@ def strategies() -> list[Row]:
         if spec.target_kl:
             details["train.target_kl"] = spec.target_kl.replace("_", " ")
         about = ", ".join(engine for engine, recipe in engines.items() if recipe is not None)
-        rows.append(Row(name=name, about=f"engines: {about}", details=details))
+        rows.append(Row(name=name, about=f"{spec.about}; engines: {about}", details=details))
     return rows
 
 
@@ -73,23 +73,20 @@ def monitors() -> list[Row]:
 
 
 def trackers() -> list[Row]:
-    from rc1.views.trackers import BACKENDS
+    from rc1.registry.trackers import TRACKERS
 
     return [
         Row(
             name=name,
-            about=_first_clause(backend.__doc__ or ""),
-            details={"install": f"pip install -e '.[{name}]'", "config": f"tracking.report_to: [{name}]"},
+            about=spec.about,
+            details={
+                "install": f"pip install -e '.[{spec.extra}]'",
+                "config": f"tracking.report_to: [{name}]",
+                "alerts": spec.alerts,
+            },
         )
-        for name, backend in BACKENDS.items()
+        for name, spec in TRACKERS.items()
     ]
-
-
-def _first_clause(doc: str) -> str:
-    """A docstring's opening, up to its first colon or full stop."""
-    text = " ".join(doc.split())
-    cuts = [i for i in (text.find(": "), text.find(". ")) if i > 0]
-    return text[: min(cuts)] if cuts else text
 
 
 TABLES = {"checks": checks, "strategies": strategies, "monitors": monitors, "trackers": trackers}

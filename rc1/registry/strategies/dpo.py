@@ -44,6 +44,7 @@ def _trl_samples_pairs(config) -> list[str]:
 
 SPEC = StrategySpec(
     name="dpo",
+    about="online DPO with the better- and worse-scored sampled reply of a prompt as its pair, β = train.beta",
     trl=TrlRecipe(
         trainer="rc1.train.online_dpo:MeasuredOnlineDPOTrainer",
         arguments="rc1.train.online_dpo:OnlineDPOConfig",

@@ -25,6 +25,7 @@ def group_arguments(train, seed: int, vllm: bool) -> dict:
 
 SPEC = StrategySpec(
     name="grpo",
+    about="group-normalised advantages over each prompt's sampled replies, β·KL to the reference (the default)",
     trl=TrlRecipe(
         trainer="trl:GRPOTrainer",
         arguments="trl:GRPOConfig",

@@ -7,6 +7,7 @@ from rc1.registry.spec import StrategySpec, TorchRecipe
 
 SPEC = StrategySpec(
     name="ppo",
+    about="a value head, per-token KL reward, GAE, clipped policy and value losses",
     torch=TorchRecipe(
         objective="rc1.train.strategies.ppo:PpoStrategy",
         about="rc1's loop: value head, per-token KL reward, GAE (γ 1, λ 0.95), clipped policy and value losses",

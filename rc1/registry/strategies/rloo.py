@@ -9,6 +9,7 @@ from rc1.registry.strategies.grpo import group_arguments
 
 SPEC = StrategySpec(
     name="rloo",
+    about="reward less β·sequence KL, the mean of the prompt's other replies as baseline (leave-one-out)",
     trl=TrlRecipe(
         trainer="trl:RLOOTrainer",
         arguments="trl:RLOOConfig",

@@ -17,6 +17,7 @@ def _trl_arguments(train, seed: int, vllm: bool) -> dict:
 
 SPEC = StrategySpec(
     name="sft",
+    about="cross-entropy on the items' gold replies (it sees no reward)",
     trl=TrlRecipe(
         trainer="trl:SFTTrainer",
         arguments="trl:SFTConfig",

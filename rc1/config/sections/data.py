@@ -1,0 +1,95 @@
+"""The `data` section: what round 1 materializes (the seed pool, the balanced pool, the shadow and gate sets),
+from which tasks in which shares, framed into episodes how."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import msgspec
+from msgspec import Meta
+
+from rc1.config.sections.base import NonNegativeInt, PositiveInt, Probability, Section
+from rc1.config.sections.tasks import SourceConfig, TaskConfig
+from rc1.core.catalog import DIFFICULTY_MIX, PRODUCTION_MIX, Difficulty, TaskName
+
+
+class DataConfig(Section):
+    """What round 1 materializes: the seed pool, the balanced pool, the shadow set and the gate set; their tasks,
+    sources and episode framing (the template pack, rc1/data/episodes.py)."""
+
+    pool_size: Annotated[
+        PositiveInt,
+        Meta(
+            description="Items of the seed pool (data/<run>/pool.jsonl), before difficulty balancing. The production "
+            "profile needs at least 30,000."
+        ),
+    ]
+    shadow_size: Annotated[
+        PositiveInt,
+        Meta(
+            description="Items of the held-out shadow set, stratified by task × difficulty: evaluated at step 0, at "
+            "every "
+            "evaluation and at the end, it chooses best/. Smaller than pool_size; production: at least 245."
+        ),
+    ]
+    shadow_seed: Annotated[
+        NonNegativeInt,
+        Meta(
+            description="Seeds the shadow and gate sets' draws and the evaluations' sampler, so the same weights give "
+            "the same numbers."
+        ),
+    ] = 4242
+    mix: Annotated[
+        dict[str, Probability],
+        Meta(
+            description="Task shares of the seed pool, the shadow set, the gate set's tasks and fresh items, over the "
+            "built-in tasks (gsm8k, hotpotqa, strategyqa) and yours (data.tasks); they sum to 1. The "
+            "production profile holds them to hotpotqa 0.45, strategyqa 0.30, gsm8k 0.25."
+        ),
+    ] = msgspec.field(default_factory=lambda: dict(PRODUCTION_MIX))
+    tasks: Annotated[
+        dict[str, TaskConfig],
+        Meta(
+            description="Your tasks, by name (data.tasks.<name>): records, their columns and how answers are "
+            "checked. Give each a share in data.mix."
+        ),
+    ] = msgspec.field(default_factory=dict)
+    sources: Annotated[
+        dict[TaskName, SourceConfig],
+        Meta(
+            description="Per task, records of an official-format file or a hub dataset in place of the built-in "
+            "generator (data.sources.<task>.path | hub, …); a task not named here is generated."
+        ),
+    ] = msgspec.field(default_factory=dict)
+    templates: Annotated[
+        str,
+        Meta(
+            description="The template pack's folder (roles, styles, user-turn templates), relative to the config "
+            "file's folder."
+        ),
+    ] = "templates/pack_v2"
+    max_turns: Annotated[
+        int, Meta(ge=1, le=8, description="Most user turns in one episode; harder items get earlier turns.")
+    ] = 3
+    max_tool_hops: Annotated[
+        int, Meta(ge=0, le=8, description="Most tool steps (calls of data.tools) in one episode.")
+    ] = 2
+    clarify_rate: Annotated[
+        float,
+        Meta(
+            ge=0.0,
+            le=0.5,
+            description="Exact share (up to rounding) of under-specified prompts, whose right reply "
+            "is one clarification question (needs_clarification: true).",
+        ),
+    ] = 0.10
+    tools: Annotated[list[Literal["wiki", "calc"]], Meta(description="The tools an episode's tool steps may call.")] = (
+        msgspec.field(default_factory=lambda: ["wiki", "calc"])
+    )
+    difficulty_target: Annotated[
+        dict[Difficulty, Probability],
+        Meta(
+            description="The balanced pool's bucket shares within every task (easy, medium, hard, summing to 1); "
+            "training draws from the balanced pool."
+        ),
+    ] = msgspec.field(default_factory=lambda: dict(DIFFICULTY_MIX))
