@@ -16,22 +16,11 @@ import msgspec
 
 from rc1.cli.args import config_args, config_for_reading
 from rc1.cli.report_file import write_and_show
-from rc1.core.errors import BadInput, GateClosed
-from rc1.core.failure import utc_stamp
-from rc1.core.workspace import Workspace
-from rc1.eventlog.log import read_log
-from rc1.run import events as ev
-from rc1.scoring.archive import EVAL, EVAL_SAMPLED
-from rc1.scoring.judge import JUDGE_COMPONENT
-from rc1.scoring.pipeline import components_for
-from rc1.scoring.weights import load_weights
-from rc1.views.archive import Shard, ShardChanged, archive_shards, read_shard
 
-if TYPE_CHECKING:  # imported in `run`: scipy is not loaded by every command's parser
-    from rc1.scoring.calibration import CalibrationReport, Interval, Reply
+if TYPE_CHECKING:  # rc1/app/calibration.py is imported in `run`: scipy is not loaded by every command's parser
+    from rc1.scoring.calibration import CalibrationReport, Interval
 
 HELP = "which reward components track success at step 0, with intervals, and the weights that would track it best"
-STEP = 0
 WIDTH = 27  # an interval's column: "+0.123 [+0.045, +0.201]*" and a gap
 
 
@@ -47,80 +36,11 @@ def arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    from rc1.scoring.calibration import CalibrationReport, Reply, Resampling, calibrate, success_of
+    from rc1.app.calibration import calibrate_run
 
-    loaded = config_for_reading(args)
-    ws = Workspace.here(loaded.config.run.name)
-    if not ws.log_path.exists():
-        raise BadInput(f"{ws.log_path}: no event log for run {ws.run!r}")
-    events = read_log(ws.log_path).events
-    shard = _step0_shard(ws.run, events, args.seed)
-    try:
-        rows = [r for r in read_shard(ws.root, shard) if r.kind in (EVAL, EVAL_SAMPLED)]
-    except ShardChanged as e:
-        raise BadInput(str(e)) from None
-    replies = [Reply(r.item_id, r.kind == EVAL, success_of(r.kind == EVAL, r.components), r.components) for r in rows]
-    _check_success(shard, replies, next(e for e in events if e.seq == shard.seq))
-    current = load_weights(loaded.weights_path, components_for(loaded))
-    resampling = Resampling(seed=shard.seed if shard.seed is not None else loaded.config.run.seed)
-    found = calibrate(replies, current, judge=JUDGE_COMPONENT, resampling=resampling)
-    stamp = utc_stamp()
-    path = ws.reports_dir / f"calibration_report_{stamp}.json"
-    report = CalibrationReport(
-        **msgspec.structs.asdict(found),
-        run=ws.run,
-        seed=shard.seed,
-        step=STEP,
-        evaluation=shard.path,
-        evaluation_sha256=shard.sha256,
-        evaluation_seq=shard.seq,
-        weights_file=_relative(loaded.weights_path, ws),
-        created=stamp,
-        resampling=resampling,
-    )
-    write_and_show(path, ws.root, report, "" if args.json else _text(report), args.json)
+    done = calibrate_run(config_for_reading(args), args.seed)
+    write_and_show(done.path, done.root, done.report, "" if args.json else _text(done.report), args.json)
     return 0
-
-
-def _step0_shard(run: str, events: list[ev.Event], seed: int | None) -> Shard:
-    shards = [s for s in archive_shards(events) if s.kind == "eval" and s.step == STEP]
-    if seed is not None:
-        shards = [s for s in shards if s.seed == seed]
-    if shards:
-        return min(shards, key=lambda s: s.seq)
-    evaluated = [e for e in events if isinstance(e, ev.EvalCompleted) and e.step == STEP]
-    line = f" of seed {seed}" if seed is not None else ""
-    if evaluated:
-        raise GateClosed(
-            f"run {run}: its step-0 evaluation{line} (seq {evaluated[-1].seq}) archived no replies (an rc1 before the "
-            "rollout archive, or a line abandoned since); calibrate reads the replies with their components"
-        )
-    raise GateClosed(
-        f"run {run} has no step-0 evaluation{line} yet: calibrate reads the shadow set's replies to the policy before "
-        "training, which training evaluates and archives first (round 2's shadow run keeps no per-reply components). "
-        "`rc1 advance` starts training"
-    )
-
-
-def _check_success(shard: Shard, replies: list[Reply], event: ev.EvalCompleted) -> None:
-    """The replies' success, item by item, is what the evaluation recorded (where it recorded it: since monitors)."""
-    if not event.item_ids:
-        return
-    greedy = {r.item_id: r.success for r in replies if r.greedy}
-    sampled = dict.fromkeys(event.item_ids, 0.0)
-    for r in replies:
-        if not r.greedy:
-            sampled[r.item_id] = sampled.get(r.item_id, 0.0) + r.success
-    recorded = dict(zip(event.item_ids, event.item_greedy, strict=True))
-    if greedy != recorded or sampled != dict(zip(event.item_ids, map(float, event.item_sampled), strict=True)):
-        raise BadInput(
-            f"{shard.path}: its replies' success differs from what eval_completed (seq {event.seq}) recorded item by "
-            "item; see `rc1 audit --rescore`"
-        )
-
-
-def _relative(path, ws: Workspace) -> str:
-    return str(path.relative_to(ws.root)) if path.is_relative_to(ws.root) else str(path)
 
 
 def _interval(i: Interval | None) -> str:
