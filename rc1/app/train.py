@@ -23,7 +23,7 @@ from rc1.app.session import Session
 from rc1.core import distributed
 from rc1.core.errors import GateClosed
 from rc1.data.task import TaskItem, read_items
-from rc1.run.monitors.sections import watched
+from rc1.run.monitors.sections import reading_sampled_replies, watched
 from rc1.run.projection import CheckpointRef
 from rc1.run.replay import pending_seed
 from rc1.scoring.control import with_shuffled_answers
@@ -239,7 +239,7 @@ def _note_unread_rules(config) -> None:
 
     spec = STRATEGIES[config.engine.strategy]
     if spec.trains_on == "gold":
-        unread = [rule for rule in ("entropy_floor", "truncation", "no_signal") if getattr(config.monitors, rule)]
+        unread = reading_sampled_replies(config.monitors)
         if unread:
             print(
                 f"note: {config.engine.strategy} samples no replies to train on: monitors {', '.join(unread)} read "

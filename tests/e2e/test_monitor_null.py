@@ -12,7 +12,7 @@ from rc1.run.monitors.rules.plateau import Plateau
 from rc1.run.monitors.rules.plateau import read as plateau
 from rc1.run.monitors.rules.shadow_regression import ShadowRegression
 from rc1.run.monitors.rules.shadow_regression import read as regression
-from rc1.run.monitors.state import EvalPoint, MonitorState
+from rc1.run.monitors.state import MonitorState, ShadowReadout
 
 SAMPLES = 8
 # (shadow items, evaluations of a line): the embedded default's (60 items, step 0 and every 20 of 120 steps) and the
@@ -47,7 +47,7 @@ def simulate(
                 rate = np.where(moved, rng.beta(1.2, 2.8, size=items), rate)
             now = np.clip(rate + (shift if k >= shift_from else 0.0) + trend * k, 0.0, 1.0)
             state.evals.append(
-                EvalPoint(
+                ShadowReadout(
                     step=k,
                     greedy=(rng.random(items) < now).astype(float).tolist(),
                     sampled=rng.binomial(SAMPLES, now).tolist(),
@@ -81,7 +81,7 @@ def test_shadow_regression_without_the_halves_trips_on_most_level_runs():
     def same_items(params, state):
         doubled = MonitorState(
             evals=[
-                EvalPoint(
+                ShadowReadout(
                     step=e.step,
                     greedy=[g for g in e.greedy for _ in (0, 1)],
                     sampled=[s for s in e.sampled for _ in (0, 1)],

@@ -16,10 +16,10 @@ from functools import singledispatch
 import msgspec
 
 from rc1.run import events as ev
-from rc1.run.monitors.rules import CONFIGURABLE
+from rc1.run.monitors.plan import plan_of
 from rc1.run.monitors.sections import rules_of
 from rc1.run.monitors.spend import Spend, accelerators, clock_spend, hours_spend, judge_spend, micros_of
-from rc1.run.monitors.state import EvalPoint, MonitorState, Reading, StepPoint, StepsBetween, TripRef, Watch
+from rc1.run.monitors.state import MonitorState, Reading, ShadowReadout, StepPoint, StepsBetween, TripRef, Watch
 
 CORRECTNESS = "correctness"
 
@@ -87,17 +87,6 @@ def due(state: MonitorState, watched) -> list[Due]:
     return warns + ending[:1]
 
 
-def steps_kept(watched) -> int:
-    """How many recent steps the step rules read back (the entropy rule's rise compares two windows)."""
-    rules = rules_of(watched) if watched is not None else {}
-    longest = 0
-    for rule, params in rules.items():
-        if "step" in CONFIGURABLE[rule].checked:
-            span = params.window * (2 if getattr(params, "max_rise", None) else 1)
-            longest = max(longest, span)
-    return longest
-
-
 def _tick(state: MonitorState, event: ev.Event) -> None:
     """The time a training session spends between two of its events, as wall and accelerator hours. The gaps are not
     clamped (a clock set back counts back), so they telescope: a run of steps folded at once spends the same."""
@@ -128,10 +117,8 @@ def _read(state: MonitorState, watched, check: str) -> None:
     readings = dict(state.watch.readings)
     quiet = dict(state.watch.quiet)
     checked = []
-    for rule, params in rules_of(watched).items():
-        if check not in CONFIGURABLE[rule].checked:
-            continue
-        reading = _finite(CONFIGURABLE[rule].read(params, state))
+    for rule, read, params in plan_of(watched).checked[check]:
+        reading = _finite(read(params, state))
         if reading is None:
             continue
         readings[rule] = reading
@@ -204,28 +191,25 @@ def _(event: ev.TrainingStarted, state: MonitorState, watched) -> None:
 @_observe.register
 def _(event: ev.TrainStep, state: MonitorState, watched) -> None:
     spent = _pay(state, event.scoring)
-    diagnostics = event.diagnostics
-    point = StepPoint(
-        step=event.step,
-        entropy=diagnostics.get("entropy"),
-        truncation=diagnostics.get("clipped_ratio"),
-        no_signal=diagnostics.get("frac_reward_zero_std"),
-        judge_calls=spent.judge_calls,
-        judge_tokens=spent.judge_tokens,
-        judge_cost_usd=spent.judge_cost_usd,
-        wall_seconds=event.sec_per_step,
-        reward=event.reward,
-        correctness=event.components.get(CORRECTNESS),
-        shares=_shares(event.components, state.weights),
-    )
-    kept = steps_kept(watched)
-    steps = (state.watch.steps + (point,))[-kept:] if kept else ()
-    since = (
-        state.watch.since_eval.add(point)
-        if watched is not None and watched.reward_hacking is not None
-        else (state.watch.since_eval)
-    )
-    state.watch = msgspec.structs.replace(state.watch, steps=steps, since_eval=since)
+    planned = plan_of(watched)
+    watch = state.watch
+    steps: tuple[StepPoint, ...] = ()
+    if planned.kept:
+        values = {path: value for path, read in planned.readers if (value := read(event)) is not None}
+        point = StepPoint(
+            step=event.step,
+            values=values,
+            judge_calls=spent.judge_calls,
+            judge_tokens=spent.judge_tokens,
+            judge_cost_usd=spent.judge_cost_usd,
+            wall_seconds=event.sec_per_step,
+        )
+        steps = (watch.steps + (point,))[-planned.kept :]
+    since = watch.since_eval
+    if planned.between_evals:
+        components = event.components
+        since = since.add(event.step, event.reward, components.get(CORRECTNESS), _shares(components, state.weights))
+    state.watch = msgspec.structs.replace(watch, steps=steps, since_eval=since)
     state.step = event.step
     _read(state, watched, "step")
 
@@ -246,7 +230,7 @@ def _(event: ev.CheckpointSaved, state: MonitorState, watched) -> None:
 def _(event: ev.EvalCompleted, state: MonitorState, watched) -> None:
     spent = _pay(state, event.scoring)
     state.last_eval_spend = spent.plus(hours_spend(event.seconds / 3600, state.clock.accelerators))
-    point = EvalPoint(
+    readout = ShadowReadout(
         step=event.step,
         greedy=list(event.item_greedy),
         sampled=list(event.item_sampled),
@@ -254,7 +238,7 @@ def _(event: ev.EvalCompleted, state: MonitorState, watched) -> None:
         drift=event.drift,
         since_previous=state.watch.since_eval,
     )
-    state.evals = [e for e in state.evals if e.step != event.step] + [point]
+    state.evals = [e for e in state.evals if e.step != event.step] + [readout]
     state.watch = msgspec.structs.replace(state.watch, since_eval=StepsBetween())
     state.step = max(state.step, event.step)
     _read(state, watched, "eval")

@@ -43,3 +43,10 @@ def watched(config) -> WatchedRules:
 def rules_of(record) -> dict[str, msgspec.Struct]:
     """The rules a record watches, by name, with their thresholds."""
     return {rule: params for rule in CONFIGURABLE if (params := getattr(record, rule)) is not None}
+
+
+def reading_sampled_replies(monitors) -> list[str]:
+    """The rules `monitors` (a config's `monitors:` section, or its record) watches that read nothing but the
+    training's sampled replies (every SignalPath they declare is `sampled`), in the table's order: under a strategy that
+    samples none (it trains on gold) they read nothing and never trip."""
+    return [rule for rule in rules_of(monitors) if CONFIGURABLE[rule].sampled_only]

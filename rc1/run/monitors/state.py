@@ -10,19 +10,16 @@ from rc1.run.monitors.stats import Interval, Trend
 
 
 class StepPoint(msgspec.Struct, frozen=True, kw_only=True, gc=False, array_like=True):
-    """What the step rules read off one train_step (None: the engine records no such signal)."""
+    """What the step rules read off one train_step: the numbers the watched rules declare (their SignalPath.path -> the
+    value; a number the engine does not record is absent), and the step's own spend, whose largest over its window
+    the budget reads (an evaluation's is the state's last_eval_spend)."""
 
     step: int
-    entropy: float | None
-    truncation: float | None  # the share of the step's replies cut at train.max_completion_tokens
-    no_signal: float | None  # the share of the step's groups whose rewards all tie
-    judge_calls: int  # the step's judge spend (an evaluation's is the state's last_eval_spend)
+    values: dict[str, float]
+    judge_calls: int
     judge_tokens: int
     judge_cost_usd: float
     wall_seconds: float  # the step's own time (train_step.sec_per_step)
-    reward: float = 0.0
-    correctness: float | None = None  # the step's mean correctness component (None: the weights have none)
-    shares: dict[str, float] = msgspec.field(default_factory=dict)  # component -> its share of the weighted reward
 
 
 class StepsBetween(msgspec.Struct, frozen=True, kw_only=True, gc=False):
@@ -33,14 +30,14 @@ class StepsBetween(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     correctness: Trend = msgspec.field(default_factory=Trend)
     shares: dict[str, Trend] = msgspec.field(default_factory=dict)
 
-    def add(self, point: StepPoint) -> StepsBetween:
-        shares = dict(self.shares)
-        for name, share in point.shares.items():
-            shares[name] = shares.get(name, Trend()).add(point.step, share)
-        correctness = (
-            self.correctness if point.correctness is None else self.correctness.add(point.step, point.correctness)
-        )
-        return StepsBetween(reward=self.reward.add(point.step, point.reward), correctness=correctness, shares=shares)
+    def add(self, step: int, reward: float, correctness: float | None, shares: dict[str, float]) -> StepsBetween:
+        """With one more step: its reward, its correctness component (None: the weights have none) and each
+        component's share of its weighted reward."""
+        trends = dict(self.shares)
+        for name, share in shares.items():
+            trends[name] = trends.get(name, Trend()).add(step, share)
+        grown = self.correctness if correctness is None else self.correctness.add(step, correctness)
+        return StepsBetween(reward=self.reward.add(step, reward), correctness=grown, shares=trends)
 
     def plus(self, other: StepsBetween) -> StepsBetween:
         return StepsBetween(
@@ -65,7 +62,7 @@ class Drift(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     seconds: float = 0.0  # what measuring it took (the cost of watching, make bench)
 
 
-class EvalPoint(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+class ShadowReadout(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """One shadow evaluation as the evaluation rules read it: per item (the shadow set's order), greedy success
     (1 or 0, or a share where a check by function gives one) and the sampled replies scored correct (of `samples`)."""
 
@@ -138,7 +135,7 @@ class MonitorState(msgspec.Struct, kw_only=True):
     thinking: bool = False  # the line's policy thinks (training_started.thinking): its greedy replies decide nothing
     watch: Watch = msgspec.field(default_factory=Watch)
     saved: dict[int, Watch] = msgspec.field(default_factory=dict)  # checkpoint step -> the watch as it stood there
-    evals: list[EvalPoint] = msgspec.field(default_factory=list)  # of the line, up to the current step
+    evals: list[ShadowReadout] = msgspec.field(default_factory=list)  # of the line, up to the current step
     silenced: dict[str, int] = msgspec.field(default_factory=dict)  # rule -> the trip a person chose to go past
     trips: list[TripRef] = msgspec.field(default_factory=list)  # of the line, up to the current step
     stopping: TripRef | None = None  # a `stop` trip whose line has not completed yet

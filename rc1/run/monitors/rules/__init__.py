@@ -1,6 +1,7 @@
 """Every monitor rule, one module each, collected here by explicit imports (nothing scans the package). Adding a
-rule is one module (its thresholds, its `read`, its runbook) and one line here; its config section, its event record,
-`rc1 config explain monitors` and the runbook of docs/monitors-and-runbook.md follow from the table."""
+rule is one module (its thresholds, its `read`, the signals it reads and how many recent steps it needs, its runbook)
+and one line here; its config section, its event record, what the fold keeps for it, `rc1 config explain monitors`,
+`rc1 ls monitors` and the runbook of docs/monitors-and-runbook.md follow from the table."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ from typing import Annotated
 from msgspec import Meta
 
 from rc1.core.runbook import Runbook
-from rc1.run.monitors.spec import Action, MonitorSpec, RuleParams
+from rc1.run.monitors.spec import Action, MonitorSpec, RuleParams, SignalPath, its_window
 from rc1.run.monitors.spend import SPEND_KEYS, Spend, hours_spend, judge_spend
 from rc1.run.monitors.state import MonitorState, Reading
 
@@ -101,7 +101,15 @@ SPEC = MonitorSpec(
     params=Budget,
     checked=("step", "eval"),
     read=read,
-    signal="train_step.scoring, eval_completed.scoring and the events' timestamps",
+    # The fold counts every event's spend whatever is watched; the budget reads its window's largest step.
+    reads=(
+        SignalPath("train_step.scoring"),
+        SignalPath("train_step.sec_per_step"),
+        SignalPath("eval_completed.scoring"),
+        SignalPath("eval_completed.seconds"),
+        SignalPath("*.ts"),
+    ),
+    steps_needed=its_window,
     runbook=Runbook(
         means="the run would spend more than it was given: more judge calls per step than planned (cache hits low, "
         "more replies), or slower steps than planned",

@@ -11,7 +11,7 @@ from typing import Annotated
 from msgspec import Meta
 
 from rc1.core.runbook import Runbook
-from rc1.run.monitors.spec import Action, MonitorSpec, RuleParams
+from rc1.run.monitors.spec import Action, MonitorSpec, RuleParams, SignalPath
 from rc1.run.monitors.state import MonitorState, Reading
 
 
@@ -64,7 +64,7 @@ SPEC = MonitorSpec(
     params=DriftRule,
     checked=("eval",),
     read=read,
-    signal="eval_completed.drift",
+    reads=(SignalPath("eval_completed.drift"),),
     runbook=Runbook(
         means="the policy has moved far from where it started: with β 0 nothing holds it back, and a large move "
         "without a matching gain on the shadow set is often reward hacking or forgetting",

@@ -11,8 +11,10 @@ from msgspec import Meta
 
 from rc1.core.runbook import Runbook
 from rc1.run.monitors.rules.window import window_mean
-from rc1.run.monitors.spec import Action, MonitorSpec, RuleParams
+from rc1.run.monitors.spec import Action, MonitorSpec, RuleParams, SignalPath
 from rc1.run.monitors.state import MonitorState, Reading
+
+ENTROPY = SignalPath("train_step.diagnostics.entropy", each_step=True, sampled=True)
 
 
 class EntropyFloor(RuleParams):
@@ -35,12 +37,12 @@ class EntropyFloor(RuleParams):
 
 def read(params: EntropyFloor, state: MonitorState) -> Reading | None:
     steps = state.watch.steps
-    now = window_mean(steps, "entropy", params.window)
+    now = window_mean(steps, ENTROPY.path, params.window)
     if now is None:
         return None
     thresholds = {"min_entropy": params.min_entropy}
     measured = {"entropy": now}
-    before = window_mean(steps, "entropy", params.window, skip=params.window) if params.max_rise else None
+    before = window_mean(steps, ENTROPY.path, params.window, skip=params.window) if params.max_rise else None
     rose = False
     if before is not None:
         rise = now / max(before, 1e-9)
@@ -75,7 +77,8 @@ SPEC = MonitorSpec(
     params=EntropyFloor,
     checked=("step",),
     read=read,
-    signal="train_step.diagnostics.entropy",
+    reads=(ENTROPY,),
+    steps_needed=lambda params: params.window * (2 if params.max_rise else 1),  # a rise compares two windows
     runbook=Runbook(
         means="a collapse: the policy samples nearly one reply per prompt, so groups tie and nothing is learned; a "
         "rise: the update is too large and the policy is coming apart",

@@ -10,8 +10,10 @@ from msgspec import Meta
 
 from rc1.core.runbook import Runbook
 from rc1.run.monitors.rules.window import share_above
-from rc1.run.monitors.spec import Action, MonitorSpec, RuleParams
+from rc1.run.monitors.spec import Action, MonitorSpec, RuleParams, SignalPath, its_window
 from rc1.run.monitors.state import MonitorState, Reading
+
+TIED = SignalPath("train_step.diagnostics.frac_reward_zero_std", each_step=True, sampled=True)
 
 
 class NoSignal(RuleParams):
@@ -27,7 +29,7 @@ class NoSignal(RuleParams):
 
 def read(params: NoSignal, state: MonitorState) -> Reading | None:
     return share_above(
-        state, "no_signal", params.window, params.max_share, "tied_group_share", "groups had rewards that all tie"
+        state, TIED.path, params.window, params.max_share, "tied_group_share", "groups had rewards that all tie"
     )
 
 
@@ -37,7 +39,8 @@ SPEC = MonitorSpec(
     params=NoSignal,
     checked=("step",),
     read=read,
-    signal="train_step.diagnostics.frac_reward_zero_std",
+    reads=(TIED,),
+    steps_needed=its_window,
     runbook=Runbook(
         means="the items are all too hard or all too easy for the policy now, or its replies have collapsed onto one "
         "answer (see entropy_floor): no group has a better and a worse reply to learn from",

@@ -6,12 +6,13 @@ is not derived from earlier events: its own `measured` holds the value that was 
 from __future__ import annotations
 
 from rc1.core.runbook import Runbook
-from rc1.run.monitors.spec import MonitorSpec
+from rc1.run.monitors.spec import MonitorSpec, SignalPath
 
 SPEC = MonitorSpec(
     name="non_finite",
     about="a non-finite loss, gradient norm or weight: halted before the optimizer step (always on)",
-    signal="the trainer's loss and gradient norm",
+    # The trainer checks them before the step is logged (and the weights after it): nothing in the fold reads them.
+    reads=(SignalPath("train_step.loss"), SignalPath("train_step.grad_norm")),
     runbook=Runbook(
         means="the update overflowed: the learning rate is too high for this model and precision, or a reward or "
         "advantage was not finite",

@@ -12,7 +12,7 @@ from typing import Annotated
 from msgspec import Meta
 
 from rc1.core.runbook import Runbook
-from rc1.run.monitors.spec import Action, MonitorSpec, RuleParams
+from rc1.run.monitors.spec import Action, MonitorSpec, RuleParams, SignalPath
 from rc1.run.monitors.state import MonitorState, Reading
 from rc1.run.monitors.stats import paired_interval
 
@@ -80,7 +80,7 @@ SPEC = MonitorSpec(
     params=Plateau,
     checked=("eval",),
     read=read,
-    signal="eval_completed.item_sampled",
+    reads=(SignalPath("eval_completed.item_sampled"),),
     runbook=Runbook(
         means="the line has stopped improving on held-out items: more steps of the same spend money without changing "
         "the verdict",

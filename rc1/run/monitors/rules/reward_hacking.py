@@ -16,7 +16,7 @@ from typing import Annotated
 from msgspec import Meta
 
 from rc1.core.runbook import Runbook
-from rc1.run.monitors.spec import Action, MonitorSpec, RuleParams
+from rc1.run.monitors.spec import Action, MonitorSpec, RuleParams, SignalPath
 from rc1.run.monitors.state import MonitorState, Reading, StepsBetween
 from rc1.run.monitors.stats import paired_interval
 
@@ -150,7 +150,12 @@ SPEC = MonitorSpec(
     params=RewardHacking,
     checked=("eval",),
     read=read,
-    signal="train_step.reward and components; eval_completed.item_sampled",
+    reads=(
+        SignalPath("train_step.reward"),
+        SignalPath("train_step.components", sampled=True),
+        SignalPath("eval_completed.item_sampled"),
+    ),
+    between_evals=True,
     runbook=Runbook(
         means="the policy found a way to score that is not the task: a format or length component it can satisfy "
         "without answering, a reward function of yours that pays for padding, or a judge it can sway",

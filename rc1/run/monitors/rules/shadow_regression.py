@@ -15,8 +15,8 @@ import msgspec
 from msgspec import Meta
 
 from rc1.core.runbook import Runbook
-from rc1.run.monitors.spec import Action, MonitorSpec, RuleParams
-from rc1.run.monitors.state import EvalPoint, MonitorState, Reading
+from rc1.run.monitors.spec import Action, MonitorSpec, RuleParams, SignalPath
+from rc1.run.monitors.state import MonitorState, Reading, ShadowReadout
 from rc1.run.monitors.stats import Interval, paired_interval
 
 METRICS = ("greedy", "sampled")
@@ -46,7 +46,7 @@ class ShadowRegression(RuleParams):
     action: Annotated[Action, Meta(description="warn, halt or stop (end the line early as complete).")] = "halt"
 
 
-def rates(point: EvalPoint, metric: str) -> list[float]:
+def rates(point: ShadowReadout, metric: str) -> list[float]:
     return point.greedy_rates if metric == "greedy" else point.sampled_rates
 
 
@@ -59,7 +59,7 @@ class _Rated(NamedTuple):
     steps: list[int]
 
     @classmethod
-    def of(cls, evals: list[EvalPoint], metric: str) -> _Rated:
+    def of(cls, evals: list[ShadowReadout], metric: str) -> _Rated:
         items = [rates(e, metric) for e in evals]
         return cls(items, [sum(r[0::2]) for r in items], [e.step for e in evals])
 
@@ -132,7 +132,7 @@ SPEC = MonitorSpec(
     params=ShadowRegression,
     checked=("eval",),
     read=read,
-    signal="eval_completed.item_greedy and item_sampled",
+    reads=(SignalPath("eval_completed.item_greedy"), SignalPath("eval_completed.item_sampled")),
     runbook=Runbook(
         means="training is making the policy worse on held-out items: a learning rate too high for this stage, a "
         "reward that pays for something else (see reward_hacking), or forgetting",

@@ -10,8 +10,10 @@ from msgspec import Meta
 
 from rc1.core.runbook import Runbook
 from rc1.run.monitors.rules.window import share_above
-from rc1.run.monitors.spec import Action, MonitorSpec, RuleParams
+from rc1.run.monitors.spec import Action, MonitorSpec, RuleParams, SignalPath, its_window
 from rc1.run.monitors.state import MonitorState, Reading
+
+CUT = SignalPath("train_step.diagnostics.clipped_ratio", each_step=True, sampled=True)
 
 
 class Truncation(RuleParams):
@@ -27,7 +29,7 @@ class Truncation(RuleParams):
 
 def read(params: Truncation, state: MonitorState) -> Reading | None:
     return share_above(
-        state, "truncation", params.window, params.max_share, "truncated_share", "replies were cut at the length limit"
+        state, CUT.path, params.window, params.max_share, "truncated_share", "replies were cut at the length limit"
     )
 
 
@@ -37,7 +39,8 @@ SPEC = MonitorSpec(
     params=Truncation,
     checked=("step",),
     read=read,
-    signal="train_step.diagnostics.clipped_ratio",
+    reads=(CUT,),
+    steps_needed=its_window,
     runbook=Runbook(
         means="replies run into train.max_completion_tokens before they answer: the limit is too short for the "
         "task's reasoning, or the policy learned to ramble (a length reward, a weak end-of-reply habit)",

@@ -1,4 +1,5 @@
-"""What the step rules share: the mean of a signal over the last `window` steps that record it."""
+"""What the step rules share: the mean of a signal (the path of a SignalPath the rule declares `each_step`) over the
+last `window` steps that record it."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from rc1.run.monitors.state import MonitorState, Reading, StepPoint
 def recent(steps: Sequence[StepPoint], signal: str, count: int, skip: int = 0) -> list[float] | None:
     """The signal of the `count` most recent steps before the last `skip`, oldest first; None when fewer steps
     recorded it (a window is never read half full)."""
-    values = [v for v in (getattr(p, signal) for p in steps) if v is not None]
+    values = [v for v in (p.values.get(signal) for p in steps) if v is not None]
     end = len(values) - skip
     if end < count:
         return None
