@@ -1,6 +1,6 @@
 """What each config key is, holds and where its value came from: the rows of `rc1 config explain`.
 
-The descriptions are the fields' `msgspec.Meta(description=…)` in rc1/config/schema.py (a section's is its docstring),
+The descriptions are the fields' `msgspec.Meta(description=…)` in rc1/config/sections/ (a section's is its docstring),
 read through `msgspec.inspect`, so the help, the JSON schema and this view come from one place. A dict of sections keyed
 by a closed set of names (`data.sources`) is listed for the names the config gives and once as a template
 (`data.sources.<task>.path`).
