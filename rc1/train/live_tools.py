@@ -1,0 +1,214 @@
+"""Live episodes through TRL (issue 43): the tool-calling tokenizer of the built-in model and the environment class
+`GRPOTrainer(environment_factory=…)` builds, one per rollout, each reset from its row's item.
+
+Not wired yet: rc1's trl engine and config do not use this module; `tiny_model.CHAT_TEMPLATE` and the built model's
+files are unchanged, so recorded runs and every fingerprint stay as they were.
+
+The row contract (`live_row`): a conversational `prompt` (the item's episode as messages) and an `item_id` column.
+TRL hands `reset` the whole row (`grpo_trainer.py:2385-2398`), so each rollout's environment looks its item up by id in
+the pool given to `live_environment_factory`: an id, not a position, because the archive and the log speak of items by
+id and a shuffled or filtered dataset keeps them.
+
+TRL makes a tool of every public function on the environment's class but `reset` and `get_reward`
+(`grpo_trainer.py:686-703`, again per batch at :2366-2372): here exactly `wiki`, `calc` and `ask`, their schemas from
+the type hints and the Google-style docstrings of `EpisodeEnvironment`'s tools (one text, so the model reads the same
+description the core documents); everything else is `_private` or a property. A call TRL cannot hand to a tool (an
+unknown tool, arguments the tool does not take) fails inside TRL before rc1 sees it (`grpo_trainer.py:1979-1991`): the
+episode's transcript does not hold it, the tool message in the completion does (`{'error': 'Tool … not found.'}`).
+
+Paths `file:line` are of the installed TRL 1.16.0, under `site-packages/trl/`.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from rc1.core.errors import BadInput
+from rc1.data.environment import EpisodeEnvironment, ToolCall
+from rc1.data.task import TaskItem, episode_messages
+
+ITEM_COLUMN = "item_id"
+END_OF_TURN = "<|im_end|>"
+
+# TRL's `chat_templates/qwen3_instruct_2507.jinja`, byte for byte (tests/e2e/test_live_tools_trl.py holds it to the
+# installed TRL's `chat_template_utils.qwen3_instruct_2507_chat_template`). ChatML as the built-in model's own template
+# writes it, plus what a live episode needs: the tools' schemas in the system turn, an assistant turn's `tool_calls`
+# as `<tool_call>` JSON, consecutive tool results in one user turn inside `<tool_response>`.
+TOOL_CHAT_TEMPLATE = r"""{%- if tools %}
+    {{- '<|im_start|>system\n' }}
+    {%- if messages[0].role == 'system' %}
+        {{- messages[0].content + '\n\n' }}
+    {%- endif %}
+    {{- "# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>" }}
+    {%- for tool in tools %}
+        {{- "\n" }}
+        {{- tool | tojson }}
+    {%- endfor %}
+    {{- "\n</tools>\n\nFor each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": <function-name>, \"arguments\": <args-json-object>}\n</tool_call><|im_end|>\n" }}
+{%- else %}
+    {%- if messages[0].role == 'system' %}
+        {{- '<|im_start|>system\n' + messages[0].content + '<|im_end|>\n' }}
+    {%- endif %}
+{%- endif %}
+{%- for message in messages %}
+    {%- if message.content is string %}
+        {%- set content = message.content %}
+    {%- else %}
+        {%- set content = '' %}
+    {%- endif %}
+    {%- if (message.role == "user") or (message.role == "system" and not loop.first) %}
+        {{- '<|im_start|>' + message.role + '\n' + content + '<|im_end|>' + '\n' }}
+    {%- elif message.role == "assistant" %}
+        {{- '<|im_start|>' + message.role + '\n' + content }}
+        {%- if message.tool_calls %}
+            {%- for tool_call in message.tool_calls %}
+                {%- if (loop.first and content) or (not loop.first) %}
+                    {{- '\n' }}
+                {%- endif %}
+                {%- if tool_call.function %}
+                    {%- set tool_call = tool_call.function %}
+                {%- endif %}
+                {{- '<tool_call>\n{"name": "' }}
+                {{- tool_call.name }}
+                {{- '", "arguments": ' }}
+                {%- if tool_call.arguments is string %}
+                    {{- tool_call.arguments }}
+                {%- else %}
+                    {{- tool_call.arguments | tojson }}
+                {%- endif %}
+                {{- '}\n</tool_call>' }}
+            {%- endfor %}
+        {%- endif %}
+        {{- '<|im_end|>\n' }}
+    {%- elif message.role == "tool" %}
+        {%- if loop.first or (messages[loop.index0 - 1].role != "tool") %}
+            {{- '<|im_start|>user' }}
+        {%- endif %}
+        {{- '\n<tool_response>\n' }}
+        {{- content }}
+        {{- '\n</tool_response>' }}
+        {%- if loop.last or (messages[loop.index0 + 1].role != "tool") %}
+            {{- '<|im_end|>\n' }}
+        {%- endif %}
+    {%- endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}
+    {{- '<|im_start|>assistant\n' }}
+{%- endif %}"""  # noqa: E501
+
+
+def with_tool_calling(tokenizer: Any) -> Any:
+    """A copy of `tokenizer` that TRL's `GRPOTrainer` runs live episodes with; `tokenizer` itself is left as it is.
+
+    Three settings, each decided by the installed TRL (`trl/…` paths, TRL 1.16.0):
+    - `chat_template = TOOL_CHAT_TEMPLATE`. `trainer/grpo_trainer.py:650-654` refuses, with "The provided chat template
+      does not support tool calling", a template that does not render user → assistant `tool_calls` → tool with the
+      call's name, argument and result in the text (`chat_template_utils.py:800-863`); the built-in model's own
+      `CHAT_TEMPLATE` renders no `tool_calls`. It must also be prefix-preserving (`chat_template_utils.py:866-924`),
+      or `grpo_trainer.py:774-779` swaps in a stored training template, which exists only for templates TRL knows.
+      TRL's Qwen3-Instruct-2507 template is both, and it is one of the four TRL recognises as Qwen3
+      (`chat_template_utils.py:733-739`).
+    - `response_template = chat_template_utils.qwen3_template` (`chat_template_utils.py:338-358`): how a turn is read
+      back into `tool_calls`, `<think>` as `reasoning_content`, and `content` (`chat_template_utils.py:1341-1358`,
+      called after every turn at `grpo_trainer.py:2228-2242` and 2170-2177). Set here rather than left to
+      `add_response_schema` (`grpo_trainer.py:760-766`, which raises "Unrecognized chat template" for a template
+      that is not byte-identical to a stored one, `chat_template_utils.py:686-797`), so a TRL whose stored copy
+      changed still parses ours. Never only the legacy `response_schema`: transformers 5.24 has no prefix-less parse
+      for it and the first turn fails (`grpo_trainer.py:767-773` only warns).
+    - `eos_token = "<|im_end|>"` (pad stays as it was). `_get_tool_suffix_ids` cuts the rendered tool turn at the
+      tokenizer's eos (`grpo_trainer.py:1934-1943`): with the built-in `<|endoftext|>` the `\\n` after `<|im_end|>`
+      would be lost and the tokens trained on would differ from the template's. The model needs no change: the
+      transformers Trainer puts the tokenizer's eos first in the model's generation config and keeps the model's own
+      (`transformers/trainer.py:1534`, `transformers/trainer_utils.py:1172-1246`, logging a warning once), and TRL
+      ends a turn at every one of them (`grpo_trainer.py:408-416`).
+
+    Raises BadInput (about `model.name`) when the tokenizer has no `<|im_end|>` token: not a ChatML tokenizer.
+    """
+    from trl.chat_template_utils import qwen3_template
+
+    if END_OF_TURN not in tokenizer.get_vocab():
+        raise BadInput(
+            f"model.name: the tokenizer has no {END_OF_TURN} token; live episodes need a ChatML (Qwen3-style) "
+            "tokenizer, whose turns end with it"
+        )
+    tool_tokenizer = copy.deepcopy(tokenizer)
+    tool_tokenizer.chat_template = TOOL_CHAT_TEMPLATE
+    tool_tokenizer.response_template = copy.deepcopy(qwen3_template)
+    tool_tokenizer.eos_token = END_OF_TURN
+    return tool_tokenizer
+
+
+def live_row(item: TaskItem) -> dict[str, Any]:
+    """The dataset row of an item's live episode: its episode as conversational messages and its id."""
+    return {"prompt": episode_messages(item), ITEM_COLUMN: item.id}
+
+
+class LiveEnvironment:
+    """One rollout's tools, as TRL's `environment_factory` builds them: built once, `reset` for each rollout it serves
+    (TRL reuses an instance across batches, `grpo_trainer.py:2352-2360`), each time a fresh `EpisodeEnvironment` of
+    the row's item."""
+
+    def __init__(self, items: Mapping[str, TaskItem]) -> None:
+        self._items = items
+        self._episode: EpisodeEnvironment | None = None
+
+    def reset(self, **row: Any) -> None:
+        """Start the episode of the row's item (`item_id`); the prompt stays as it is (None)."""
+        if ITEM_COLUMN not in row:
+            raise ValueError(
+                f"a live episode's row names its item in an `{ITEM_COLUMN}` column (`live_row`); "
+                f"this row has {sorted(row)}"
+            )
+        item_id = row[ITEM_COLUMN]
+        if item_id not in self._items:
+            raise ValueError(
+                f"row {ITEM_COLUMN}={item_id!r} is not an item of the live environments' pool "
+                f"({len(self._items)} items): build the dataset and `live_environment_factory` from the same items"
+            )
+        self._episode = EpisodeEnvironment(self._items[item_id])
+
+    @property
+    def item(self) -> TaskItem:
+        """The item of the episode now running."""
+        return self._started().item
+
+    @property
+    def transcript(self) -> tuple[ToolCall, ...]:
+        """The episode's calls so far, failures included; empty before the first `reset`."""
+        return self._episode.transcript if self._episode is not None else ()
+
+    def wiki(self, title: str) -> str:
+        return self._started().wiki(title)
+
+    def calc(self, expression: str) -> str:
+        return self._started().calc(expression)
+
+    def ask(self, question: str) -> str:
+        return self._started().ask(question)
+
+    # The model reads the core's own descriptions: the schema TRL renders comes from these docstrings.
+    wiki.__doc__ = EpisodeEnvironment.wiki.__doc__
+    calc.__doc__ = EpisodeEnvironment.calc.__doc__
+    ask.__doc__ = EpisodeEnvironment.ask.__doc__
+
+    def _started(self) -> EpisodeEnvironment:
+        if self._episode is None:
+            raise RuntimeError("a live environment's tools run after its reset(**row), which picks the item")
+        return self._episode
+
+
+def live_environment_factory(items: Sequence[TaskItem]) -> Callable[[], LiveEnvironment]:
+    """TRL's `environment_factory` for episodes of `items`: each environment it builds serves any row whose `item_id`
+    is one of theirs. Raises ValueError when two items share an id."""
+    pool: dict[str, TaskItem] = {}
+    for item in items:
+        if item.id in pool:
+            raise ValueError(f"two items share the id {item.id!r}: a live episode's row names its item by id")
+        pool[item.id] = item
+
+    def factory() -> LiveEnvironment:
+        return LiveEnvironment(pool)
+
+    return factory
