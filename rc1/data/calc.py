@@ -58,15 +58,15 @@ def calculate(expression: str) -> Calculated:
     if not isinstance(expression, str):
         kind = type(expression).__name__
         return Calculated(text=f"error: expected the expression as text, got {kind}", error="bad_expression")
+    if len(expression.strip()) > MAX_LENGTH:  # before any pattern runs over it
+        return Calculated(text=f"error: expression longer than {MAX_LENGTH} characters", error="bad_expression")
     source = _THOUSANDS.sub(lambda m: m.group(0).replace(",", ""), expression.strip().replace("$", ""))
     if not source:
         return Calculated(text="error: empty expression; write one such as 12 * (3 + 4)", error="bad_expression")
-    if len(source) > MAX_LENGTH:
-        return Calculated(text=f"error: expression longer than {MAX_LENGTH} characters", error="bad_expression")
     try:
         tree = ast.parse(source, mode="eval")
     except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return Calculated(text=f"error: not an arithmetic expression: {expression.strip()!r}", error="bad_expression")
+        return Calculated(text=f"error: not an arithmetic expression: {source[:80]!r}", error="bad_expression")
     try:
         return Calculated(text=show(_value(tree.body, source)))
     except _Refused as e:
@@ -114,7 +114,7 @@ def _value(node: ast.expr, source: str) -> Fraction:
         left, right = _value(node.left, source), _value(node.right, source)
         if right == 0 and not isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)):
             raise _Refused("division_by_zero", "division by zero")
-        return _bounded(_OPERATORS[type(node.op)](left, right))
+        return _bounded(Fraction(_OPERATORS[type(node.op)](left, right)))  # a // of Fractions is an int
     if isinstance(node, ast.BinOp) and type(node.op) in _HINTS:
         raise _Refused("bad_expression", f"operator not allowed{_HINTS[type(node.op)]}; use + - * / // % **")
     shown = ast.get_source_segment(source, node) or type(node).__name__
@@ -141,7 +141,7 @@ def _power(base: Fraction, exponent: Fraction) -> Fraction:
         raise _Refused("division_by_zero", "division by zero (0 to a negative power)")
     if max(base.numerator.bit_length(), base.denominator.bit_length()) * abs(int(exponent)) > MAX_BITS:
         raise _Refused("too_large", f"the result has more than {MAX_BITS} bits")
-    return _bounded(base ** int(exponent))
+    return _bounded(Fraction(base) ** int(exponent))
 
 
 def _bounded(value: Fraction) -> Fraction:

@@ -31,7 +31,7 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _NAME = re.compile(r"\b[A-Z][a-z]+\b")
 # Capitalized only because they open a sentence: never part of a name to look up.
 _SENTENCE_OPENERS = frozenset("A An At Each Every From In No Rising Since The Lake Entry Zoologists".split())
-_FIRST_NUMBER = re.compile(r"\$?\d[\d,]*(?:\.\d+)?")
+FIRST_NUMBER = re.compile(r"\$?\d[\d,]*(?:\.\d+)?")
 _PACKS_OF = re.compile(r"\b(\d+) ([a-z]+) (?:of|holding) (\d+)\b")
 _SPEAKERS = {"system": "System", "user": "User", "assistant": "Assistant", "tool": "Tool"}
 
@@ -118,7 +118,7 @@ def _underspecified(item: TaskItem, pack: TemplatePack, rng: random.Random) -> s
     if item.context:
         return rng.choice(pack.clarify.withheld_context).format(question=item.question)
     vague = rng.choice(pack.clarify.vague)
-    hidden, found = _FIRST_NUMBER.subn(vague, item.question, count=1)
+    hidden, found = FIRST_NUMBER.subn(vague, item.question, count=1)
     if not found:  # nothing to withhold: leave the context out instead (there is none), i.e. ask as is
         hidden = item.question
     return rng.choice(pack.clarify.withheld_number).format(question=hidden)

@@ -15,7 +15,7 @@ import string
 
 import msgspec
 
-from rc1.data.generators import _MONEY_START, _MONEY_STEPS, _STOCK_START, _STOCK_STEPS
+from rc1.data.generators import MONEY_START, MONEY_STEPS, STOCK_START, STOCK_STEPS
 
 _NUMBER = r"\$?\d[\d,]*"
 _FIELDS = {
@@ -55,8 +55,8 @@ def _family(steps: dict, starts: tuple[str, ...]) -> tuple[list[re.Pattern[str]]
     return [_pattern(t) for t in starts], ordered
 
 
-_STOCK = _family(_STOCK_STEPS, _STOCK_START)
-_MONEY = _family(_MONEY_STEPS, _MONEY_START)
+_STOCK = _family(STOCK_STEPS, STOCK_START)
+_MONEY = _family(MONEY_STEPS, MONEY_START)
 
 
 def steps(question: str) -> Steps | None:

@@ -26,7 +26,7 @@ import re
 
 import msgspec
 
-from rc1.data.generators.names import _MONTHS, _OCCUPATIONS, _TITLE_NOUNS
+from rc1.data.generators.names import MONTHS, OCCUPATIONS, TITLE_NOUNS
 
 MAX_HEADING_WORDS = 8
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")  # as rc1/data/episodes.py splits a one-line context
@@ -39,7 +39,7 @@ _FUNCTION_WORDS = (
     "Were Is Are Did Does Do Has Have Had Q I"
 )
 NOT_NAMES = frozenset(
-    {*_FUNCTION_WORDS.split(), *(o.capitalize() for o in _OCCUPATIONS), *_TITLE_NOUNS, *_MONTHS, "Celsius"}
+    {*_FUNCTION_WORDS.split(), *(o.capitalize() for o in OCCUPATIONS), *TITLE_NOUNS, *MONTHS, "Celsius"}
     | {"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"}
 )
 

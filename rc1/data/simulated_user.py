@@ -5,7 +5,7 @@ item's `question` and `context` (only `turns` and `prompt` show the under-specif
 recovered from the item without the template pack:
 - an item with a context: the user "forgot to paste" it, so the whole context is withheld. Asked, the user pastes it;
   until then the item's pages are withheld too (`pages_withheld`: `wiki` refuses), as the material was never shared.
-- an item without one (GSM8K-style): the first number of the question (`_FIRST_NUMBER`) was replaced by a vague
+- an item without one (GSM8K-style): the first number of the question (`FIRST_NUMBER`) was replaced by a vague
   quantity ("some"). Asked, the user restates the question's sentence that holds it, number included.
 A question with no number to hide was asked as is (`dress` still marks it under-specified): the user has nothing to
 add, and says so. An item that needs no clarification gets the same reply. The user does not read the question it is
@@ -18,7 +18,7 @@ import re
 
 import msgspec
 
-from rc1.data.episodes import _FIRST_NUMBER
+from rc1.data.episodes import FIRST_NUMBER
 from rc1.data.task import TaskItem
 
 NOTHING_TO_ADD = "I have nothing to add: the question as I asked it has everything you need."
@@ -43,10 +43,10 @@ def withheld(item: TaskItem) -> str:
         return ""
     if item.context:
         return item.context
-    number = _FIRST_NUMBER.search(item.question)
+    number = FIRST_NUMBER.search(item.question)
     if number is None:
         return ""
-    return next(s for s in _SENTENCE.split(item.question) if number.group(0) in s and s.strip())
+    return next((s for s in _SENTENCE.split(item.question) if number.group(0) in s and s.strip()), "")
 
 
 def answer(item: TaskItem, question: str) -> Answered:

@@ -82,11 +82,11 @@ def _solve(question: str) -> tuple[int, int]:
     hero = Counter(re.findall(r"\b[A-Z][a-z]+\b", question)).most_common(1)[0][0]
     steps = [
         (kind, _template_regex(t, hero))
-        for table in (generators._STOCK_STEPS, generators._MONEY_STEPS)
+        for table in (generators.STOCK_STEPS, generators.MONEY_STEPS)
         for kind, (_, templates) in table.items()
         for t in templates
     ]
-    starts = [_template_regex(t, hero) for t in generators._STOCK_START + generators._MONEY_START]
+    starts = [_template_regex(t, hero) for t in generators.STOCK_START + generators.MONEY_START]
 
     def number(match, key):
         return int(match.group(key).lstrip("$").replace(",", ""))

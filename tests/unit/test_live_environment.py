@@ -63,6 +63,8 @@ def _item(**fields) -> TaskItem:
         ("2 ** 64", "18446744073709551616"),
         ("17 // 5", "3"),
         ("-7 // 2", "-4"),
+        ("(7 // 2) ** -1", "1/3"),  # a floor division of Fractions is an int: its power is still exact
+        ("(5 // 1) ** -3", "0.008"),
         ("17 % 5", "2"),
         ("$1,234 + 6", "1240"),
         ("1,234.5 * 2", "2469"),
@@ -93,6 +95,7 @@ def test_calc_is_exact_and_prints_a_whole_value_as_an_integer_else_a_short_decim
         ("1 +", "bad_expression"),
         ("", "bad_expression"),
         ("9" * (MAX_LENGTH + 1), "bad_expression"),
+        ("$" * 5000, "bad_expression"),
         ("2 ** 0.5", "bad_expression"),
         ("2 ** 1000", "too_large"),
         ("(2 ** 64) ** 64", "too_large"),

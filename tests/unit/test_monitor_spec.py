@@ -70,3 +70,34 @@ def test_the_rules_that_read_only_sampled_replies_are_the_watched_ones_in_the_ta
     assert reading_sampled_replies(MonitorsConfig()) == ["entropy_floor", "truncation", "no_signal"]
     assert reading_sampled_replies(rules(no_signal={}, truncation={}, reward_hacking={})) == ["truncation", "no_signal"]
     assert reading_sampled_replies(watched(rules(drift={}, budget={}))) == []
+
+
+class _Asked(dict):
+    """A step's values that remember every signal a rule asked for."""
+
+    asked: set[str] = set()
+
+    def get(self, key, default=None):
+        _Asked.asked.add(key)
+        return super().get(key, default)
+
+
+def test_a_step_rule_reads_only_the_numbers_its_spec_declares_each_step():
+    """A rule reading a number it did not declare would find it absent at every step and never trip, silently."""
+    import msgspec
+
+    from rc1.run.monitors.rules import CONFIGURABLE
+    from rc1.run.monitors.state import MonitorState, StepPoint, Watch
+
+    for name, spec in CONFIGURABLE.items():
+        if "step" not in spec.checked:
+            continue
+        declared = {s.path for s in spec.reads if s.each_step}
+        _Asked.asked = set()
+        points = tuple(
+            StepPoint(step=i, values=_Asked(), judge_calls=0, judge_tokens=0, judge_cost_usd=0.0, wall_seconds=1.0)
+            for i in range(1, 65)
+        )
+        state = MonitorState(step=64, max_steps=1000, watch=msgspec.structs.replace(Watch(), steps=points))
+        spec.read(spec.params(), state)
+        assert _Asked.asked <= declared, f"{name} reads {_Asked.asked - declared} without declaring them each_step"

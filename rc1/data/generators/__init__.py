@@ -24,7 +24,7 @@ import zlib
 from collections.abc import Callable, Sequence
 
 from rc1.core.catalog import TASKS
-from rc1.data.generators.gsm8k import _MONEY_START, _MONEY_STEPS, _STOCK_START, _STOCK_STEPS, _gsm8k  # noqa: F401 (tests read them here)
+from rc1.data.generators.gsm8k import MONEY_START, MONEY_STEPS, STOCK_START, STOCK_STEPS, _gsm8k  # noqa: F401 (tests read them here)
 from rc1.data.generators.hotpotqa import _hotpotqa
 from rc1.data.generators.item import _Item
 from rc1.data.generators.prompt import INSTRUCTION, MIN_PROMPT_WORDS, render_prompt

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from rc1.data.generators.item import _Item
-from rc1.data.generators.names import _COLORS, _GIVEN, _MONTHS, _PACKS, _UNITS, _given
+from rc1.data.generators.names import _COLORS, _GIVEN, _PACKS, _UNITS, MONTHS, _given
 from rc1.data.generators.prompt import _pad, _words
 from rc1.data.task import Difficulty
 
 # kind -> (operations it costs, templates). Known fields: {h} hero, {a} hero's given name, {s} "{a}'s",
 # {u} unit, {c} colour, {pk} container, {k}/{m} numbers, {x} "doubles"/"triples"/"quadruples",
 # {with} the given names a share is split with, {everyone} the same with the hero first.
-_STOCK_STEPS = {
+STOCK_STEPS = {
     "add": (
         1,
         (
@@ -60,7 +60,7 @@ _STOCK_STEPS = {
         ),
     ),
 }
-_STOCK_START = (
+STOCK_START = (
     "{h} of {T1} owns {v} {c} {u}.",
     "{h} keeps {v} {c} {u} at {L1}.",
     "At {L1}, {h} stores {v} {c} {u}.",
@@ -73,7 +73,7 @@ _STOCK_QUESTIONS = (
     "How many {u} are left with {h}?",
     "What is {s} final count of {u}?",
 )
-_MONEY_STEPS = {
+MONEY_STEPS = {
     "add": (
         1,
         (
@@ -105,7 +105,7 @@ _MONEY_STEPS = {
     "add_prod": (2, ("{a} works {k} hours at {L1} for {m} an hour.", "{a} sells {P1} {k} {u} at {m} each.")),
     "sub_prod": (2, ("{a} buys {k} {u} at {L1} for {m} each.", "{a} pays {P1} for {k} lessons at {m} each.")),
 }
-_MONEY_START = ("{h} of {T1} has {v} saved.", "{h} keeps {v} at {L1}.", "{h} starts {mo} with {v}.")
+MONEY_START = ("{h} of {T1} has {v} saved.", "{h} keeps {v} at {L1}.", "{h} starts {mo} with {v}.")
 _MONEY_QUESTIONS = (
     "How many dollars does {h} have now?",
     "How much money does {a} have left, in dollars?",
@@ -129,7 +129,7 @@ def _gsm8k(it: _Item, difficulty: Difficulty, _yes: bool) -> tuple[str, str, str
     hero = it.person()
     money = it.random() < 0.35
     steps, starts, questions = (
-        (_MONEY_STEPS, _MONEY_START, _MONEY_QUESTIONS) if money else (_STOCK_STEPS, _STOCK_START, _STOCK_QUESTIONS)
+        (MONEY_STEPS, MONEY_START, _MONEY_QUESTIONS) if money else (STOCK_STEPS, STOCK_START, _STOCK_QUESTIONS)
     )
     a = _given(hero)
     known = {
@@ -139,7 +139,7 @@ def _gsm8k(it: _Item, difficulty: Difficulty, _yes: bool) -> tuple[str, str, str
         "u": it.pick(_UNITS),
         "c": it.pick(_COLORS),
         "pk": it.pick(_PACKS),
-        "mo": it.pick(_MONTHS),
+        "mo": it.pick(MONTHS),
     }
     value = it.randint(40, 900)
     body = [it.fill_one(starts, v=f"${value:,}" if money else f"{value:,}", **known)]

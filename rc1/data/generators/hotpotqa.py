@@ -5,7 +5,7 @@ are paragraphs of the same shape about other entities: easy 0, medium 1, hard 3.
 from __future__ import annotations
 
 from rc1.data.generators.item import _Item
-from rc1.data.generators.names import _GENRES, _GIVEN, _RIVERS, _TITLE_NOUNS, _TOWNS, _given
+from rc1.data.generators.names import _GENRES, _GIVEN, _RIVERS, _TOWNS, TITLE_NOUNS, _given
 from rc1.data.generators.prompt import _FRAME_WORDS, _PERSON_ASIDES, _WORLD_ASIDES, MIN_PROMPT_WORDS, _words
 from rc1.data.task import Difficulty
 
@@ -149,7 +149,7 @@ def _bridge_founder(it: _Item, yes: bool):
 
 
 def _title(it: _Item) -> str:
-    noun = it.pick(_TITLE_NOUNS)
+    noun = it.pick(TITLE_NOUNS)
     return it.pick(
         (f"The {noun} of {it.fresh(_TOWNS)}", f"{it.fresh(_GIVEN)}'s {noun}", f"{noun} over {it.fresh(_TOWNS)}")
     )

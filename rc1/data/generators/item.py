@@ -15,12 +15,12 @@ from collections.abc import Callable, Sequence
 from rc1.data.generators.names import (
     _COMPANY_KINDS,
     _GIVEN,
-    _OCCUPATIONS,
     _PRODUCTS,
     _RIVERS,
     _SURNAMES,
     _TOWNS,
     _VENUES,
+    OCCUPATIONS,
 )
 
 
@@ -90,9 +90,9 @@ _NEW: dict[str, Callable[[_Item], str]] = {
     "G": lambda it: it.fresh(_GIVEN),
     "T": lambda it: it.fresh(_TOWNS),
     "R": lambda it: it.fresh(_RIVERS),
-    "occ": lambda it: it.pick(_OCCUPATIONS),
-    "Occ": lambda it: it.pick(_OCCUPATIONS).capitalize(),
-    "a_occ": lambda it: _article(it.pick(_OCCUPATIONS)),
+    "occ": lambda it: it.pick(OCCUPATIONS),
+    "Occ": lambda it: it.pick(OCCUPATIONS).capitalize(),
+    "a_occ": lambda it: _article(it.pick(OCCUPATIONS)),
     "prod": lambda it: it.pick(_PRODUCTS),
     "yr": lambda it: str(it.randint(1800, 2015)),
 }

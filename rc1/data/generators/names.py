@@ -39,7 +39,7 @@ _COMPANY_KINDS = (
 _VENUES = (
     "Market Fair Depot Workshop Bazaar Harbor Station School Library Bakery Warehouse Orchard Garden Store Museum Mill"
 ).split()
-_OCCUPATIONS = (
+OCCUPATIONS = (
     "shipwright cartographer glassblower weaver astronomer botanist printer clockmaker surveyor "
     "architect engraver bookbinder brewer chemist composer sculptor physician lawyer banker potter "
     "tailor violinist poet novelist engineer geologist stonemason blacksmith carpenter teacher "
@@ -64,13 +64,13 @@ _UNITS = (
 ).split()
 _HEAVY = "brick melon anvil log barrel stone sack drum bell tile".split()
 _PACKS = "boxes crates bags cartons sacks trays packs tins bundles parcels barrels cases".split()
-_MONTHS = "January February March April May June July August September October November December".split()
+MONTHS = "January February March April May June July August September October November December".split()
 _BUILDINGS = "Opera House,Town Hall,Bridge,Library,Observatory,Lighthouse,Museum,Station,Theatre,Market Hall".split(",")
 _TOWERS = "clock tower,bell tower,lighthouse,water tower,watchtower,radio mast,church spire,windmill".split(",")
 _CATEGORIES = "reptiles rodents birds insects amphibians spiders snails bats fish beetles".split()
 _FESTIVALS = "winter fair,lantern festival,skating race,harvest market,fishing contest,music festival".split(",")
 _GENRES = "novel memoir play travelogue satire".split()
-_TITLE_NOUNS = "Lanterns Winter Orchard Ferry Letters Harbor Clocks Salt Bells Ashes Tides Maps".split()
+TITLE_NOUNS = "Lanterns Winter Orchard Ferry Letters Harbor Clocks Salt Bells Ashes Tides Maps".split()
 
 
 def _given(person: str) -> str:

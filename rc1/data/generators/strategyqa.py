@@ -13,11 +13,11 @@ from rc1.data.generators.names import (
     _FESTIVALS,
     _HEAVY,
     _LANDS,
-    _MONTHS,
     _RIVERS,
     _TOWERS,
     _TOWNS,
     _UNITS,
+    MONTHS,
     _given,
 )
 from rc1.data.generators.prompt import _PERSON_ASIDES, _WORLD_ASIDES, _pad, _words
@@ -203,11 +203,11 @@ def _sq_frozen(it: _Item, yes: bool, hard: bool):
     town, lake, festival = it.fresh(_TOWNS), it.fresh(_RIVERS), it.pick(_FESTIVALS)
     month = r.randint(0, 12 - 1)
     temp = -r.randint(3, 25) if yes else r.randint(3, 25)
-    facts = [f"In {_MONTHS[month]}, Lake {lake} averages {temp} degrees Celsius."]
+    facts = [f"In {MONTHS[month]}, Lake {lake} averages {temp} degrees Celsius."]
     if hard:
-        facts.append(f"{town} holds its {festival} the month after {_MONTHS[month - 1]}.")
+        facts.append(f"{town} holds its {festival} the month after {MONTHS[month - 1]}.")
     else:
-        facts.append(f"The {town} {festival} takes place every {_MONTHS[month]}.")
+        facts.append(f"The {town} {festival} takes place every {MONTHS[month]}.")
     q = it.pick(
         (
             f"Would Lake {lake} be frozen during the {town} {festival}?",
