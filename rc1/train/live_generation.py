@@ -242,12 +242,15 @@ def run_live_episodes(
     budget, then parsed and run like any turn); for tests and warm-start data, never an evaluation's. The global RNGs
     are not drawn from; the model's train/eval mode is left as found.
 
-    Raises BadInput (about `model.name`) when the tokenizer cannot parse a turn (no `response_template`)."""
+    Raises BadInput (about `model.name`) when the tokenizer cannot parse a turn (no `response_template`) or cannot pad
+    a round's batch (no pad token)."""
     if tokenizer.response_template is None:
         raise BadInput(
             "model.name: the tokenizer has no response_template, so tool calls cannot be read back; "
             "pass live_tools.with_tool_calling(tokenizer)"
         )
+    if tokenizer.pad_token_id is None:
+        raise BadInput("model.name: the tokenizer has no pad token, so a round's episodes cannot be batched")
     if max_completion_tokens < 1:
         raise ValueError(f"max_completion_tokens must be at least 1, got {max_completion_tokens}")
     loop = _Loop(
