@@ -38,6 +38,8 @@ _LATER_KEYS = {
     "train.deterministic": True,
     "preflight.max_cut_share": 0.10,
     "preflight.max_no_signal_share": 0.95,
+    "data.episodes": "recorded",
+    "data.max_tool_rounds": 4,
 }
 # The same for the keys a reward.functions[] entry gained with TRL's formats, factories, reward models and ranges. A
 # run kept before them called its functions with text (rc1/config/kept.py reads its entries back so), hence `format`

@@ -61,7 +61,21 @@ def cross_field_problems(config) -> list[str]:
     problems += _release_problems(config)
     problems += _monitor_problems(config)
     problems += _thinking_problems(config)
+    problems += _episode_problems(config)
     return problems + scorer_problems(config.scorer)
+
+
+def _episode_problems(config) -> list[str]:
+    """Live episodes run only in TRL's tool loop: GRPOTrainer(environment_factory=…). TRL 1.16's RLOOTrainer,
+    OnlineDPOTrainer and SFTTrainer take no environment, and the torch engine has no tool loop."""
+    engine, strategy = config.engine.name, config.engine.strategy
+    if config.data.episodes == "live" and (engine, strategy) != ("trl", "grpo"):
+        return [
+            f"data.episodes: live episodes run in TRL's tool loop (GRPOTrainer's environment_factory), which "
+            f"{engine}×{strategy} does not have; use --set engine.name=trl --set engine.strategy=grpo, or "
+            "--set data.episodes=recorded"
+        ]
+    return []
 
 
 GREEDY_METRICS = ("hard_success", "success", "mean_reward")  # read off the greedy replies (evaluate_buckets)

@@ -86,6 +86,26 @@ class DataConfig(Section):
     tools: Annotated[list[Literal["wiki", "calc"]], Meta(description="The tools an episode's tool steps may call.")] = (
         msgspec.field(default_factory=lambda: ["wiki", "calc"])
     )
+    episodes: Annotated[
+        Literal["recorded", "live"],
+        Meta(
+            description="How an episode reaches the policy. recorded: every tool step and user answer is written "
+            "into the prompt (rc1/data/episodes.py). live: the prompt holds the instruction and the question (the "
+            "under-specified one where the item needs a clarification) and the policy calls wiki, calc and ask "
+            "itself, answered from the item's material (rc1/data/environment.py), through TRL's "
+            "GRPOTrainer(environment_factory=…): engine trl, strategy grpo."
+        ),
+    ] = "recorded"
+    max_tool_rounds: Annotated[
+        int,
+        Meta(
+            ge=1,
+            le=16,
+            description="Live episodes (data.episodes: live): most rounds of tool results in one rollout (TRL's "
+            "max_tool_calling_iterations); a call in the turn after the last round is left unanswered and the "
+            "episode unfinished. Tool results count in train.max_completion_tokens too.",
+        ),
+    ] = 4
     difficulty_target: Annotated[
         dict[Difficulty, Probability],
         Meta(

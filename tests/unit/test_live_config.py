@@ -1,0 +1,43 @@
+"""Live episodes (issue 43), the config: `data.episodes: recorded | live` and `data.max_tool_rounds`, refused where no
+tool loop runs them (exit 2, the fix named), the recorded default leaving every fingerprint as it was."""
+
+import pytest
+from conftest import REPO
+
+from rc1.config.loading import load_config
+from rc1.core.errors import BadInput, ExitCode
+
+LOCAL = REPO / "configs" / "local.yaml"
+
+
+def test_recorded_is_the_default_and_leaves_the_fingerprint_as_it_was():
+    plain = load_config(LOCAL)
+    assert plain.config.data.episodes == "recorded" and plain.config.data.max_tool_rounds == 4
+    spelled = load_config(LOCAL, ["data.episodes=recorded", "data.max_tool_rounds=4"])
+    assert spelled.sha256 == plain.sha256
+    live = load_config(LOCAL, ["data.episodes=live"])
+    assert live.sha256 != plain.sha256
+    assert load_config(LOCAL, ["data.max_tool_rounds=2"]).sha256 != plain.sha256
+
+
+@pytest.mark.parametrize(
+    "overrides, pair",
+    [
+        (["engine.strategy=rloo"], "trl×rloo"),
+        (["engine.name=torch", "finetune.method=lora"], "torch×grpo"),
+    ],
+)
+def test_live_episodes_need_trls_grpo_and_the_message_names_the_fix(overrides, pair):
+    with pytest.raises(BadInput) as refused:
+        load_config(LOCAL, ["data.episodes=live", *overrides])
+    message = str(refused.value)
+    assert f"data.episodes: live episodes run in TRL's tool loop (GRPOTrainer's environment_factory), which {pair}" in (
+        message
+    )
+    assert "--set engine.name=trl --set engine.strategy=grpo" in message and "--set data.episodes=recorded" in message
+    assert refused.value.exit_code == ExitCode.BAD_INPUT == 2
+
+
+def test_max_tool_rounds_is_bounded():
+    with pytest.raises(BadInput, match=r"data\.max_tool_rounds"):
+        load_config(LOCAL, ["data.max_tool_rounds=0"])
