@@ -77,6 +77,7 @@ def dress_items(
         max_tool_hops=data.max_tool_hops,
         clarify_rate=data.clarify_rate,
         tools=list(data.tools),
+        episodes=data.episodes,
     )
 
 

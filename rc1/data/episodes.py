@@ -25,6 +25,11 @@ from rc1.data.templates import TemplatePack
 
 INSTRUCTION = "End with `Answer: <answer>`."
 CLARIFY_RULE = "If the question lacks something you need, ask one clarifying question instead of answering."
+# A live episode's system turn (data.episodes: live): the tools' schemas follow it, written by the chat template.
+TOOLS_RULE = (
+    "Use the tools: wiki(title) reads a page, calc(expression) does exact arithmetic, and ask(question) asks the user "
+    "for what the question lacks; ask before answering when it lacks something you need."
+)
 _BACKGROUND = ("Some background first:\n{chunk}", "Before my question, here is more material:\n{chunk}")
 _ACKNOWLEDGE = ("Noted. What would you like to know?", "Thanks, I have read it. Go on.")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
@@ -46,10 +51,20 @@ def dress(
     max_tool_hops: int,
     clarify_rate: float,
     tools: list[str],
+    episodes: str = "recorded",
 ) -> list[TaskItem]:
-    """Every item as an episode; `stream` keeps the pool's and the shadow set's choices apart."""
+    """Every item as an episode; `stream` keeps the pool's and the shadow set's choices apart.
+
+    `episodes` (data.episodes): "recorded" writes the material and the tool steps into the prompt; "live" gives the
+    policy the question alone (the under-specified one for the same `clarify_rate` share of items) and leaves the
+    material behind the tools (`_live_episode`). The same items are under-specified either way."""
     chooser = random.Random(f"clarify|{stream}|{seed}")
     unclear = set(chooser.sample(range(len(items)), round(clarify_rate * len(items)))) if items else set()
+    if episodes == "live":
+        return [
+            _live_episode(item, pack, random.Random(f"episode|{stream}|{seed}|{item.id}"), i in unclear)
+            for i, item in enumerate(items)
+        ]
     return [
         _episode(
             item,
@@ -103,6 +118,27 @@ def _episode(
         role=role,
         style=style,
         tool_hops=hops,
+    )
+
+
+def _live_episode(item: TaskItem, pack: TemplatePack, rng: random.Random, unclear: bool) -> TaskItem:
+    """A live episode: a system turn (role, style, the tools rule, the answer format) and the user's question; no
+    material, no tool steps, no earlier turns. The item keeps its question and context, which its environment serves
+    (rc1/data/environment.py: the context as wiki pages, the withheld part to `ask`)."""
+    role = rng.choice(sorted(pack.roles))
+    style = rng.choice(sorted(pack.styles))
+    system = Turn(role="system", content=f"{pack.roles[role]} {pack.styles[style]} {TOOLS_RULE} {INSTRUCTION}")
+    asked = _underspecified(item, pack, rng) if unclear else item.question
+    turns = [system, Turn(role="user", content=asked)]
+    return msgspec.structs.replace(
+        item,
+        prompt=render(turns),
+        turns=turns,
+        needs_clarification=unclear,
+        template=f"{item.task}/live",
+        role=role,
+        style=style,
+        tool_hops=0,
     )
 
 
