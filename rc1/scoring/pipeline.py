@@ -65,9 +65,11 @@ class ScoringPipeline:
         completions: Sequence[str],
         completion_tokens: Sequence[int],
         context: BatchContext | None = None,
+        clarifications: Sequence[int] | None = None,
     ) -> list[Scored]:
         """Every component of each completion; `context` is what TRL would pass the reward functions beside them
-        (token ids, the trainer's step), gathering what they log."""
+        (token ids, the trainer's step), gathering what they log. `clarifications`: the penalty's `c` per completion
+        where the episode counts it (a live episode's needless asks), else the questions each reply asks back."""
         context = context if context is not None else BatchContext()
         replies = [self.rule.reply(c) for c in completions]
         judged = self.judge.judged(items, [r.visible for r in replies]) if self.judge else [None] * len(items)
@@ -89,7 +91,9 @@ class ScoringPipeline:
             scored.append(
                 Scored(
                     components=components,
-                    clarifications=clarification_count(reply.visible),
+                    clarifications=(
+                        clarification_count(reply.visible) if clarifications is None else clarifications[index]
+                    ),
                     judge_request=verdict[1] if verdict is not None else None,
                     completion_ids=list(ids[index]) if ids is not None else None,
                     logged={column: str(values[index]) for column, values in logged.items()},
@@ -112,6 +116,28 @@ def rewards_of(
 Record = Callable[[Sequence[TaskItem], Sequence[str], Sequence[int], Sequence[Scored]], None]
 
 
+def live_inputs(
+    items: Sequence[TaskItem], completions: Sequence[object], environments: Sequence[object]
+) -> tuple[list[TaskItem], list[str], list[int]]:
+    """Live episodes (data.episodes: live): each rollout's message list and its environment's transcript read into
+    what the scorer takes (rc1/scoring/episode_outcome.py): the item with `needs_clarification` off (the clarification
+    was the `ask`), the final reply's text (thinking removed; "" where the episode is forced wrong: unfinished, or an
+    unclear item answered without asking) and the needless asks as the penalty's `c`. `environments[i]` is rollout
+    i's (TRL hands them in rollout order); each has the `transcript` of `rc1.train.live_tools.LiveEnvironment`."""
+    from rc1.scoring.episode_outcome import clarifications, correctness_input, outcome
+
+    checked, texts, asks = [], [], []
+    for item, messages, environment in zip(items, completions, environments, strict=False):
+        episode = outcome(item, messages, environment.transcript)
+        read = correctness_input(item, episode)
+        checked.append(read.item)
+        texts.append(read.reply)
+        asks.append(clarifications(episode))
+    if len(checked) != len(items):
+        raise ValueError(f"{len(items)} live rollouts scored with {len(environments)} environments")
+    return checked, texts, asks
+
+
 def make_reward_fn(
     reward: RewardConfig, weights: dict[str, float], pipeline: ScoringPipeline, record: Record | None = None
 ) -> RewardFn:
@@ -120,8 +146,13 @@ def make_reward_fn(
         completions: Sequence[str],
         completion_tokens: Sequence[int],
         context: BatchContext | None = None,
+        environments: Sequence[object] | None = None,
     ) -> list[float]:
-        scored = pipeline.score(items, completions, completion_tokens, context)
+        """`environments` (live episodes): `completions` are then TRL's message lists, scored by `live_inputs`."""
+        asks = None
+        if environments is not None:
+            items, completions, asks = live_inputs(items, completions, environments)
+        scored = pipeline.score(items, completions, completion_tokens, context, asks)
         if record is not None:
             record(items, completions, completion_tokens, scored)
         return rewards_of(reward, weights, items, scored)

@@ -40,7 +40,7 @@ from transformers.trainer_callback import PrinterCallback
 from rc1.config.schema import Config, TrainConfig
 from rc1.core import distributed
 from rc1.core.errors import BadInput, TrainingError
-from rc1.data.task import TaskItem
+from rc1.data.task import TaskItem, episode_messages
 from rc1.registry.spec import load
 from rc1.registry.strategies import STRATEGIES
 from rc1.scoring.functions import BatchContext, StepState
@@ -50,6 +50,7 @@ from rc1.train.drift import DriftProbe, Reference, adapter_off, frozen_copy
 from rc1.train.engines import shared_setup
 from rc1.train.generation import evaluate_policy
 from rc1.train.launch import launch_accumulation, rollout_backend
+from rc1.train.live_tools import ITEM_COLUMN, LiveEnvironment, with_tool_calling
 from rc1.train.metrics import DIAGNOSTICS, EvalResult, Sampling, StepMetrics
 from rc1.train.model_loading import lora_config
 from rc1.train.protocols import RewardFn, StepProbe, TrainingHooks
@@ -108,6 +109,12 @@ class TrlEngine:
         self._staging_dir = Path(staging_dir)
         self._prompt = setup.prompts
         self._per_step = setup.prompts_per_step
+        # Live episodes (data.episodes: live; config allows them on trl×grpo only): conversational rows with the
+        # item's id, the tool-calling tokenizer, and one environment per rollout from TRL's environment_factory. The
+        # environments look items up in `_live_items`, the pool and every fresh item a row has drawn.
+        self.live = config.data.episodes == "live"
+        self._live_items: dict[str, TaskItem] = {item.id: item for item in items}
+        self.trainer_tokenizer = with_tool_calling(tokenizer) if self.live else tokenizer
         recipe = self._spec.trl
         args = trl_args(config, self._staging_dir, device, model.dtype)
         positions = config.train.max_steps * self._per_step
@@ -127,6 +134,9 @@ class TrlEngine:
             # so a priority sampler can draw from what the policy failed in the steps before.
             dataset = Dataset.from_dict({"position": list(range(positions))}).with_transform(self._rows)
             trainer_kwargs = {"reward_funcs": [self._make_trl_reward(probe)]}
+            if self.live:
+                live_items = self._live_items
+                trainer_kwargs["environment_factory"] = lambda: LiveEnvironment(live_items)
         sampler_state = lambda step: self.sampler.state_dict(next_step=step + 1)  # noqa: E731
         self._bridge = _HookBridge(
             self._staging_dir, device, setup.replies_per_step, self._kl, self._set_beta, sampler_state, probe
@@ -146,7 +156,7 @@ class TrlEngine:
                 model=model,
                 args=args,
                 train_dataset=dataset,
-                processing_class=tokenizer,
+                processing_class=self.trainer_tokenizer,
                 peft_config=None if config.finetune.method == "full" else lora_config(config.model),
                 callbacks=[self._bridge],
                 **trainer_kwargs,
@@ -249,14 +259,28 @@ class TrlEngine:
         return self.sampler.batch(position // self._per_step + 1)[position % self._per_step]
 
     def _rows(self, rows: dict) -> dict:
-        return {"prompt": [self._prompt(self._at(p)) for p in rows["position"]], "item_index": list(rows["position"])}
+        if not self.live:
+            return {
+                "prompt": [self._prompt(self._at(p)) for p in rows["position"]],
+                "item_index": list(rows["position"]),
+            }
+        items = [self._at(p) for p in rows["position"]]
+        for item in items:
+            self._live_items.setdefault(item.id, item)
+        return {
+            "prompt": [episode_messages(item) for item in items],
+            ITEM_COLUMN: [item.id for item in items],
+            "item_index": list(rows["position"]),
+        }
 
     def _make_trl_reward(self, probe: StepProbe | None):
         reward_fn, sampler, per_step = self.reward_fn, self.sampler, self._per_step
 
         max_steps = self.config.train.max_steps
 
-        def rc1_reward(prompts, completions, item_index, completion_ids, **_context) -> list[float]:
+        live = self.live
+
+        def rc1_reward(prompts, completions, item_index, completion_ids, environments=None, **_context) -> list[float]:
             lengths = [len(ids) for ids in completion_ids]
             items = [self._at(position) for position in item_index]
             # What a reward function of yours reads beside the completions, as TRL hands it: the token ids, and the
@@ -265,7 +289,9 @@ class TrlEngine:
                 completion_ids=[list(map(int, ids)) for ids in completion_ids],
                 trainer_state=StepState(global_step=item_index[0] // per_step, max_steps=max_steps),
             )
-            rewards = [float(r) for r in reward_fn(items, list(completions), lengths, context)]
+            # Live: the completions are message lists, read with each rollout's environment (make_reward_fn).
+            extra = {"environments": environments} if live else {}
+            rewards = [float(r) for r in reward_fn(items, list(completions), lengths, context, **extra)]
             # One call scores one step's replies, each rank its share: every rank's sampler observes them all, so
             # all draw the same next batches (as TRL gathers the rewards right after this call).
             shares = distributed.gather((items, rewards))
@@ -342,6 +368,8 @@ def trl_args(
             vllm_max_model_length=train.max_prompt_tokens + train.max_completion_tokens,
             vllm_gpu_memory_utilization=train.vllm_gpu_memory_utilization,
         )
+    if config.data.episodes == "live":  # config allows it on trl×grpo only: GRPOConfig has the key
+        options.update(max_tool_calling_iterations=config.data.max_tool_rounds)
     if backend == "vllm_server":  # the recipe asks for colocated vLLM; the server is TRL's other mode
         options.update(vllm_mode="server", vllm_server_base_url=train.vllm_server_url)
     # The dataset is already the seeded schedule (see `schedule`): the recipe's arguments keep its order.
