@@ -244,7 +244,7 @@ class TrlEngine:
         )
         return evaluate_policy(
             self.trainer.model,
-            self.tokenizer,
+            self.trainer_tokenizer,
             items,
             max_prompt_tokens=self.config.train.max_prompt_tokens,
             max_new_tokens=max_new_tokens,
@@ -253,6 +253,7 @@ class TrlEngine:
             device=self.trainer.args.device,
             sampling=sampling,
             drift=probe,
+            live_rounds=self.config.data.max_tool_rounds if self.live else None,
         )
 
     def _at(self, position: int) -> TaskItem:

@@ -90,6 +90,7 @@ def evaluate_policy(
     device,
     sampling: Sampling | None = None,
     drift: DriftProbe | None = None,
+    live_rounds: int | None = None,
 ) -> EvalResult:
     """Replies of `model` to `items`: greedy, or `sampling.samples` sampled ones per item. `batch_size` counts replies
     per forward pass; the items are cut into fixed batches by position, and under a multi-process launch every rank
@@ -98,7 +99,14 @@ def evaluate_policy(
     drift) are the same on any number of processes. With sharded parameters (FSDP2, ZeRO-3) every rank runs as many
     batches as the rank with the most, in lockstep, a rank short of one generating a batch again and discarding it
     (a forward pass there is a collective of all ranks). Every RNG and the model's train/eval mode are left as found, so
-    evaluating inside a run does not change its training."""
+    evaluating inside a run does not change its training.
+
+    `live_rounds` (data.episodes: live, data.max_tool_rounds): each item is a live episode (`run_live_episodes`, the
+    tool loop TRL trains with; `tokenizer` the tool tokenizer), on the same dealt batches, each rollout sampled under
+    its own seed; the completion is the episode's final text as `episode_outcome.correctness_input` reads it ("" where
+    it is forced wrong). Not with drift or sharded parameters yet."""
+    if live_rounds is not None and (drift is not None or distributed.sharded(model)):
+        raise NotImplementedError("live episodes are not yet evaluated with the drift probe or sharded parameters")
     started = time.perf_counter()
     peak = PeakMemory(device)
     was_training = model.training
@@ -132,6 +140,10 @@ def evaluate_policy(
             batch = batches[0 if k is None else k]
             if sampling is not None:
                 torch.manual_seed(batch_seed(sampling.seed, batch))
+            if live_rounds is not None:
+                if k is not None:
+                    mine[k] = _live_replies(model, tokenizer, batch, max_new_tokens, live_rounds, device, sampling)
+                continue
             replies = generate_replies(
                 model,
                 tokenizer,
@@ -173,6 +185,27 @@ def evaluate_policy(
         drift=drift.merged([part for _, part, _ in parts], [item.id for item in items]) if drift is not None else None,
         mem_peak_mb=peak.read(),
     )
+
+
+def _live_replies(model, tokenizer, batch, max_new_tokens, rounds, device, sampling):
+    """One batch's live episodes as evaluate_policy's (texts, token counts, ended): item by item, samples in order."""
+    from rc1.scoring.episode_outcome import correctness_input, outcome
+    from rc1.train.live_generation import run_live_episodes
+
+    rollouts = run_live_episodes(
+        model,
+        tokenizer,
+        batch,
+        max_completion_tokens=max_new_tokens,
+        max_tool_rounds=rounds,
+        device=device,
+        sampling=sampling,
+    )
+    by_id = {item.id: item for item in batch}
+    texts = [
+        correctness_input(by_id[r.item_id], outcome(by_id[r.item_id], r.messages, r.transcript)).reply for r in rollouts
+    ]
+    return texts, [r.completion_tokens for r in rollouts], [r.ended for r in rollouts]
 
 
 class EvaluationFailed(RuntimeError):

@@ -109,3 +109,9 @@ def test_two_live_grpo_steps_score_each_rollout_from_its_episode(tmp_path):
             assert item.question == by_id[item.id].question
             assert isinstance(final, str)  # the final reply's text, not TRL's message list
     assert all(isinstance(m.reward, float) for m in hooks.steps)
+
+    # Evaluation runs the same tool loop (run_live_episodes) and hands the scorer each episode's final text.
+    evaluated = engine.evaluate(items[:3], max_new_tokens=32)
+    assert evaluated.item_ids == [item.id for item in items[:3]]
+    assert all(isinstance(text, str) for text in evaluated.completions) and len(evaluated.completion_tokens) == 3
+    assert engine.evaluate(items[:3], max_new_tokens=32).completions == evaluated.completions  # greedy: the same
