@@ -19,9 +19,10 @@ from rc1.config.schema import Config
 from rc1.core.catalog import is_release
 from rc1.core.fsutil import sha256_file
 from rc1.core.runbook import Runbook
+from rc1.data.episodes import dressed_live
 from rc1.data.task import TaskItem, read_items
 from rc1.run import events as ev
-from rc1.scoring.pipeline import Scored, rule_scorer
+from rc1.scoring.pipeline import Scored, evaluated_inputs, rule_scorer
 from rc1.scoring.release_stats import release_power
 from rc1.scoring.rules import RuleScorer, clarification_count
 from rc1.train.metrics import EvalResult, Sampling
@@ -46,15 +47,28 @@ def gate_sampling(config: Config) -> Sampling:
     )
 
 
+def as_trained(config: Config, tokenizer, items: list[TaskItem]) -> tuple[object, int | None]:
+    """The tokenizer and tool rounds `evaluate_policy` takes to answer `items` as the run trains on them: live items
+    (data.episodes: live, dressed live) are live episodes, run with the tool tokenizer the trl engine trains with and
+    `data.max_tool_rounds`; any other item is one turn, with the policy's own tokenizer."""
+    if config.data.episodes != "live" or not all(map(dressed_live, items)):
+        return tokenizer, None
+    from rc1.train.live_tools import with_tool_calling
+
+    return with_tool_calling(tokenizer), config.data.max_tool_rounds
+
+
 def sampled_as_trained(config: Config, model, tokenizer, device, items: list[TaskItem], samples: int) -> EvalResult:
     """`samples` replies per item as a training group samples them (train's temperature, top_p, top_k, prompt and
-    completion limits), the sampler seeded by `run.seed`: round 2's shadow run and round 1's difficulty probe."""
+    completion limits; live episodes where the items are dressed live), the sampler seeded by `run.seed`: round 2's
+    shadow run and round 1's difficulty probe (whose records are asked as one-turn episodes)."""
     from rc1.train.generation import eos_token_ids, evaluate_policy
 
     train = config.train
+    asked_with, live_rounds = as_trained(config, tokenizer, items)
     return evaluate_policy(
         model,
-        tokenizer,
+        asked_with,
         items,
         max_prompt_tokens=train.max_prompt_tokens,
         max_new_tokens=train.max_completion_tokens,
@@ -68,6 +82,7 @@ def sampled_as_trained(config: Config, model, tokenizer, device, items: list[Tas
             top_k=train.top_k,
             seed=config.run.seed,
         ),
+        live_rounds=live_rounds,
     )
 
 
@@ -76,13 +91,17 @@ def replies_per_pass(config: Config) -> int:
 
 
 def score_replies(rule: RuleScorer, items: list[TaskItem], replies: EvalResult) -> list[Scored]:
-    """Each reply scored by the rule scorer (`replies.samples` per item, item by item): components and the
-    questions it asks back."""
-    k = replies.samples
-    repeated = [item for item in items for _ in range(k)]
+    """Each reply scored by the rule scorer (`replies.samples` per item, item by item) on the scorer's inputs
+    (rc1/scoring/pipeline.py `evaluated_inputs`): components and the penalty's `c` (the questions a reply asks back,
+    or a live episode's needless asks)."""
+    inputs = evaluated_inputs(items, replies)
+    asks = inputs.clarifications
     return [
-        Scored(components=rule.score(item, text, tokens), clarifications=clarification_count(rule.reply(text).visible))
-        for item, text, tokens in zip(repeated, replies.completions, replies.completion_tokens, strict=True)
+        Scored(
+            components=rule.score(item, text, tokens),
+            clarifications=clarification_count(rule.reply(text).visible) if asks is None else asks[index],
+        )
+        for index, (item, text, tokens) in enumerate(zip(inputs.items, inputs.texts, inputs.tokens, strict=True))
     ]
 
 
@@ -104,15 +123,17 @@ def success_counts(session: Session, policy: Policy, items: list[TaskItem]) -> t
     rule = rule_scorer(
         session.loaded, policy_thinking(session.loaded, policy.tokenizer.chat_template, template_known=True)
     )
+    asked_with, live_rounds = as_trained(config, policy.tokenizer, items)
     common = dict(
         max_prompt_tokens=config.train.max_prompt_tokens,
         max_new_tokens=config.train.max_completion_tokens,
         eos_ids=eos_token_ids(policy.model, policy.tokenizer),
         batch_size=replies_per_pass(config),
         device=policy.device,
+        live_rounds=live_rounds,
     )
-    greedy = evaluate_policy(policy.model, policy.tokenizer, items, **common)
-    sampled = evaluate_policy(policy.model, policy.tokenizer, items, **common, sampling=gate_sampling(config))
+    greedy = evaluate_policy(policy.model, asked_with, items, **common)
+    sampled = evaluate_policy(policy.model, asked_with, items, **common, sampling=gate_sampling(config))
     return (
         correct_counts(rule, items, sampled),
         correct_counts(rule, items, greedy),

@@ -158,9 +158,12 @@ def _items_on_disk(ws: Workspace) -> dict[str, TaskItem]:
 
 def _scored_item(row: Rollout, known: dict[str, TaskItem]) -> TaskItem:
     """The item as the scorer saw it: from the data files where they hold it (its prompt, question and context, for
-    a function that reads them), scored against the gold the row records; else what the row itself keeps."""
+    a function that reads them), scored against the gold and the clarification flag the row records (a live
+    episode's item is scored with the flag off: its clarification was the `ask`); else what the row itself keeps."""
     item = known.get(row.item_id)
-    return msgspec.structs.replace(item, answer=row.gold) if item is not None else item_of(row)
+    if item is None:
+        return item_of(row)
+    return msgspec.structs.replace(item, answer=row.gold, needs_clarification=row.needs_clarification)
 
 
 def _rescore_rows(loaded: LoadedConfig, rows: list[tuple[int, Rollout]], known: dict[str, TaskItem]) -> list[Finding]:
@@ -168,6 +171,7 @@ def _rescore_rows(loaded: LoadedConfig, rows: list[tuple[int, Rollout]], known: 
     rule = rule_scorer(loaded, policy_thinking(loaded))
     weights = load_weights(loaded.weights_path, components_for(loaded))
     functions = reward_functions(loaded)
+    live = config.data.episodes == "live"
     findings = []
     for seq, row in rows:
         item = _scored_item(row, known)
@@ -203,7 +207,9 @@ def _rescore_rows(loaded: LoadedConfig, rows: list[tuple[int, Rollout]], known: 
                         message=f"{where}: {name} recorded {row.components.get(name)}, scored again {components[name]}",
                     )
                 )
-        clarifications = clarification_count(rule.reply(row.completion).visible)
+        # A live episode's `c` is its needless asks, read from its transcript, which the archive does not keep: taken
+        # as recorded. A one-turn reply's is the questions it asks back, counted again.
+        clarifications = row.clarifications if live else clarification_count(rule.reply(row.completion).visible)
         if clarifications != row.clarifications:
             findings.append(
                 Finding(

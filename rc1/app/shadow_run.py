@@ -27,7 +27,7 @@ from rc1.core.runbook import Runbook
 from rc1.data.task import read_items
 from rc1.run import events as ev
 from rc1.scoring.functions import BatchContext, StepState, token_ids_of
-from rc1.scoring.pipeline import components_for, rewards_of
+from rc1.scoring.pipeline import components_for, evaluated_inputs, rewards_of
 from rc1.scoring.reward import weighted_sum
 from rc1.scoring.shadow_stats import Sample, shadow_statistics
 from rc1.scoring.weights import load_weights
@@ -72,15 +72,15 @@ def run_shadow(
         else scoring.weights
     )
     replies = sampled_as_trained(config, model, tokenizer, device, shadow, k)
-    texts, counts = replies.completions, replies.completion_tokens
-    items = [item for item in shadow for _ in range(k)]
+    inputs = evaluated_inputs(shadow, replies)  # a live episode's reply read as training reads it
+    items, texts, counts = inputs.items, inputs.texts, inputs.tokens
     if scoring.judge is not None:
         scoring.judge.ledger.scope = f"shadow {tag}"
     # What a reward function of yours reads as TRL would hand it: the replies' ids, and the steps the policy trained.
     context = BatchContext(
         encode=token_ids_of(tokenizer), trainer_state=StepState(global_step=trained, max_steps=config.train.max_steps)
     )
-    scored = scoring.pipeline.score(items, texts, counts, context)
+    scored = scoring.pipeline.score(items, texts, counts, context, inputs.clarifications)
     new = rewards_of(config.reward, scoring.weights, items, scored)
     runs = [
         Sample(item.id, item.difficulty, weighted_sum(s.components, old_weights), reward, s.components["correctness"])

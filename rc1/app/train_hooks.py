@@ -21,7 +21,7 @@ from rc1.run.verdicts import metric_value
 from rc1.scoring.archive import EVAL, EVAL_SAMPLED, SHARD_NAME, encode_shard, rows_of
 from rc1.scoring.evaluation import evaluate_buckets, hard_success
 from rc1.scoring.functions import BatchContext, StepState, token_ids_of
-from rc1.scoring.pipeline import rewards_of
+from rc1.scoring.pipeline import ScorerInputs, evaluated_inputs, rewards_of
 from rc1.train import checkpoints
 from rc1.train.metrics import EvalResult, StepMetrics
 from rc1.train.protocols import Verdict
@@ -133,13 +133,14 @@ class EventHooks:
             encode=token_ids_of(self.engine.tokenizer),
             trainer_state=StepState(global_step=step, max_steps=config.train.max_steps),
         )
-        scored = self.scoring.pipeline.score(self.shadow, result.completions, result.completion_tokens, context)
-        rewards = rewards_of(config.reward, self.scoring.weights, self.shadow, scored)
+        greedy = evaluated_inputs(self.shadow, result)  # a live episode's reply read as training reads it
+        scored = self.scoring.pipeline.score(greedy.items, greedy.texts, greedy.tokens, context, greedy.clarifications)
+        rewards = rewards_of(config.reward, self.scoring.weights, greedy.items, scored)
         rule = self.scoring.pipeline.rule
         sampled_scored = score_replies(rule, self.shadow, sampled)
         counts = correct_counts(rule, self.shadow, sampled, sampled_scored)
         rates = [c / sampled.samples for c in counts]
-        repeated = [item for item in self.shadow for _ in range(sampled.samples)]
+        sampled_inputs = evaluated_inputs(self.shadow, sampled)
         step0 = next((e for e in self.session.projection.evals if e.step == 0), None)
         buckets = evaluate_buckets(self.shadow, scored, rewards, step0.buckets if step0 and step else (), rates)
         tasks = list(config.release.tasks)
@@ -159,7 +160,7 @@ class EventHooks:
                 hard_success=hard,
                 hard_sampled_success=hard_sampled,
                 samples=sampled.samples,
-                rollouts=self._archive_evaluation(step, result, scored, sampled, repeated, sampled_scored),
+                rollouts=self._archive_evaluation(step, greedy, scored, sampled_inputs, sampled_scored),
                 item_ids=[item.id for item in self.shadow],
                 item_greedy=[s.components["correctness"] for s in scored],
                 item_sampled=counts,
@@ -171,18 +172,21 @@ class EventHooks:
         self._scope(f"step {step + 1}")
         return metric_value(config.release.metric, hard, hard_sampled, buckets)
 
-    def _archive_evaluation(self, step: int, greedy, scored, sampled, repeated, sampled_scored) -> dict[str, str]:
+    def _archive_evaluation(
+        self, step: int, greedy: ScorerInputs, scored, sampled: ScorerInputs, sampled_scored
+    ) -> dict[str, str]:
         """The evaluation's shard: its greedy replies (the run's scorer) and its sampled ones (the rule scorer:
-        their reward is the rule components' alone where a judge also weighs in)."""
+        their reward is the rule components' alone where a judge also weighs in), each as it was scored (the items
+        and texts the scorer read: `evaluated_inputs`)."""
         config = self.session.config
         weights = self.scoring.weights
         rule_weights = {name: weights[name] for name in sampled_scored[0].components} if sampled_scored else weights
         rows = rows_of(
             EVAL,
             step,
-            self.shadow,
-            greedy.completions,
-            greedy.completion_tokens,
+            greedy.items,
+            greedy.texts,
+            greedy.tokens,
             scored,
             config.reward,
             weights,
@@ -191,9 +195,9 @@ class EventHooks:
         rows += rows_of(
             EVAL_SAMPLED,
             step,
-            repeated,
-            sampled.completions,
-            sampled.completion_tokens,
+            sampled.items,
+            sampled.texts,
+            sampled.tokens,
             sampled_scored,
             config.reward,
             rule_weights,

@@ -121,6 +121,14 @@ def _episode(
     )
 
 
+LIVE = "live"  # a live episode's template name (`<task>/live`)
+
+
+def dressed_live(item: TaskItem) -> bool:
+    """Whether `item` is dressed as a live episode (its prompt asks for tools that an environment answers)."""
+    return item.template == f"{item.task}/{LIVE}"
+
+
 def _live_episode(item: TaskItem, pack: TemplatePack, rng: random.Random, unclear: bool) -> TaskItem:
     """A live episode: a system turn (role, style, the tools rule, the answer format) and the user's question; no
     material, no tool steps, no earlier turns. The item keeps its question and context, which its environment serves
@@ -135,7 +143,7 @@ def _live_episode(item: TaskItem, pack: TemplatePack, rng: random.Random, unclea
         prompt=render(turns),
         turns=turns,
         needs_clarification=unclear,
-        template=f"{item.task}/live",
+        template=f"{item.task}/{LIVE}",
         role=role,
         style=style,
         tool_hops=0,

@@ -22,7 +22,9 @@ from rc1.scoring.reward import configured_parts
 from rc1.scoring.rules import RuleScorer, clarification_count
 
 if TYPE_CHECKING:  # torch is imported only where a run has a reward model
+    from rc1.scoring.episode_outcome import EpisodeOutcome
     from rc1.scoring.reward_models import ModelComponent
+    from rc1.train.metrics import EvalResult
 
 RewardFn = Callable[..., list[float]]  # (items, completions, completion_tokens, context=None) -> rewards
 
@@ -116,26 +118,63 @@ def rewards_of(
 Record = Callable[[Sequence[TaskItem], Sequence[str], Sequence[int], Sequence[Scored]], None]
 
 
-def live_inputs(
-    items: Sequence[TaskItem], completions: Sequence[object], environments: Sequence[object]
+class ScorerInputs(msgspec.Struct, frozen=True, kw_only=True):
+    """What the scorer takes for a list of replies, one entry per reply: the item each is checked against, its text,
+    its token count, and the penalty's `c` per reply where the episode counts it (None: the questions each reply asks
+    back are counted from its text)."""
+
+    items: list[TaskItem]
+    texts: list[str]
+    tokens: list[int]
+    clarifications: list[int] | None = None
+
+
+def live_read(
+    items: Sequence[TaskItem], outcomes: Sequence[EpisodeOutcome]
 ) -> tuple[list[TaskItem], list[str], list[int]]:
-    """Live episodes (data.episodes: live): each rollout's message list and its environment's transcript read into
-    what the scorer takes (rc1/scoring/episode_outcome.py): the item with `needs_clarification` off (the clarification
-    was the `ask`), the final reply's text (thinking removed; "" where the episode is forced wrong: unfinished, or an
-    unclear item answered without asking) and the needless asks as the penalty's `c`. `environments[i]` is rollout
-    i's (TRL hands them in rollout order); each has the `transcript` of `rc1.train.live_tools.LiveEnvironment`."""
-    from rc1.scoring.episode_outcome import clarifications, correctness_input, outcome
+    """Live episodes' outcomes (rc1/scoring/episode_outcome.py) read into what the scorer takes: the item with
+    `needs_clarification` off (the clarification was the `ask`), the final reply's text ("" where the episode is forced
+    wrong: unfinished, or an unclear item answered without asking) and the needless asks as the penalty's `c`. The one
+    reading of an episode, for training's rewards (`live_inputs`) and every evaluation's scores (`evaluated_inputs`)."""
+    from rc1.scoring.episode_outcome import clarifications, correctness_input
 
     checked, texts, asks = [], [], []
-    for item, messages, environment in zip(items, completions, environments, strict=False):
-        episode = outcome(item, messages, environment.transcript)
+    for item, episode in zip(items, outcomes, strict=True):
         read = correctness_input(item, episode)
         checked.append(read.item)
         texts.append(read.reply)
         asks.append(clarifications(episode))
-    if len(checked) != len(items):
-        raise ValueError(f"{len(items)} live rollouts scored with {len(environments)} environments")
     return checked, texts, asks
+
+
+def live_inputs(
+    items: Sequence[TaskItem], completions: Sequence[object], environments: Sequence[object]
+) -> tuple[list[TaskItem], list[str], list[int]]:
+    """Training's live rollouts (data.episodes: live): each rollout's message list and its environment's transcript
+    read as `live_read` reads an outcome. `environments[i]` is rollout i's (TRL hands them in rollout order); each has
+    the `transcript` of `rc1.train.live_tools.LiveEnvironment`."""
+    from rc1.scoring.episode_outcome import outcome
+
+    if len(environments) != len(items) or len(completions) != len(items):
+        raise ValueError(f"{len(items)} live rollouts scored with {len(environments)} environments")
+    outcomes = [
+        outcome(item, messages, environment.transcript)
+        for item, messages, environment in zip(items, completions, environments, strict=True)
+    ]
+    return live_read(items, outcomes)
+
+
+def evaluated_inputs(items: Sequence[TaskItem], replies: EvalResult) -> ScorerInputs:
+    """An evaluation's replies (`replies.samples` per item, item by item) as the scorer's inputs: the one place every
+    evaluation (round 2's shadow run, a checkpoint's shadow evaluation, the gate set, round 1's difficulty probe)
+    turns what `evaluate_policy` returned into what it scores. One-turn replies are scored as they are; live episodes
+    (`replies.outcomes`) as training scores them (`live_read`), so a right answer given after an `ask` to an item that
+    needed it is right, and one given without asking is wrong."""
+    repeated = [item for item in items for _ in range(replies.samples)]
+    if replies.outcomes is None:
+        return ScorerInputs(items=repeated, texts=list(replies.completions), tokens=list(replies.completion_tokens))
+    checked, texts, asks = live_read(repeated, replies.outcomes)
+    return ScorerInputs(items=checked, texts=texts, tokens=list(replies.completion_tokens), clarifications=asks)
 
 
 def make_reward_fn(

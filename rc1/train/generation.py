@@ -103,8 +103,9 @@ def evaluate_policy(
 
     `live_rounds` (data.episodes: live, data.max_tool_rounds): each item is a live episode (`run_live_episodes`, the
     tool loop TRL trains with; `tokenizer` the tool tokenizer), on the same dealt batches, each rollout sampled under
-    its own seed; the completion is the episode's final text as `episode_outcome.correctness_input` reads it ("" where
-    it is forced wrong). Not with drift or sharded parameters yet."""
+    its own seed; the completion is the episode's final text (thinking removed) and `outcomes` holds each episode's
+    outcome, which the scorer's inputs are read from (rc1/scoring/pipeline.py `evaluated_inputs`: a reply forced
+    wrong, the needless asks). Not with drift or sharded parameters yet."""
     if live_rounds is not None and (drift is not None or distributed.sharded(model)):
         raise NotImplementedError("live episodes are not yet evaluated with the drift probe or sharded parameters")
     started = time.perf_counter()
@@ -128,7 +129,7 @@ def evaluate_policy(
         )
         batch_size = max(1, batch_size // sampling.samples)
     batches = [items[start : start + batch_size] for start in range(0, len(items), batch_size)]
-    mine: dict[int, tuple[list[str], list[int], list[bool]]] = {}
+    mine: dict[int, tuple] = {}  # batch -> (texts, token counts, ended[, outcomes where live])
     share = list(distributed.my_share(len(batches)))
     synced = distributed.sharded(model)
     turns = -(-len(batches) // distributed.world_size()) if synced else len(share)
@@ -173,6 +174,7 @@ def evaluate_policy(
     completions = [text for k in range(len(batches)) for text in replies[k][0]]
     counts = [count for k in range(len(batches)) for count in replies[k][1]]
     ended = [done for k in range(len(batches)) for done in replies[k][2]]
+    outcomes = [read for k in range(len(batches)) for read in replies[k][3]] if live_rounds is not None else None
     samples = 1 if sampling is None else sampling.samples
     return EvalResult(
         item_ids=[item.id for item in items for _ in range(samples)],
@@ -181,15 +183,17 @@ def evaluate_policy(
         ended=ended,
         seconds=time.perf_counter() - started,
         samples=samples,
-        generated_here=sum(len(texts) for texts, _, _ in mine.values()),
+        generated_here=sum(len(part[0]) for part in mine.values()),
         drift=drift.merged([part for _, part, _ in parts], [item.id for item in items]) if drift is not None else None,
         mem_peak_mb=peak.read(),
+        outcomes=outcomes,
     )
 
 
 def _live_replies(model, tokenizer, batch, max_new_tokens, rounds, device, sampling):
-    """One batch's live episodes as evaluate_policy's (texts, token counts, ended): item by item, samples in order."""
-    from rc1.scoring.episode_outcome import correctness_input, outcome
+    """One batch's live episodes as evaluate_policy's (final texts, token counts, ended, outcomes): item by item,
+    samples in order."""
+    from rc1.scoring.episode_outcome import outcome
     from rc1.train.live_generation import run_live_episodes
 
     rollouts = run_live_episodes(
@@ -202,10 +206,13 @@ def _live_replies(model, tokenizer, batch, max_new_tokens, rounds, device, sampl
         sampling=sampling,
     )
     by_id = {item.id: item for item in batch}
-    texts = [
-        correctness_input(by_id[r.item_id], outcome(by_id[r.item_id], r.messages, r.transcript)).reply for r in rollouts
-    ]
-    return texts, [r.completion_tokens for r in rollouts], [r.ended for r in rollouts]
+    outcomes = [outcome(by_id[r.item_id], r.messages, r.transcript) for r in rollouts]
+    return (
+        [read.final_text for read in outcomes],
+        [r.completion_tokens for r in rollouts],
+        [r.ended for r in rollouts],
+        outcomes,
+    )
 
 
 class EvaluationFailed(RuntimeError):

@@ -1,6 +1,6 @@
 """Live episodes for evaluation (issue 43): the multi-turn tool loop TRL runs in training, on transformers'
 `generate`, deterministic, so a checkpoint's shadow-set evaluation, round 2's shadow run and the release verdict's
-gate set measure the episodes the policy is trained on. Not wired yet: `evaluate_policy` does not call it.
+gate set measure the episodes the policy is trained on. `evaluate_policy(live_rounds=…)` calls it.
 
 TRL 1.16.0's loop as installed (`G:` = `site-packages/trl/trainer/grpo_trainer.py`), kept here step for step:
 - The prompt is the row's messages (`live_row`) through the tool tokenizer (`with_tool_calling`) with the tools'

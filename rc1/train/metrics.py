@@ -5,6 +5,7 @@ from __future__ import annotations
 import msgspec
 
 from rc1.run.monitors.state import Drift
+from rc1.scoring.episode_outcome import EpisodeOutcome
 
 
 class StepMetrics(msgspec.Struct, frozen=True, kw_only=True):
@@ -67,3 +68,7 @@ class EvalResult(msgspec.Struct, frozen=True, kw_only=True):
     # Per reply: whether it ended (an end token before max_new_tokens); a reply that did not was cut at the limit.
     ended: list[bool] = msgspec.field(default_factory=list)
     mem_peak_mb: float = 0.0  # the evaluation's peak on the accelerator (CUDA), else the process's RSS peak
+    # Live episodes (data.episodes: live): each reply's episode as rc1/scoring/episode_outcome.py reads it, beside its
+    # final text in `completions`; None for one-turn replies. The scorer's inputs come from both
+    # (rc1/scoring/pipeline.py `evaluated_inputs`).
+    outcomes: list[EpisodeOutcome] | None = None
