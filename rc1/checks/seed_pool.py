@@ -11,7 +11,7 @@ from rc1.checks.spec import Check
 from rc1.config.schema import DataConfig
 from rc1.core.fsutil import sha256_file
 from rc1.core.runbook import Runbook
-from rc1.data.episodes import task_templates
+from rc1.data.episodes import dressed_live, task_templates
 from rc1.data.task import TaskItem
 from rc1.data.templates import TemplatePack
 
@@ -20,7 +20,7 @@ def seed_pool_check(pool: list[TaskItem], data: DataConfig, pack: TemplatePack, 
     n = len(pool)
     user_turns = [item.user_turns() for item in pool]
     tools_used = {turn.tool for item in pool for turn in item.turns if turn.role == "tool"}
-    unknown = [item.id for item in pool if not _framed_by(item, pack)]
+    unknown = [item.id for item in pool if not _framed_by(item, pack, live=data.episodes == "live")]
     clarify_share = sum(item.needs_clarification for item in pool) / n if n else 0.0
     measured = {
         "items": float(n),
@@ -63,14 +63,16 @@ def seed_pool_check(pool: list[TaskItem], data: DataConfig, pack: TemplatePack, 
     )
 
 
-def _framed_by(item: TaskItem, pack: TemplatePack) -> bool:
+def _framed_by(item: TaskItem, pack: TemplatePack, *, live: bool = False) -> bool:
+    """The item's role, style and user-turn template are the pack's; a live episode (data.episodes: live) has no
+    user-turn template, its framing the pack's role and style in the system turn (`<task>/live`)."""
     task, _, name = item.template.partition("/")
     return (
         bool(item.turns)
         and item.role in pack.roles
         and item.style in pack.styles
         and task == item.task
-        and name in task_templates(pack, item)
+        and (name in task_templates(pack, item) or (live and dressed_live(item)))
     )
 
 

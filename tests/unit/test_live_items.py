@@ -60,3 +60,15 @@ def test_a_live_items_gold_trajectory_replays_through_its_environment(task):
     for item in _dress(_items(task), "live", rate=0.3):
         gold = replay(item)
         assert gold.all_ok and gold.reachable, (item.id, gold.why)
+
+
+def test_the_seed_pool_check_reads_a_live_pool_as_framed_by_the_pack_and_only_when_live():
+    from rc1.checks.seed_pool import seed_pool_check
+    from rc1.config.schema import DataConfig
+
+    pool = _dress(_items("hotpotqa"), "live", rate=0.1)
+    data = dict(pool_size=len(pool), shadow_size=6, max_turns=3, max_tool_hops=2, clarify_rate=0.1)
+    live = seed_pool_check(pool, DataConfig(**data, episodes="live"), PACK, "ab" * 32)
+    assert live.passed and live.measured["items_not_framed_by_pack"] == 0, live.detail
+    recorded = seed_pool_check(pool, DataConfig(**data), PACK, "ab" * 32)  # a live pool under a recorded config
+    assert not recorded.passed and "carry no framing of the pack" in recorded.detail
