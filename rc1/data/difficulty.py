@@ -9,6 +9,10 @@ bucket; rebalancing keeps the most typical ones.
 Definitions (per item):
 - len_tokens: tokens of the whole prompt (`rc1.data.text.tokens`); turns: user turns of the episode;
   tool_hops: tool calls before the last user turn.
+  A live item (`<task>/live`) is shown its question alone and finds the rest with tools, so these three come from its
+  rollout, and before training the one rollout there is is its gold trajectory (rc1/data/gold_trajectory.py, replayed
+  through the item's environment): tool_hops = its successful wiki/calc calls, turns = 1 + its asks, len_tokens = the
+  prompt plus every successful result it reads (pages, calc results, the user's reply).
 - entities: distinct capitalized names (not sentence-initial) in context + question.
 - ops_numeric: numbers plus arithmetic words (each, per, times, half, total, …) in the question.
 - connector_density: English and Chinese discourse connectors per 100 words of context + question.
@@ -26,6 +30,8 @@ import re
 
 import msgspec
 
+from rc1.data.episodes import dressed_live
+from rc1.data.gold_trajectory import replay
 from rc1.data.task import DIFFICULTIES, Difficulty, TaskItem
 from rc1.data.text import SENTENCE_BREAK, ngrams, normalize, tokens
 
@@ -82,12 +88,16 @@ def measure(item: TaskItem) -> ItemMetrics:
     words = tokens(text)
     lower = [w.lower() for w in words]
     connectors = sum(w in CONNECTORS_EN for w in lower) + sum(text.count(c) for c in CONNECTORS_ZH)
+    # The switch lives here, on the item, rather than in the callers or in config: every caller (the seed pool's
+    # metrics and balance, a fresh item's bucket, the difficulty command) measures the item the policy is shown, the
+    # item says how it is shown (its `<task>/live` template), and a recorded item takes exactly the path it took before.
+    len_tokens, turns, tool_hops = _as_played(item) if dressed_live(item) else _as_shown(item)
     return ItemMetrics(
         id=item.id,
         task=item.task,
-        len_tokens=len(tokens(item.prompt)),
-        turns=item.user_turns(),
-        tool_hops=item.tool_hops,
+        len_tokens=len_tokens,
+        turns=turns,
+        tool_hops=tool_hops,
         entities=len(set(_ENTITY.findall(text))),
         ops_numeric=len(_NUMBER.findall(item.question)) + len(_OPERATION_WORDS.findall(item.question)),
         connector_density=100.0 * connectors / max(len(words), 1),
@@ -96,6 +106,21 @@ def measure(item: TaskItem) -> ItemMetrics:
         ambiguity_flags=sum(w in AMBIGUOUS for w in lower),
         needs_clarification=item.needs_clarification,
     )
+
+
+def _as_shown(item: TaskItem) -> tuple[int, int, int]:
+    """A recorded episode's length, user turns and tool hops, read off its prompt as shown."""
+    return len(tokens(item.prompt)), item.user_turns(), item.tool_hops
+
+
+def _as_played(item: TaskItem) -> tuple[int, int, int]:
+    """A live episode's length, user turns and tool hops on its gold trajectory: the prompt plus what each successful
+    call's result serves, 1 + the asks, the successful wiki/calc calls."""
+    calls = [c for c in replay(item).calls if c.ok]
+    served = sum(len(tokens(c.result)) for c in calls)
+    asks = sum(c.tool == "ask" for c in calls)
+    hops = sum(c.tool in ("wiki", "calc") for c in calls)
+    return len(tokens(item.prompt)) + served, 1 + asks, hops
 
 
 def clue_overlap(question: str, context: str) -> float:

@@ -1,0 +1,64 @@
+"""Live episodes (issue 43), difficulty: a live item's turns, tool hops and length come from its gold trajectory (the
+one rollout there is before training), its text dimensions as before, and a recorded item's metrics are unchanged."""
+
+import hashlib
+
+import msgspec
+import pytest
+from conftest import REPO
+
+from rc1.data.difficulty import bucket, measure
+from rc1.data.episodes import dress
+from rc1.data.generators import generate
+from rc1.data.gold_trajectory import replay
+from rc1.data.task import DIFFICULTIES
+from rc1.data.templates import load_pack
+from rc1.data.text import tokens
+
+PACK = load_pack(REPO / "configs" / "templates" / "pack_v2")
+TASKS = ("gsm8k", "hotpotqa", "strategyqa")
+TEXT_DIMENSIONS = ("entities", "ops_numeric", "connector_density", "coref_pronouns", "clue_overlap", "ambiguity_flags")
+# sha256 of the 90 recorded items' metrics below, measured before live items had their own path (5acccaa).
+RECORDED_METRICS_SHA256 = "11e8a1d289356af42e328741806ba16672a6bc25ba0e092c08e3e29a56d49c71"
+
+
+def _items(task: str, stream: str, n: int = 30):
+    return generate(task, n, 43, f"{stream}-{task}", difficulties=list(DIFFICULTIES) * (n // 3))
+
+
+def _dress(items, episodes: str):
+    return dress(
+        items,
+        PACK,
+        seed=43,
+        stream="pool",
+        max_turns=3,
+        max_tool_hops=2,
+        clarify_rate=0.2,
+        tools=["wiki", "calc"],
+        episodes=episodes,
+    )
+
+
+def test_a_recorded_items_metrics_are_unchanged():
+    items = [i for task in TASKS for i in _items(task, "rec")]
+    encoded = b"".join(msgspec.json.encode(measure(i)) for i in _dress(items, "recorded"))
+    assert hashlib.sha256(encoded).hexdigest() == RECORDED_METRICS_SHA256
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_a_live_items_structure_is_its_gold_trajectorys(task):
+    items = _items(task, "live")
+    live = _dress(items, "live")
+    for item in live:
+        m, calls = measure(item), [c for c in replay(item).calls if c.ok]
+        assert m.tool_hops == sum(c.tool in ("wiki", "calc") for c in calls)
+        assert m.turns == 1 + sum(c.tool == "ask" for c in calls) == 1 + item.needs_clarification
+        assert m.len_tokens == len(tokens(item.prompt)) + sum(len(tokens(c.result)) for c in calls)
+        assert m.len_tokens > len(tokens(item.prompt)) or not calls
+        before = measure(msgspec.structs.replace(item, template=""))  # the same item read off its prompt, as before
+        assert (before.turns, before.tool_hops) == (1, 0)
+        assert [getattr(m, d) for d in TEXT_DIMENSIONS] == [getattr(before, d) for d in TEXT_DIMENSIONS]
+    # Read off the prompt, every live item had 1 turn and 0 hops, and none of the task's could measure hard.
+    assert max(measure(i).tool_hops for i in live) >= 2
+    assert any(bucket(measure(i)) == "hard" for i in live)
