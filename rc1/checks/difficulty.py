@@ -1,7 +1,9 @@
 """Difficulty validation of the balanced pool, and the report behind it.
 
 Per task: hard share ≥ `min_hard`, easy share ≤ `max_easy`; no item above the caps on prompt tokens,
-user turns and tool hops; median clue_overlap ≤ `hard_clue_max` among hard items and ≥
+user turns and tool hops (a recorded item's, `data.max_tool_hops`: the tool steps its prompt shows) or tool rounds (a
+live item's gold path, `data.max_tool_rounds`: the rounds of tool results a rollout gets; items over it are named);
+median clue_overlap ≤ `hard_clue_max` among hard items and ≥
 `easy_clue_min` among easy ones (tasks with a context); and the balanced pool keeps at least
 `min_fraction` of the seed pool. Every failure says which task, bucket or dimension falls short and
 by how much; a bucket too small to balance names the dimensions that least often vote for it.
@@ -28,6 +30,7 @@ from rc1.data.task import DIFFICULTIES, TaskItem
 from rc1.data.task_difficulty import ProbeLabels, Signal, read_labels
 
 HISTOGRAM_BINS = 10
+NAMED = 10  # items named in a failure, the rest counted
 
 
 class DifficultyLimits(msgspec.Struct, frozen=True, kw_only=True):
@@ -36,6 +39,7 @@ class DifficultyLimits(msgspec.Struct, frozen=True, kw_only=True):
     max_len_tokens: int
     max_turns: int
     max_tool_hops: int
+    max_tool_rounds: int
     hard_clue_max: float
     easy_clue_min: float
     min_fraction: float
@@ -73,15 +77,17 @@ def validate(
         if easy > limits.max_easy + 1e-9:
             problems.append(f"{task}: easy {easy:.1%} > {limits.max_easy:.0%} (over by {easy - limits.max_easy:.1%})")
         ms = [metrics_by_id[i.id] for i in mine]
-        for name, cap in (
-            ("len_tokens", limits.max_len_tokens),
-            ("turns", limits.max_turns),
-            ("tool_hops", limits.max_tool_hops),
+        recorded = [m for m in ms if not m.live]
+        for name, cap, among in (
+            ("len_tokens", limits.max_len_tokens, ms),
+            ("turns", limits.max_turns, ms),
+            ("tool_hops", limits.max_tool_hops, recorded),  # a live item's hops are bounded by its rounds, below
         ):
             top = max(getattr(m, name) for m in ms)
             measured[f"{task}.max_{name}"] = float(top)
-            if top > cap:
-                problems.append(f"{task}: {name} reaches {top}, above the cap {cap}")
+            if among and (over := max(getattr(m, name) for m in among)) > cap:
+                problems.append(f"{task}: {name} reaches {over}, above the cap {cap}")
+        problems += _rounds_problems(task, [m for m in ms if m.live], limits.max_tool_rounds, measured)
         if task in signals and signals[task].kind != "heuristic":
             continue  # its buckets are declared or measured: what a question restates of its context decides nothing
         for label, bound, ok in (
@@ -124,6 +130,24 @@ def validate(
         thresholds={k: float(v) for k, v in msgspec.to_builtins(limits).items()},
         detail=detail,
     )
+
+
+def _rounds_problems(task: str, live: list[ItemMetrics], cap: int, measured: dict[str, float]) -> list[str]:
+    """A live item's gold path takes one round per call; a rollout gets `cap` rounds, so an item whose gold path takes
+    more cannot be finished the right way: named, the first NAMED of them."""
+    if not live:
+        return []
+    measured[f"{task}.max_tool_rounds"] = float(max(m.tool_rounds or 0 for m in live))
+    over = sorted((m for m in live if (m.tool_rounds or 0) > cap), key=lambda m: (-(m.tool_rounds or 0), m.id))
+    measured[f"{task}.over_tool_rounds"] = float(len(over))
+    if not over:
+        return []
+    named = ", ".join(f"{m.id} ({m.tool_rounds})" for m in over[:NAMED])
+    more = f" and {len(over) - NAMED} more" if len(over) > NAMED else ""
+    return [
+        f"{task}: {len(over)} live item(s) need more tool rounds on their gold path than data.max_tool_rounds {cap}: "
+        f"{named}{more}"
+    ]
 
 
 def _shortfall_text(s, metrics_by_id: dict[str, ItemMetrics], signal: Signal | None, balanced: Balanced) -> str:
@@ -212,6 +236,7 @@ def report(
             "coref_pronouns",
             "clue_overlap",
             "ambiguity_flags",
+            "tool_rounds",
         ):
             values = sorted(float(v) for v in (getattr(m, name) for m in ms) if v is not None)
             if values:
@@ -263,6 +288,7 @@ def difficulty_limits(c: Config) -> DifficultyLimits:
         max_len_tokens=c.preflight.max_len_tokens,
         max_turns=c.data.max_turns,
         max_tool_hops=c.data.max_tool_hops,
+        max_tool_rounds=c.data.max_tool_rounds,
         hard_clue_max=c.preflight.hard_clue_overlap_max,
         easy_clue_min=c.preflight.easy_clue_overlap_min,
         min_fraction=c.preflight.min_balanced_fraction,
@@ -296,6 +322,7 @@ CHECK = Check(
         "preflight.min_balanced_fraction": Floor("min", 0.5),
         "data.max_turns": None,
         "data.max_tool_hops": None,
+        "data.max_tool_rounds": None,
     },
     run=lambda r: difficulty_check(r.loaded, r.ws, r.pool, r.metrics, r.balanced),
     runbook=Runbook(

@@ -39,7 +39,7 @@ _LATER_KEYS = {
     "preflight.max_cut_share": 0.10,
     "preflight.max_no_signal_share": 0.95,
     "data.episodes": "recorded",
-    "data.max_tool_rounds": 4,
+    "data.max_tool_rounds": 6,  # equal to the schema default (rc1/config/sections/data.py)
 }
 # The same for the keys a reward.functions[] entry gained with TRL's formats, factories, reward models and ranges. A
 # run kept before them called its functions with text (rc1/config/kept.py reads its entries back so), hence `format`

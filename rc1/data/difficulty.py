@@ -13,6 +13,9 @@ Definitions (per item):
   rollout, and before training the one rollout there is is its gold trajectory (rc1/data/gold_trajectory.py, replayed
   through the item's environment): tool_hops = its successful wiki/calc calls, turns = 1 + its asks, len_tokens = the
   prompt plus every successful result it reads (pages, calc results, the user's reply).
+- tool_rounds (live items only; None for a recorded one, whose tool steps are written into its prompt): the calls of its
+  gold trajectory, ask included, each its own round of tool results — calls that do not depend on each other could
+  share a round, but the gold path makes them one at a time. `data.max_tool_rounds` bounds a live rollout's rounds.
 - entities: distinct capitalized names (not sentence-initial) in context + question.
 - ops_numeric: numbers plus arithmetic words (each, per, times, half, total, …) in the question.
 - connector_density: English and Chinese discourse connectors per 100 words of context + question.
@@ -50,7 +53,7 @@ _OPERATION_WORDS = re.compile(
 )
 
 
-class ItemMetrics(msgspec.Struct, frozen=True, kw_only=True):
+class ItemMetrics(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     id: str
     task: str
     len_tokens: int
@@ -63,6 +66,13 @@ class ItemMetrics(msgspec.Struct, frozen=True, kw_only=True):
     clue_overlap: float | None
     ambiguity_flags: int
     needs_clarification: bool
+    # Last, defaulted and left out at None, so a recorded item's metrics encode as they did before live items.
+    tool_rounds: int | None = None
+
+    @property
+    def live(self) -> bool:
+        """Measured as a live episode (on its gold trajectory), not as a recorded prompt."""
+        return self.tool_rounds is not None
 
 
 # dimension -> (easy when value <= a, hard when value >= b). clue_overlap is reversed (see below).
@@ -91,7 +101,7 @@ def measure(item: TaskItem) -> ItemMetrics:
     # The switch lives here, on the item, rather than in the callers or in config: every caller (the seed pool's
     # metrics and balance, a fresh item's bucket, the difficulty command) measures the item the policy is shown, the
     # item says how it is shown (its `<task>/live` template), and a recorded item takes exactly the path it took before.
-    len_tokens, turns, tool_hops = _as_played(item) if dressed_live(item) else _as_shown(item)
+    len_tokens, turns, tool_hops, tool_rounds = _as_played(item) if dressed_live(item) else (*_as_shown(item), None)
     return ItemMetrics(
         id=item.id,
         task=item.task,
@@ -105,6 +115,7 @@ def measure(item: TaskItem) -> ItemMetrics:
         clue_overlap=clue_overlap(item.question, item.context) if item.context else None,
         ambiguity_flags=sum(w in AMBIGUOUS for w in lower),
         needs_clarification=item.needs_clarification,
+        tool_rounds=tool_rounds,
     )
 
 
@@ -113,14 +124,15 @@ def _as_shown(item: TaskItem) -> tuple[int, int, int]:
     return len(tokens(item.prompt)), item.user_turns(), item.tool_hops
 
 
-def _as_played(item: TaskItem) -> tuple[int, int, int]:
-    """A live episode's length, user turns and tool hops on its gold trajectory: the prompt plus what each successful
-    call's result serves, 1 + the asks, the successful wiki/calc calls."""
-    calls = [c for c in replay(item).calls if c.ok]
+def _as_played(item: TaskItem) -> tuple[int, int, int, int]:
+    """A live episode's length, user turns, tool hops and tool rounds on its gold trajectory: the prompt plus what each
+    successful call's result serves, 1 + the asks, the successful wiki/calc calls, every call (one round each)."""
+    made = replay(item).calls
+    calls = [c for c in made if c.ok]
     served = sum(len(tokens(c.result)) for c in calls)
     asks = sum(c.tool == "ask" for c in calls)
     hops = sum(c.tool in ("wiki", "calc") for c in calls)
-    return len(tokens(item.prompt)) + served, 1 + asks, hops
+    return len(tokens(item.prompt)) + served, 1 + asks, hops, len(made)
 
 
 def clue_overlap(question: str, context: str) -> float:

@@ -4,7 +4,7 @@ tool loop runs them (exit 2, the fix named), the recorded default leaving every 
 import pytest
 from conftest import REPO
 
-from rc1.config.loading import load_config
+from rc1.config.loading import _LATER_KEYS, load_config
 from rc1.core.errors import BadInput, ExitCode
 
 LOCAL = REPO / "configs" / "local.yaml"
@@ -12,8 +12,8 @@ LOCAL = REPO / "configs" / "local.yaml"
 
 def test_recorded_is_the_default_and_leaves_the_fingerprint_as_it_was():
     plain = load_config(LOCAL)
-    assert plain.config.data.episodes == "recorded" and plain.config.data.max_tool_rounds == 4
-    spelled = load_config(LOCAL, ["data.episodes=recorded", "data.max_tool_rounds=4"])
+    assert plain.config.data.episodes == "recorded" and plain.config.data.max_tool_rounds == 6
+    spelled = load_config(LOCAL, ["data.episodes=recorded", "data.max_tool_rounds=6"])
     assert spelled.sha256 == plain.sha256
     live = load_config(LOCAL, ["data.episodes=live"])
     assert live.sha256 != plain.sha256
@@ -41,3 +41,10 @@ def test_live_episodes_need_trls_grpo_and_the_message_names_the_fix(overrides, p
 def test_max_tool_rounds_is_bounded():
     with pytest.raises(BadInput, match=r"data\.max_tool_rounds"):
         load_config(LOCAL, ["data.max_tool_rounds=0"])
+
+
+def test_max_tool_rounds_default_is_the_schemas_and_leaves_the_fingerprint():
+    """The default was raised to cover every built-in gold path (one round per call, an ask and up to 5 calc steps):
+    a later key left out of the fingerprint at its default, so the default there must be the schema's."""
+    assert _LATER_KEYS["data.max_tool_rounds"] == load_config(LOCAL).config.data.max_tool_rounds == 6
+    assert load_config(LOCAL, ["data.max_tool_rounds=6"]).sha256 == load_config(LOCAL).sha256

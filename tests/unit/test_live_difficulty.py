@@ -7,10 +7,12 @@ import msgspec
 import pytest
 from conftest import REPO
 
+from rc1.checks.difficulty import DifficultyLimits, validate
+from rc1.data.balance import rebalance
 from rc1.data.difficulty import bucket, measure
 from rc1.data.episodes import dress
 from rc1.data.generators import generate
-from rc1.data.gold_trajectory import replay
+from rc1.data.gold_trajectory import gold_calls, replay
 from rc1.data.task import DIFFICULTIES
 from rc1.data.templates import load_pack
 from rc1.data.text import tokens
@@ -62,3 +64,50 @@ def test_a_live_items_structure_is_its_gold_trajectorys(task):
     # Read off the prompt, every live item had 1 turn and 0 hops, and none of the task's could measure hard.
     assert max(measure(i).tool_hops for i in live) >= 2
     assert any(bucket(measure(i)) == "hard" for i in live)
+
+
+def test_a_live_items_tool_rounds_are_its_gold_paths_calls_and_a_recorded_item_has_none():
+    items = [i for task in TASKS for i in _items(task, "rounds")]
+    for item in _dress(items, "live"):
+        m = measure(item)
+        assert m.live and m.tool_rounds == len(gold_calls(item)) == len(replay(item).calls)
+    for item in _dress(items, "recorded"):
+        m = measure(item)
+        assert not m.live and m.tool_rounds is None
+        assert b"tool_rounds" not in msgspec.json.encode(m)  # recorded metrics encode as before
+
+
+def _live_balanced(max_tool_rounds: int):
+    items = [i for task in TASKS for i in _items(task, "cap", n=60)]
+    live = _dress(items, "live")
+    metrics = [measure(i) for i in live]
+    balanced = rebalance(live, metrics, {"easy": 0.25, "medium": 0.45, "hard": 0.30}, dict.fromkeys(TASKS, 1 / 3), 43)
+    limits = DifficultyLimits(
+        min_hard=0.0,
+        max_easy=1.0,
+        max_len_tokens=4096,
+        max_turns=3,
+        max_tool_hops=2,
+        max_tool_rounds=max_tool_rounds,
+        hard_clue_max=1.0,
+        easy_clue_min=0.0,
+        min_fraction=0.0,
+    )
+    return balanced, {m.id: m for m in metrics}, validate(balanced, len(live), {m.id: m for m in metrics}, limits)
+
+
+def test_a_live_items_cap_is_its_gold_paths_rounds_against_max_tool_rounds_not_max_tool_hops():
+    balanced, metrics, result = _live_balanced(6)
+    hops = {t: max(metrics[i.id].tool_hops for i in balanced.items if i.task == t) for t in TASKS}
+    assert hops["gsm8k"] > 2  # above data.max_tool_hops, which bounds recorded templates only
+    assert "tool_hops" not in result.detail and "tool rounds" not in result.detail, result.detail
+    assert result.measured["gsm8k.max_tool_rounds"] == max(
+        metrics[i.id].tool_rounds for i in balanced.items if i.task == "gsm8k"
+    )
+    _, metrics, tight = _live_balanced(2)
+    assert not tight.passed
+    over = sorted(i.id for i in balanced.items if i.task == "gsm8k" and metrics[i.id].tool_rounds > 2)
+    assert over and f"gsm8k: {len(over)} live item(s) need more tool rounds" in tight.detail
+    assert "data.max_tool_rounds 2" in tight.detail
+    assert any(i in tight.detail for i in over)
+    assert tight.measured["gsm8k.over_tool_rounds"] == len(over)

@@ -31,6 +31,7 @@ LIMITS = DifficultyLimits(
     max_len_tokens=4096,
     max_turns=3,
     max_tool_hops=2,
+    max_tool_rounds=6,
     hard_clue_max=0.20,
     easy_clue_min=0.40,
     min_fraction=0.5,

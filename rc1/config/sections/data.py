@@ -103,9 +103,11 @@ class DataConfig(Section):
             le=16,
             description="Live episodes (data.episodes: live): most rounds of tool results in one rollout (TRL's "
             "max_tool_calling_iterations); a call in the turn after the last round is left unanswered and the "
-            "episode unfinished. Tool results count in train.max_completion_tokens too.",
+            "episode unfinished. Tool results count in train.max_completion_tokens too. The default 6 covers every "
+            "built-in item's gold path (one round per call: an ask and up to 5 calc steps); the difficulty check names "
+            "a live item whose gold path takes more.",
         ),
-    ] = 4
+    ] = 6
     difficulty_target: Annotated[
         dict[Difficulty, Probability],
         Meta(
