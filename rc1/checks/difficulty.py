@@ -4,7 +4,8 @@ Per task: hard share ≥ `min_hard`, easy share ≤ `max_easy`; no item above th
 user turns and tool hops (a recorded item's, `data.max_tool_hops`: the tool steps its prompt shows) or tool rounds (a
 live item's gold path, `data.max_tool_rounds`: the rounds of tool results a rollout gets; items over it are named);
 median clue_overlap ≤ `hard_clue_max` among hard items and ≥
-`easy_clue_min` among easy ones (tasks with a context); and the balanced pool keeps at least
+`easy_clue_min` among easy ones (tasks with a context; a live item's clue_overlap is skipped by name, as it is in
+its vote: rc1/data/difficulty.py LIVE_SKIPPED); and the balanced pool keeps at least
 `min_fraction` of the seed pool. Every failure says which task, bucket or dimension falls short and
 by how much; a bucket too small to balance names the dimensions that least often vote for it.
 """
@@ -24,7 +25,7 @@ from rc1.core.fsutil import atomic_write_bytes
 from rc1.core.runbook import Runbook
 from rc1.core.workspace import Workspace
 from rc1.data.balance import Balanced
-from rc1.data.difficulty import DIMENSIONS, ItemMetrics, votes
+from rc1.data.difficulty import DIMENSIONS, LIVE_SKIPPED, ItemMetrics, skipped, votes
 from rc1.data.sources import probe_labels_path, your_signals
 from rc1.data.task import DIFFICULTIES, TaskItem
 from rc1.data.task_difficulty import ProbeLabels, Signal, read_labels
@@ -67,6 +68,7 @@ def validate(
         if task in probes:
             measured.update(_probe_measured(task, probes[task]))
     problems: list[str] = []
+    skips: list[str] = []  # dimensions skipped by what the items are, said beside the outcome
     for task in sorted({i.task for i in items}):
         mine = [i for i in items if i.task == task]
         shares = Counter(i.difficulty for i in mine)
@@ -88,13 +90,24 @@ def validate(
             if among and (over := max(getattr(m, name) for m in among)) > cap:
                 problems.append(f"{task}: {name} reaches {over}, above the cap {cap}")
         problems += _rounds_problems(task, [m for m in ms if m.live], limits.max_tool_rounds, measured)
+        live = sum(m.live for m in ms)
+        if live:
+            measured[f"{task}.live_items"] = float(live)
+            skips.append(
+                f"{task}: {' and '.join(sorted(LIVE_SKIPPED))} skipped on its {live} live item(s) (a live question is "
+                "the bare question, its evidence read through wiki; what it restates of its context decides nothing)"
+            )
         if task in signals and signals[task].kind != "heuristic":
             continue  # its buckets are declared or measured: what a question restates of its context decides nothing
         for label, bound, ok in (
             ("hard", limits.hard_clue_max, lambda v, b: v <= b),
             ("easy", limits.easy_clue_min, lambda v, b: v >= b),
         ):
-            clues = [metrics_by_id[i.id].clue_overlap for i in mine if i.difficulty == label]
+            clues = [
+                metrics_by_id[i.id].clue_overlap
+                for i in mine
+                if i.difficulty == label and "clue_overlap" not in skipped(metrics_by_id[i.id])
+            ]
             clues = [c for c in clues if c is not None]
             if not clues:
                 continue
@@ -120,7 +133,7 @@ def validate(
             f"{limits.max_easy:.0%}, within caps"
         )
     )
-    said = [_signal_text(task, signal, probes.get(task)) for task, signal in sorted(signals.items())]
+    said = [_signal_text(task, signal, probes.get(task)) for task, signal in sorted(signals.items())] + skips
     if said:
         detail += "; " + "; ".join(said)
     return CheckResult(
@@ -158,7 +171,8 @@ def _shortfall_text(s, metrics_by_id: dict[str, ItemMetrics], signal: Signal | N
         advice = _your_advice(s.task, s.bucket, signal)
         return f"{head}; its seed items are {spread} by difficulty {signal.kind}: {advice})"
     mine = [m for m in metrics_by_id.values() if m.task == s.task]
-    rates = {d: sum(votes(m).get(d) == s.bucket for m in mine) / len(mine) for d in DIMENSIONS} if mine else {}
+    dims = [d for d in DIMENSIONS if not all(d in skipped(m) for m in mine)]  # a skipped dimension is not weak
+    rates = {d: sum(votes(m).get(d) == s.bucket for m in mine) / len(mine) for d in dims} if mine else {}
     weakest = ", ".join(f"{d} votes {s.bucket} for {r:.0%}" for d, r in sorted(rates.items(), key=lambda kv: kv[1])[:3])
     return f"{head}; weakest: {weakest})"
 

@@ -3,6 +3,9 @@
 Each dimension votes easy, medium or hard by `BUCKET_TABLE`; the bucket is the plurality of the
 votes cast (a tie goes to medium). A dimension that says nothing about an item abstains: clue_overlap
 without a context, the counts in `ABSTAIN_AT_ZERO` at zero, needs_clarification when false.
+A live item's clue_overlap is skipped by name (`LIVE_SKIPPED`): the overlap is a feature of the recorded template (an
+easy item's question restates its context sentence), and a live item's question is the bare question by design, its
+evidence reached through wiki, so it would vote hard on nearly every live item.
 The vote's margin (votes for the winner minus the runner-up) ranks how typical an item is of its
 bucket; rebalancing keeps the most typical ones.
 
@@ -91,6 +94,8 @@ ABSTAIN_AT_ZERO = frozenset({"ops_numeric", "coref_pronouns", "ambiguity_flags"}
 CLUE_OVERLAP_EASY_MIN = 0.40  # clue_overlap >= this votes easy
 CLUE_OVERLAP_HARD_MAX = 0.20  # clue_overlap <= this votes hard
 DIMENSIONS: tuple[str, ...] = (*BUCKET_TABLE, "clue_overlap", "needs_clarification")
+# The dimensions a live item does not vote on: its question is shown bare, never restating the context.
+LIVE_SKIPPED: frozenset[str] = frozenset({"clue_overlap"})
 
 
 def measure(item: TaskItem) -> ItemMetrics:
@@ -148,14 +153,15 @@ def clue_overlap(question: str, context: str) -> float:
 
 
 def votes(m: ItemMetrics, skip: frozenset[str] = frozenset()) -> dict[str, Difficulty]:
-    """Each dimension's vote; abstaining dimensions, and those in `skip`, are absent."""
+    """Each dimension's vote; abstaining dimensions, those in `skip` and a live item's `LIVE_SKIPPED` are absent."""
+    skip = skip | skipped(m)
     cast: dict[str, Difficulty] = {}
     for name, (easy_max, hard_min) in BUCKET_TABLE.items():
         value = getattr(m, name)
         if name in skip or (name in ABSTAIN_AT_ZERO and value == 0):
             continue
         cast[name] = "easy" if value <= easy_max else "hard" if value >= hard_min else "medium"
-    if m.clue_overlap is not None:
+    if m.clue_overlap is not None and "clue_overlap" not in skip:
         cast["clue_overlap"] = (
             "easy"
             if m.clue_overlap >= CLUE_OVERLAP_EASY_MIN
@@ -166,6 +172,11 @@ def votes(m: ItemMetrics, skip: frozenset[str] = frozenset()) -> dict[str, Diffi
     if m.needs_clarification:
         cast["needs_clarification"] = "hard"
     return cast
+
+
+def skipped(m: ItemMetrics) -> frozenset[str]:
+    """The dimensions that do not vote on this item by what it is (not by what it measures)."""
+    return LIVE_SKIPPED if m.live else frozenset()
 
 
 def bucket_and_margin(m: ItemMetrics, skip: frozenset[str] = frozenset()) -> tuple[Difficulty, int]:

@@ -9,7 +9,7 @@ from conftest import REPO
 
 from rc1.checks.difficulty import DifficultyLimits, validate
 from rc1.data.balance import rebalance
-from rc1.data.difficulty import bucket, measure
+from rc1.data.difficulty import bucket, measure, votes
 from rc1.data.episodes import dress
 from rc1.data.generators import generate
 from rc1.data.gold_trajectory import gold_calls, replay
@@ -111,3 +111,24 @@ def test_a_live_items_cap_is_its_gold_paths_rounds_against_max_tool_rounds_not_m
     assert "data.max_tool_rounds 2" in tight.detail
     assert any(i in tight.detail for i in over)
     assert tight.measured["gsm8k.over_tool_rounds"] == len(over)
+
+
+def test_a_live_items_clue_overlap_is_skipped_by_name_never_a_vote_for_hard():
+    items = [i for task in ("hotpotqa", "strategyqa") for i in _items(task, "clue")]
+    live = _dress(items, "live")
+    for item in live:
+        m = measure(item)
+        assert m.clue_overlap is not None  # measured (the report shows it) ...
+        assert "clue_overlap" not in votes(m)  # ... but never cast
+        read_as_recorded = msgspec.structs.replace(m, tool_rounds=None)
+        assert {k: v for k, v in votes(read_as_recorded).items() if k != "clue_overlap"} == votes(m)
+    assert sum(votes(msgspec.structs.replace(measure(i), tool_rounds=None)).get("clue_overlap") == "hard" for i in live)
+    balanced, _, result = _live_balanced(6)
+    # The clue-overlap medians are not ruled on live items, and the check says the dimension was skipped, by name.
+    assert "clue_overlap of easy items" not in result.detail and "clue_overlap of hard items" not in result.detail
+    assert "hotpotqa.easy_clue_overlap_p50" not in result.measured
+    assert "hotpotqa: clue_overlap skipped on its" in result.detail
+    assert result.measured["hotpotqa.live_items"] == sum(i.task == "hotpotqa" for i in balanced.items)
+    # A recorded item still votes on it.
+    recorded = [measure(i) for i in _dress(items, "recorded")]
+    assert any("clue_overlap" in votes(m) for m in recorded)
