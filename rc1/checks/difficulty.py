@@ -90,7 +90,7 @@ def validate(
             if among and (over := max(getattr(m, name) for m in among)) > cap:
                 problems.append(f"{task}: {name} reaches {over}, above the cap {cap}")
         problems += _rounds_problems(task, [m for m in ms if m.live], limits.max_tool_rounds, measured)
-        live = sum(m.live for m in ms)
+        live = sum(m.live and m.clue_overlap is not None for m in ms)  # without a context it abstains anyway
         if live:
             measured[f"{task}.live_items"] = float(live)
             skips.append(

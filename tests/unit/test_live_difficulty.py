@@ -128,6 +128,7 @@ def test_a_live_items_clue_overlap_is_skipped_by_name_never_a_vote_for_hard():
     assert "clue_overlap of easy items" not in result.detail and "clue_overlap of hard items" not in result.detail
     assert "hotpotqa.easy_clue_overlap_p50" not in result.measured
     assert "hotpotqa: clue_overlap skipped on its" in result.detail
+    assert "gsm8k: clue_overlap skipped" not in result.detail  # no context: it abstains, nothing to skip
     assert result.measured["hotpotqa.live_items"] == sum(i.task == "hotpotqa" for i in balanced.items)
     # A recorded item still votes on it.
     recorded = [measure(i) for i in _dress(items, "recorded")]
