@@ -5,7 +5,7 @@ user turns and tool hops (a recorded item's, `data.max_tool_hops`: the tool step
 live item's gold path, `data.max_tool_rounds`: the rounds of tool results a rollout gets; items over it are named);
 median clue_overlap ≤ `hard_clue_max` among hard items and ≥
 `easy_clue_min` among easy ones (tasks with a context; a live item's clue_overlap is skipped by name, as it is in
-its vote: rc1/data/difficulty.py LIVE_SKIPPED); and the balanced pool keeps at least
+its vote, with turns and len_tokens: rc1/data/difficulty.py LIVE_SKIPPED); and the balanced pool keeps at least
 `min_fraction` of the seed pool. Every failure says which task, bucket or dimension falls short and
 by how much; a bucket too small to balance names the dimensions that least often vote for it.
 """
@@ -90,12 +90,15 @@ def validate(
             if among and (over := max(getattr(m, name) for m in among)) > cap:
                 problems.append(f"{task}: {name} reaches {over}, above the cap {cap}")
         problems += _rounds_problems(task, [m for m in ms if m.live], limits.max_tool_rounds, measured)
-        live = sum(m.live and m.clue_overlap is not None for m in ms)  # without a context it abstains anyway
+        live = [m for m in ms if m.live]
         if live:
-            measured[f"{task}.live_items"] = float(live)
+            measured[f"{task}.live_items"] = float(len(live))
+            # Without a context clue_overlap abstains anyway: only what would have voted is said to be skipped.
+            names = sorted(LIVE_SKIPPED - ({"clue_overlap"} if all(m.clue_overlap is None for m in live) else set()))
             skips.append(
-                f"{task}: {' and '.join(sorted(LIVE_SKIPPED))} skipped on its {live} live item(s) (a live question is "
-                "the bare question, its evidence read through wiki; what it restates of its context decides nothing)"
+                f"{task}: {', '.join(names)} skipped on its {len(live)} live item(s) (a live episode's rows are its "
+                "own: its question is the bare question, its turns and length restate its asks and its reads; "
+                "rc1/data/difficulty.py LIVE_SKIPPED)"
             )
         if task in signals and signals[task].kind != "heuristic":
             continue  # its buckets are declared or measured: what a question restates of its context decides nothing

@@ -3,9 +3,13 @@
 Each dimension votes easy, medium or hard by `BUCKET_TABLE`; the bucket is the plurality of the
 votes cast (a tie goes to medium). A dimension that says nothing about an item abstains: clue_overlap
 without a context, the counts in `ABSTAIN_AT_ZERO` at zero, needs_clarification when false.
-A live item's clue_overlap is skipped by name (`LIVE_SKIPPED`): the overlap is a feature of the recorded template (an
-easy item's question restates its context sentence), and a live item's question is the bare question by design, its
-evidence reached through wiki, so it would vote hard on nearly every live item.
+A live episode's difficulty rows are its own (the recorded rows measure the template). Skipped by name on a live item
+(`LIVE_SKIPPED`): clue_overlap (the overlap is a feature of the recorded template, where an easy item restates
+its context sentence; a live item's question is the bare question by design, its evidence reached through wiki, so it
+would vote hard on nearly every live item), turns and len_tokens (on a live item they only restate whether it asks,
+which needs_clarification already votes, and how long the served material is, which the tool hops already count).
+A live item's tool_hops vote by its task's row in `LIVE_TOOL_HOPS`, cut where the task's generator builds its
+difficulties (the comment there), not at quantiles of a pool; a task without a row abstains on it.
 The vote's margin (votes for the winner minus the runner-up) ranks how typical an item is of its
 bucket; rebalancing keeps the most typical ones.
 
@@ -94,8 +98,26 @@ ABSTAIN_AT_ZERO = frozenset({"ops_numeric", "coref_pronouns", "ambiguity_flags"}
 CLUE_OVERLAP_EASY_MIN = 0.40  # clue_overlap >= this votes easy
 CLUE_OVERLAP_HARD_MAX = 0.20  # clue_overlap <= this votes hard
 DIMENSIONS: tuple[str, ...] = (*BUCKET_TABLE, "clue_overlap", "needs_clarification")
-# The dimensions a live item does not vote on: its question is shown bare, never restating the context.
-LIVE_SKIPPED: frozenset[str] = frozenset({"clue_overlap"})
+# The dimensions a live item does not vote on: its question is shown bare, never restating the context (clue_overlap);
+# its user turns are 1 + its asks (needs_clarification votes that) and its length is its prompt plus the material its
+# gold path is served (tool_hops counts those reads): on a live item they restate other rows, so they do not vote twice.
+LIVE_SKIPPED: frozenset[str] = frozenset({"clue_overlap", "turns", "len_tokens"})
+# A live item's tool_hops row, per task: (easy when hops <= a, hard when hops >= b) on its gold path's successful
+# wiki/calc calls. Each cut comes from how the task's generator builds its difficulties (rc1/data/generators/*), never
+# from a pool's quantiles:
+# - gsm8k: the operation budget is easy 2, medium 3, hard 4-5 (`_gsm8k`'s `budget`); each gold calc is one step
+#   sentence of 1 or 2 operations, so easy <= 2 (at most the easy budget), hard >= 4 (the hard budget's least).
+# - hotpotqa: every item, easy to hard, joins two paragraphs (a bridge entity or a comparison); difficulty is only the
+#   distractors (0/1/3), which the gold path skips unless a name links them. So 2 pages is the design's norm at every
+#   difficulty (medium); fewer (1: one page holds it) is easy, more (3+: it had to follow a linked distractor) is hard.
+# - strategyqa: easy and medium items need "the needed facts" (2, one per entity; medium adds a distractor the gold
+#   path does not read), a hard one a variant with one more fact or an arithmetic step (`_strategyqa`, `hard`): easy
+#   <= 2 (the needed facts), hard >= 3 (one more fact); medium is not in hops by design, so this row never votes it.
+LIVE_TOOL_HOPS: dict[str, tuple[float, float]] = {
+    "gsm8k": (2, 4),
+    "hotpotqa": (1, 3),
+    "strategyqa": (2, 3),
+}
 
 
 def measure(item: TaskItem) -> ItemMetrics:
@@ -156,10 +178,15 @@ def votes(m: ItemMetrics, skip: frozenset[str] = frozenset()) -> dict[str, Diffi
     """Each dimension's vote; abstaining dimensions, those in `skip` and a live item's `LIVE_SKIPPED` are absent."""
     skip = skip | skipped(m)
     cast: dict[str, Difficulty] = {}
-    for name, (easy_max, hard_min) in BUCKET_TABLE.items():
+    for name, row in BUCKET_TABLE.items():
         value = getattr(m, name)
         if name in skip or (name in ABSTAIN_AT_ZERO and value == 0):
             continue
+        if m.live and name == "tool_hops":
+            if m.task not in LIVE_TOOL_HOPS:
+                continue  # no generator design to cut a live row from: it abstains
+            row = LIVE_TOOL_HOPS[m.task]
+        easy_max, hard_min = row
         cast[name] = "easy" if value <= easy_max else "hard" if value >= hard_min else "medium"
     if m.clue_overlap is not None and "clue_overlap" not in skip:
         cast["clue_overlap"] = (
