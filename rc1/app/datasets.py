@@ -5,6 +5,8 @@ Seed pool: `data.pool_size` items in the task mix, each dressed as an episode fr
 Each generator is asked for its own mix of difficulties (`GENERATOR_DIFFICULTY_MIX`) because measured
 difficulty, not the generator's label, decides the buckets, and the labels measure differently per task. Balanced pool:
 the seed pool rebalanced per task to `data.difficulty_target` (rc1.data.balance); training uses it.
+In live episodes a generated task's items keep their generator's label (rc1/data/task_difficulty.py `given_tasks`):
+its slots ask for `data.difficulty_target`, as a task of yours does.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from rc1.data.difficulty import ItemMetrics, measure
 from rc1.data.episodes import dress
 from rc1.data.sources import measuring, pool_sources, replace_from_sources, shadow_sources
 from rc1.data.task import TaskItem
+from rc1.data.task_difficulty import given_tasks
 from rc1.data.templates import TemplatePack, load_pack
 
 # What each generator is asked for, so that the measured buckets can meet easy 0.25 / medium 0.45 /
@@ -112,7 +115,8 @@ def build_seed_pool(loaded: LoadedConfig, ws: Workspace) -> list[TaskItem]:
     slot_mix = {
         **GENERATOR_DIFFICULTY_MIX,
         **{t: m for t, m in SOURCE_DIFFICULTY_MIX.items() if t in sources},
-        **dict.fromkeys(data.tasks, dict(data.difficulty_target)),
+        # Tasks whose items keep their own difficulty (yours; generated ones in live episodes) ask for the target.
+        **dict.fromkeys(given_tasks(data), dict(data.difficulty_target)),
     }
     pool = pool_builder.build_pool(data.pool_size, data.mix, seed, slot_mix)
     pool = replace_from_sources(pool, sources, seed, by_difficulty=False)
@@ -129,11 +133,11 @@ def measure_all(items: list[TaskItem]) -> list[ItemMetrics]:
 
 
 def balance(config: Config, pool: list[TaskItem], metrics: list[ItemMetrics]) -> Balanced:
-    """Tasks of yours are balanced on their records' own difficulty (rc1/data/task_difficulty.py), the built-in ones
-    on the metrics' vote."""
+    """Tasks of yours, and in live episodes the generated built-in ones, are balanced on their items' own difficulty
+    (rc1/data/task_difficulty.py `given_tasks`), the other built-in ones on the metrics' vote."""
     data = config.data
     return rebalance(
-        pool, metrics, dict(data.difficulty_target), dict(data.mix), config.run.seed, given=frozenset(data.tasks)
+        pool, metrics, dict(data.difficulty_target), dict(data.mix), config.run.seed, given=given_tasks(data)
     )
 
 

@@ -4,7 +4,8 @@
 Slot k of step s gets a task drawn by `data.mix` and the difficulty the sampler asked for; a task with a
 `data.sources` file gives one of its records the seed pool does not hold, any other task a new item of
 its generator (ids `fresh-<step>-<k>-<task>-…`, a stream no pool or held-out item shares). Each is dressed
-as an episode like the pool's, measured (its bucket becomes its difficulty), and leak-checked against
+as an episode like the pool's, measured (its bucket becomes its difficulty; a task of yours, and a generated one in
+live episodes, keeps its own: rc1/data/task_difficulty.py `given_tasks`), and leak-checked against
 the held-out sets (shadow and gate) exactly as the pool is (`preflight.leak_ngram`, `preflight.leak_similarity`):
 a leaking item is replaced by the next candidate. Deterministic in (run seed, step, slot).
 """
@@ -24,6 +25,7 @@ from rc1.data.generators import generate
 from rc1.data.loaders import load_source
 from rc1.data.sources import measuring, pool_sources
 from rc1.data.task import Difficulty, TaskItem
+from rc1.data.task_difficulty import given_tasks
 
 ATTEMPTS = 20  # candidates per slot before giving up: generated items leak essentially never
 
@@ -85,7 +87,7 @@ class FreshItems:
             (dressed,) = dress_items(self._session.loaded, [candidate], self._seed, f"fresh-{step}-{k}", self._pack)
             preflight = self._session.config.preflight
             if not find_leaks([dressed], self._held_out, preflight.leak_ngram, preflight.leak_similarity):
-                if task in self._session.config.data.tasks:
+                if task in given_tasks(self._session.config.data):  # its own difficulty (task_difficulty.py)
                     return dressed
                 return msgspec.structs.replace(dressed, difficulty=bucket(measure(dressed)))
             self.leaks_replaced += 1

@@ -7,7 +7,9 @@ median clue_overlap ≤ `hard_clue_max` among hard items and ≥
 `easy_clue_min` among easy ones (tasks with a context; a live item's clue_overlap is skipped by name, as it is in
 its vote, with turns and len_tokens: rc1/data/difficulty.py LIVE_SKIPPED); and the balanced pool keeps at least
 `min_fraction` of the seed pool. Every failure says which task, bucket or dimension falls short and
-by how much; a bucket too small to balance names the dimensions that least often vote for it.
+by how much; a bucket too small to balance names the dimensions that least often vote for it. A task whose items
+keep their own difficulty names its signal: a task of yours (declared, measured, heuristic), a generated one in live
+episodes "declared by its generator (live episodes)" (rc1/data/task_difficulty.py GENERATED).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from rc1.data.balance import Balanced
 from rc1.data.difficulty import DIMENSIONS, LIVE_SKIPPED, ItemMetrics, skipped, votes
 from rc1.data.sources import probe_labels_path, your_signals
 from rc1.data.task import DIFFICULTIES, TaskItem
-from rc1.data.task_difficulty import ProbeLabels, Signal, read_labels
+from rc1.data.task_difficulty import GENERATED, ProbeLabels, Signal, generated_tasks, read_labels
 
 HISTOGRAM_BINS = 10
 NAMED = 10  # items named in a failure, the rest counted
@@ -189,6 +191,8 @@ _MEASURED_SHORT = {
 
 def _your_advice(task: str, bucket: str, signal: Signal) -> str:
     where = f"data.tasks.{task}"
+    if signal == GENERATED:
+        return "its generator builds what its slots ask (data.difficulty_target): give the pool more items"
     if signal.kind == "declared":
         return "add records of that difficulty, or move data.difficulty_target toward what the records hold"
     if signal.kind == "measured":
@@ -317,7 +321,8 @@ def difficulty_check(
 ) -> CheckResult:
     """Validate the balanced pool and write reports/rc1/difficulty_report.json (a view of the result)."""
     config = loaded.config
-    signals = your_signals(loaded, ws)
+    # A generated built-in task of a live run declares its items' difficulty by its generator (task_difficulty.py).
+    signals = your_signals(loaded, ws) | dict.fromkeys(generated_tasks(config.data), GENERATED)
     probes = {
         task: read_labels(probe_labels_path(ws.data_dir, task)) for task, s in signals.items() if s.kind == "measured"
     }

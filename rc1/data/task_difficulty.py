@@ -12,6 +12,12 @@
 them (a configured model: the built-in one is built from the balanced pool this decides) and they number at most
 `probe_items`; else heuristic. Every item of the task keeps its label from here on: rebalancing and the held-out sets
 take it as given (rc1/data/balance.py, rc1/data/sources.py), the episode is dressed for it.
+
+Live episodes (data.episodes: live): a built-in task whose items its generator builds (not one from data.sources) takes
+the same declared path: each item's `difficulty`, as the generator built it, is its label (`GENERATED`, `given_tasks`).
+A live item's gold path does not go where the generators put difficulty (distractor pages it never opens, a step it
+folds into a calc), so what the metrics measure of it cannot bucket it; its slots ask for data.difficulty_target, as a
+task of yours does. Recorded episodes keep the metrics' vote: the recorded template is built to show its difficulty.
 """
 
 from __future__ import annotations
@@ -36,8 +42,28 @@ class Signal(msgspec.Struct, frozen=True, kw_only=True):
     skipped: tuple[str, ...] = ()  # heuristic dimensions that cannot apply (RECORD_SKIPPED)
 
     def text(self, task: str) -> str:
+        if self == GENERATED:
+            return f"{task}: declared by its generator (live episodes)"
         skipped = f"; {' and '.join(self.skipped)} skipped: a record has none, its episode gets them from rc1"
         return f"{task}: difficulty {self.kind} ({self.reason}{skipped if self.skipped else ''})"
+
+
+# A built-in, generated task's signal in live episodes: the generator's label, used as given.
+GENERATED = Signal(kind="declared", reason="its generator's label (live episodes)")
+
+
+def generated_tasks(data) -> frozenset[str]:
+    """The built-in tasks whose items keep their generator's difficulty: in live episodes, every task of data.mix that
+    is generated (neither a task of yours nor one from data.sources); in recorded episodes none."""
+    if data.episodes != "live":
+        return frozenset()
+    return frozenset(t for t, share in data.mix.items() if share > 0 and t not in data.tasks and t not in data.sources)
+
+
+def given_tasks(data) -> frozenset[str]:
+    """The tasks whose items' own `difficulty` is their bucket (the balancing's `given`, a fresh item's label): tasks
+    of yours, and the generated ones of `generated_tasks`."""
+    return frozenset(data.tasks) | generated_tasks(data)
 
 
 def resolve(task: str, ref: DifficultyRef, columns: list[str], records: int) -> Signal:

@@ -25,6 +25,7 @@ def run(args: argparse.Namespace) -> int:
     from rc1.checks.spec import RoundInputs
     from rc1.data.difficulty import bucket
     from rc1.data.task import read_items
+    from rc1.data.task_difficulty import given_tasks
 
     with open_session(args) as session:
         ws = session.ws
@@ -33,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
         metrics = datasets.measure_all(pool_items)
         if args.action == "metrics":
             datasets.write_metrics(session.ws, metrics)
-            yours = session.config.data.tasks  # a task of yours is bucketed by its records' own difficulty
+            yours = given_tasks(session.config.data)  # bucketed by the items' own difficulty (yours; generated live)
             counts = Counter(
                 (m.task, item.difficulty if m.task in yours else bucket(m)) for item, m in zip(pool_items, metrics)
             )
