@@ -15,7 +15,7 @@ def test_recorded_is_the_default_and_leaves_the_fingerprint_as_it_was():
     assert plain.config.data.episodes == "recorded" and plain.config.data.max_tool_rounds == 6
     spelled = load_config(LOCAL, ["data.episodes=recorded", "data.max_tool_rounds=6"])
     assert spelled.sha256 == plain.sha256
-    live = load_config(LOCAL, ["data.episodes=live"])
+    live = load_config(LOCAL, ["data.episodes=live", "monitors.drift=null"])
     assert live.sha256 != plain.sha256
     assert load_config(LOCAL, ["data.max_tool_rounds=2"]).sha256 != plain.sha256
 
@@ -29,7 +29,7 @@ def test_recorded_is_the_default_and_leaves_the_fingerprint_as_it_was():
 )
 def test_live_episodes_need_trls_grpo_and_the_message_names_the_fix(overrides, pair):
     with pytest.raises(BadInput) as refused:
-        load_config(LOCAL, ["data.episodes=live", *overrides])
+        load_config(LOCAL, ["data.episodes=live", "monitors.drift=null", *overrides])
     message = str(refused.value)
     assert f"data.episodes: live episodes run in TRL's tool loop (GRPOTrainer's environment_factory), which {pair}" in (
         message
@@ -48,3 +48,12 @@ def test_max_tool_rounds_default_is_the_schemas_and_leaves_the_fingerprint():
     a later key left out of the fingerprint at its default, so the default there must be the schema's."""
     assert _LATER_KEYS["data.max_tool_rounds"] == load_config(LOCAL).config.data.max_tool_rounds == 6
     assert load_config(LOCAL, ["data.max_tool_rounds=6"]).sha256 == load_config(LOCAL).sha256
+
+
+def test_live_episodes_with_the_drift_monitor_are_refused_at_load_naming_the_fix():
+    """Before: the run went through rounds 1 and 2 and failed at training's step-0 evaluation (NotImplementedError)."""
+    with pytest.raises(BadInput) as refused:
+        load_config(LOCAL, ["data.episodes=live"])
+    assert "not yet evaluated with the drift probe (monitors.drift)" in str(refused.value)
+    assert "--set monitors.drift=null" in str(refused.value) and refused.value.exit_code == ExitCode.BAD_INPUT
+    assert load_config(LOCAL, ["data.episodes=live", "monitors.drift=null"]).config.monitors.drift is None

@@ -24,7 +24,7 @@ SMALL = ["data.pool_size=120", "data.shadow_size=24"]
 def test_only_a_live_run_declares_its_generated_tasks_and_never_a_sourced_one_or_one_of_yours():
     recorded = load_config(LOCAL).config.data
     assert generated_tasks(recorded) == frozenset() and given_tasks(recorded) == frozenset(recorded.tasks)
-    live = load_config(LOCAL, ["data.episodes=live"]).config.data
+    live = load_config(LOCAL, ["data.episodes=live", "monitors.drift=null"]).config.data
     assert generated_tasks(live) == given_tasks(live) == {"gsm8k", "hotpotqa", "strategyqa"}
     sourced = msgspec.structs.replace(live, sources={"gsm8k": None})
     assert generated_tasks(sourced) == {"hotpotqa", "strategyqa"}  # a record's label is its slot's, not a generator's
@@ -39,7 +39,7 @@ def test_the_generated_signal_is_declared_and_says_so():
 def live_round(tmp_path_factory):
     root = tmp_path_factory.mktemp("live")
     shutil.copytree(REPO / "configs", root / "configs")
-    loaded = load_config(root / "configs/local.yaml", [*SMALL, "data.episodes=live"])
+    loaded = load_config(root / "configs/local.yaml", [*SMALL, "data.episodes=live", "monitors.drift=null"])
     ws = Workspace(root=root, run=loaded.config.run.name)
     pool = datasets.build_seed_pool(loaded, ws)
     metrics = datasets.measure_all(pool)
@@ -94,7 +94,7 @@ def test_a_fresh_generated_item_keeps_its_asked_difficulty_live_and_its_measured
     from rc1.app.fresh import FreshItems
     from rc1.data.difficulty import bucket, measure
 
-    loaded = load_config(LOCAL, [*SMALL, f"data.episodes={episodes}"])
+    loaded = load_config(LOCAL, [*SMALL, f"data.episodes={episodes}", "monitors.drift=null"])
     session = SimpleNamespace(config=loaded.config, loaded=loaded, ws=Workspace(root=tmp_path, run="x"))
     fresh = FreshItems(session, pool=[], held_out=[])
     items = [fresh._slot(3, k, task, "hard") for k, task in enumerate(["gsm8k", "hotpotqa", "strategyqa"] * 3)]
