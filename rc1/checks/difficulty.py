@@ -95,6 +95,7 @@ def validate(
         live = [m for m in ms if m.live]
         if live:
             measured[f"{task}.live_items"] = float(len(live))
+        if live and task not in signals:  # a task with a signal of its own is not bucketed by the votes at all
             # Without a context clue_overlap abstains anyway: only what would have voted is said to be skipped.
             names = sorted(LIVE_SKIPPED - ({"clue_overlap"} if all(m.clue_overlap is None for m in live) else set()))
             skips.append(

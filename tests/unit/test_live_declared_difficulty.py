@@ -70,6 +70,7 @@ def test_the_difficulty_check_passes_a_live_pool_and_names_each_generated_tasks_
         assert f"{task}: declared by its generator (live episodes)" in result.detail
         assert result.measured[f"{task}.signal_declared"] == 1.0
         assert result.measured[f"{task}.over_tool_rounds"] == 0.0  # the live caps still rule
+    assert "LIVE_SKIPPED" not in result.detail  # no vote buckets them: nothing is said to be skipped from one
 
 
 def test_a_recorded_pool_is_still_bucketed_by_the_metrics_vote(tmp_path):
