@@ -52,6 +52,7 @@ from trl.chat_template_utils import parse_response
 from rc1.core.errors import BadInput
 from rc1.data.environment import EpisodeEnvironment, ToolCall, call_tool
 from rc1.data.task import TaskItem
+from rc1.scoring.episode_outcome import outcome
 from rc1.train.live_tools import LiveEnvironment, live_row
 from rc1.train.metrics import Sampling
 from rc1.train.rollout_sampler import RolloutSampler, rollout_seed
@@ -297,21 +298,21 @@ def _turn(loop: _Loop, forced: dict[str, list[str]], episodes: list[_Episode], s
 
 
 def _result(loop: _Loop, episode: _Episode) -> LiveRollout:
-    messages = episode.messages
-    assistant = [m for m in messages if m["role"] == "assistant"]
-    last = messages[-1] if messages else {"role": "tool"}
+    """The rollout as the scorer reads it: its text, calls and ending come from `episode_outcome.outcome`, the one
+    reading of an episode's messages and transcript (training's reward reads TRL's rollouts through it too)."""
     transcript = list(episode.env.transcript)
+    read = outcome(episode.item, episode.messages, transcript)
     ids = episode.completion_ids
     return LiveRollout(
         item_id=episode.item.id,
         sample=episode.sample,
-        text=assistant[-1]["content"] if assistant else "",
-        messages=messages,
+        text=read.final_text,
+        messages=episode.messages,
         transcript=transcript,
         turns=episode.turns,
-        tool_calls=len(transcript),
-        failed_calls=sum(not call.ok for call in transcript),
-        unfinished=not (last["role"] == "assistant" and not last.get("tool_calls")),
+        tool_calls=read.tool_calls,
+        failed_calls=read.failed_calls,
+        unfinished=read.unfinished,
         budget_cut=episode.budget_cut,
         ended=bool(ids) and ids[-1] in [*loop.eos_ids, loop.tokenizer.pad_token_id],
         model_tokens=episode.model_tokens,

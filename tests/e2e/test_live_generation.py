@@ -12,10 +12,10 @@ from __future__ import annotations
 import pytest
 import torch
 from datasets import Dataset
+from live_episodes import build_live_model, call, live_items, one_step_on_cpu
 from transformers import AutoTokenizer, Qwen3ForCausalLM
-from trl import GRPOConfig, GRPOTrainer
+from trl import GRPOTrainer
 
-from rc1.data.generators import generate
 from rc1.data.pages import pages
 from rc1.data.task import TaskItem
 from rc1.scoring.thinking import split_reply, template_opens_thinking
@@ -23,24 +23,12 @@ from rc1.train.live_generation import LiveRollout, run_live_episodes, tool_schem
 from rc1.train.live_tools import live_environment_factory, live_row, with_tool_calling
 from rc1.train.metrics import Sampling
 from rc1.train.rollout_sampler import RolloutSampler
-from rc1.train.tiny_model import build_tiny_qwen3
 
 pytestmark = [pytest.mark.e2e, pytest.mark.filterwarnings("ignore:You are using 'environment_factory'")]
 
-SEED = 11
 BUDGET = 160  # tokens after the prompt, tool results included: a call and its shortest page fit, with a little left
 ROUNDS = 1
 SAMPLING = Sampling(samples=2, temperature=1.0, seed=7, top_p=0.95, top_k=50)
-CALL = '<tool_call>\n{{"name": "{tool}", "arguments": {{"{argument}": "{value}"}}}}\n</tool_call><|im_end|>'
-
-
-def call(tool: str, argument: str, value: str) -> str:
-    return CALL.format(tool=tool, argument=argument, value=value)
-
-
-def live_items() -> list[TaskItem]:
-    """Two items with pages to look up, two with arithmetic to do."""
-    return generate("hotpotqa", 2, 43, "live-hotpotqa") + generate("gsm8k", 2, 43, "live-gsm8k")
 
 
 def short_page(item: TaskItem):
@@ -69,9 +57,7 @@ def rendered_prompt(tokenizer, item: TaskItem) -> list[int]:
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory):
     """The built-in model as `rc1 advance` builds it (tokenizer trained on a small generated pool; random weights)."""
-    pool = [item for task in ("hotpotqa", "gsm8k", "strategyqa") for item in generate(task, 20, 43, f"live-{task}")]
-    texts = [f"{item.prompt}\nAnswer: {item.answer}" for item in pool]
-    return build_tiny_qwen3(texts, tmp_path_factory.mktemp("models") / "tiny-qwen3", seed=SEED)
+    return build_live_model(tmp_path_factory.mktemp("models"))
 
 
 @pytest.fixture(scope="module")
@@ -243,21 +229,13 @@ def test_the_loop_is_trl_s_own_on_the_same_forced_turns(policy, model_dir, tmp_p
             generated.extend(zip(*out[:4], strict=True))
             return out
 
-    args = GRPOConfig(
-        output_dir=str(tmp_path / "out"),
+    args = one_step_on_cpu(
+        tmp_path / "out",
         per_device_train_batch_size=len(items) * 2,
         num_generations=2,
         max_completion_length=BUDGET,
         max_tool_calling_iterations=ROUNDS,
         generation_kwargs={"do_sample": False},
-        max_steps=1,
-        report_to="none",
-        save_strategy="no",
-        seed=SEED,
-        use_cpu=True,
-        bf16=False,
-        dataloader_num_workers=0,
-        disable_tqdm=True,
     )
     trainer = Recorded(
         model=Qwen3ForCausalLM.from_pretrained(model_dir, dtype=torch.float32),

@@ -20,9 +20,10 @@ import inspect
 import pytest
 import torch
 from datasets import Dataset
+from live_episodes import build_live_model, call, live_items, one_step_on_cpu
 from transformers import AutoTokenizer, Qwen3ForCausalLM
 from transformers.utils import get_json_schema
-from trl import GRPOConfig, GRPOTrainer
+from trl import GRPOTrainer
 from trl.chat_template_utils import (
     is_chat_template_prefix_preserving,
     qwen3_instruct_2507_chat_template,
@@ -32,7 +33,6 @@ from trl.chat_template_utils import (
 
 from rc1.core.errors import BadInput
 from rc1.data.environment import EpisodeEnvironment
-from rc1.data.generators import generate
 from rc1.data.pages import pages
 from rc1.data.task import TaskItem
 from rc1.train.live_tools import (
@@ -43,27 +43,18 @@ from rc1.train.live_tools import (
     live_row,
     with_tool_calling,
 )
-from rc1.train.tiny_model import CHAT_TEMPLATE, build_tiny_qwen3
+from rc1.train.tiny_model import CHAT_TEMPLATE
 
 pytestmark = [pytest.mark.e2e, pytest.mark.filterwarnings("ignore:You are using 'environment_factory'")]
 
-SEED = 11
 GENERATIONS = 2  # rollouts per prompt: 4 items, 8 rollouts, one step
-CALL = '<tool_call>\n{{"name": "{tool}", "arguments": {{"{argument}": "{value}"}}}}\n</tool_call><|im_end|>'
-
-
-def live_items() -> list[TaskItem]:
-    """Two items with pages to look up, two with arithmetic to do."""
-    return generate("hotpotqa", 2, 43, "live-hotpotqa") + generate("gsm8k", 2, 43, "live-gsm8k")
 
 
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory):
     """The built-in model as `rc1 advance` builds it before its warm start (rc1/app/policy.py): the tokenizer trained
     on the pool's prompts and gold answers, here those of a small generated pool; randomly initialised."""
-    pool = [item for task in ("hotpotqa", "gsm8k", "strategyqa") for item in generate(task, 20, 43, f"live-{task}")]
-    texts = [f"{item.prompt}\nAnswer: {item.answer}" for item in pool]
-    return build_tiny_qwen3(texts, tmp_path_factory.mktemp("models") / "tiny-qwen3", seed=SEED)
+    return build_live_model(tmp_path_factory.mktemp("models"))
 
 
 class Run:
@@ -98,10 +89,10 @@ def scripted_first_turn(item: TaskItem, rollout: int) -> str:
     """The first turn of a rollout: the item's first page, a page it lacks, a division by zero, a tool rc1 lacks."""
     if item.context:
         title = pages(item.context)[0].title if rollout % 2 == 0 else "No Such Page"
-        return CALL.format(tool="wiki", argument="title", value=title)
+        return call("wiki", "title", title)
     if rollout % 2 == 0:
-        return CALL.format(tool="calc", argument="expression", value="(3 + 4) / 0")
-    return CALL.format(tool="search", argument="query", value=item.question[:20])
+        return call("calc", "expression", "(3 + 4) / 0")
+    return call("search", "query", item.question[:20])
 
 
 def train_one_step(model_dir, tmp_path, *, scripted: bool, budget: int) -> Run:
@@ -134,22 +125,14 @@ def train_one_step(model_dir, tmp_path, *, scripted: bool, budget: int) -> Run:
                 )
             return out
 
-    args = GRPOConfig(
-        output_dir=str(tmp_path / "out"),
+    args = one_step_on_cpu(
+        tmp_path / "out",
         per_device_train_batch_size=len(items) * GENERATIONS,
         num_generations=GENERATIONS,
         max_completion_length=budget,
         max_tool_calling_iterations=1,  # one round of tool results, then the model's answer
-        max_steps=1,
         learning_rate=1e-3,
         logging_steps=1,
-        report_to="none",
-        save_strategy="no",
-        seed=SEED,
-        use_cpu=True,
-        bf16=False,
-        dataloader_num_workers=0,
-        disable_tqdm=True,
     )
     trainer = Recorded(
         model=model,

@@ -1,0 +1,49 @@
+"""What the live-episode tests share (tests/e2e/test_live_tools_trl.py, test_live_generation.py): their items, a
+tool call as the model writes one, the built-in model as `rc1 advance` builds it, and TRL's arguments for one step on
+the CPU."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from trl import GRPOConfig
+
+from rc1.data.generators import generate
+from rc1.data.task import TaskItem
+from rc1.train.tiny_model import build_tiny_qwen3
+
+SEED = 11
+CALL = '<tool_call>\n{{"name": "{tool}", "arguments": {{"{argument}": "{value}"}}}}\n</tool_call><|im_end|>'
+
+
+def call(tool: str, argument: str, value: str) -> str:
+    return CALL.format(tool=tool, argument=argument, value=value)
+
+
+def live_items() -> list[TaskItem]:
+    """Two items with pages to look up, two with arithmetic to do."""
+    return generate("hotpotqa", 2, 43, "live-hotpotqa") + generate("gsm8k", 2, 43, "live-gsm8k")
+
+
+def build_live_model(folder: Path) -> Path:
+    """The built-in model as `rc1 advance` builds it before its warm start (rc1/app/policy.py): the tokenizer trained
+    on the pool's prompts and gold answers, here those of a small generated pool; randomly initialised."""
+    pool = [item for task in ("hotpotqa", "gsm8k", "strategyqa") for item in generate(task, 20, 43, f"live-{task}")]
+    texts = [f"{item.prompt}\nAnswer: {item.answer}" for item in pool]
+    return build_tiny_qwen3(texts, folder / "tiny-qwen3", seed=SEED)
+
+
+def one_step_on_cpu(output_dir: Path, **arguments) -> GRPOConfig:
+    """TRL's arguments for one step on the CPU, seeded, writing nothing but what the test asks for."""
+    return GRPOConfig(
+        output_dir=str(output_dir),
+        max_steps=1,
+        report_to="none",
+        save_strategy="no",
+        seed=SEED,
+        use_cpu=True,
+        bf16=False,
+        dataloader_num_workers=0,
+        disable_tqdm=True,
+        **arguments,
+    )
