@@ -193,7 +193,6 @@ def evaluate_policy(
 def _live_replies(model, tokenizer, batch, max_new_tokens, rounds, device, sampling):
     """One batch's live episodes as evaluate_policy's (final texts, token counts, ended, outcomes): item by item,
     samples in order."""
-    from rc1.scoring.episode_outcome import outcome
     from rc1.train.live_generation import run_live_episodes
 
     rollouts = run_live_episodes(
@@ -205,8 +204,7 @@ def _live_replies(model, tokenizer, batch, max_new_tokens, rounds, device, sampl
         device=device,
         sampling=sampling,
     )
-    by_id = {item.id: item for item in batch}
-    outcomes = [outcome(by_id[r.item_id], r.messages, r.transcript) for r in rollouts]
+    outcomes = [r.outcome for r in rollouts]
     return (
         [read.final_text for read in outcomes],
         [r.completion_tokens for r in rollouts],

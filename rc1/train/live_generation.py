@@ -52,7 +52,7 @@ from trl.chat_template_utils import parse_response
 from rc1.core.errors import BadInput
 from rc1.data.environment import EpisodeEnvironment, ToolCall, call_tool
 from rc1.data.task import TaskItem
-from rc1.scoring.episode_outcome import outcome
+from rc1.scoring.episode_outcome import EpisodeOutcome, outcome
 from rc1.train.live_tools import LiveEnvironment, live_row
 from rc1.train.metrics import Sampling
 from rc1.train.rollout_sampler import RolloutSampler, rollout_seed
@@ -81,6 +81,7 @@ class LiveRollout(msgspec.Struct, frozen=True, kw_only=True):
     ended: bool  # the completion's last token is an end token (TRL's "not truncated", G:2301-2302)
     model_tokens: int  # the model's own tokens (TRL's completion length, G:2276-2277)
     completion_tokens: int  # everything after the prompt, tool-result tokens included: what the budget counts
+    outcome: EpisodeOutcome  # the episode as the scorer reads it (`episode_outcome.outcome`)
 
 
 def tool_schemas() -> list[dict[str, Any]]:
@@ -317,4 +318,5 @@ def _result(loop: _Loop, episode: _Episode) -> LiveRollout:
         ended=bool(ids) and ids[-1] in [*loop.eos_ids, loop.tokenizer.pad_token_id],
         model_tokens=episode.model_tokens,
         completion_tokens=len(ids),
+        outcome=read,
     )
