@@ -76,7 +76,8 @@ def _builtin_model(session: Session, pool: list[TaskItem], seed: int) -> Path:
     from rc1.train.warm_start import warm_start, warm_start_losses
 
     config = session.config
-    texts = [f"{item.prompt}\nAnswer: {item.answer}" for item in pool]
+    live = config.data.episodes == "live"
+    texts = _live_texts(pool) if live else [f"{item.prompt}\nAnswer: {item.answer}" for item in pool]
     # Runs of other configs may share the cache (data/models): one builds, the others wait, then reuse it.
     with held_lock(session.ws.model_cache_dir / ".build.lock"):
         base = build_tiny_qwen3(texts, builtin_model_dir(session.ws, seed), seed)
@@ -84,16 +85,45 @@ def _builtin_model(session: Session, pool: list[TaskItem], seed: int) -> Path:
         if not steps:
             return base
         tokenizer = AutoTokenizer.from_pretrained(base)
-        pairs = [(fit_prompt(tokenizer, item, config.train.max_prompt_tokens)[0], gold_reply(item)) for item in pool]
+        if live:
+            pairs = _live_pairs(pool)
+        else:
+            pairs = [
+                (fit_prompt(tokenizer, item, config.train.max_prompt_tokens)[0], gold_reply(item)) for item in pool
+            ]
         out, trained = warm_start(base, base.with_name(f"{base.name}-sft{steps}"), pairs, steps=steps, seed=seed)
     if trained:
         losses = warm_start_losses(out)
         print(
-            f"  warm start: {steps} SFT steps on {len(pairs)} gold replies of the training pool, "
-            f"loss {losses[0]:.3f} -> {losses[-1]:.3f}",
+            f"  warm start: {steps} SFT steps on {len(pairs)} gold {'turns' if live else 'replies'} "
+            f"of the training pool, loss {losses[0]:.3f} -> {losses[-1]:.3f}",
             flush=True,
         )
     return out
+
+
+def _live_texts(pool: list[TaskItem]) -> list[str]:
+    """What a live run's tokenizer learns its pieces from: each item's gold episode as the tool-calling template renders
+    it (tools block, calls, results, answer), so a tool call's markup is a few tokens; an item without one, as a
+    recorded run's."""
+    from rc1.train.gold_episodes import gold_episode_text
+    from rc1.train.live_generation import tool_schemas
+    from rc1.train.live_tools import TOOL_CHAT_TEMPLATE
+
+    tools = tool_schemas()
+    rendered = [(item, gold_episode_text(item, TOOL_CHAT_TEMPLATE, tools)) for item in pool]
+    return [text or f"{item.prompt}\nAnswer: {item.answer}" for item, text in rendered]
+
+
+def _live_pairs(pool: list[TaskItem]) -> list[tuple[str, str]]:
+    """A live run's warm start: every assistant turn of every gold episode of the pool (its calls, then its answer),
+    its prompt as TRL renders a live rollout's."""
+    from rc1.train.gold_episodes import gold_turn_pairs
+    from rc1.train.live_generation import tool_schemas
+    from rc1.train.live_tools import TOOL_CHAT_TEMPLATE
+
+    tools = tool_schemas()
+    return [pair for item in pool for pair in gold_turn_pairs(item, TOOL_CHAT_TEMPLATE, tools)]
 
 
 def _quiet_library_progress_bars() -> None:
