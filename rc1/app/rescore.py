@@ -13,6 +13,11 @@ Three comparisons, each mismatch a finding that names where:
   own loop) does
   (reward − group mean) / (group std + 1e-4), groups of `train.num_generations` in the order they were scored;
 - each release verdict: computed again from the two gate-set evaluations it was made from.
+
+A live episode's row (data.episodes: live) that keeps its episode is checked against its tools and read again first
+(rc1/app/rescore_live.py): each recorded call run again on its item must give back its recorded result, and the reply
+scored and the penalty's `c` are read again from its transcript. A live row without one (archived before episodes
+were kept) is scored from its text with its `c` as recorded.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from collections import defaultdict
 import msgspec
 
 from rc1.app.release import release_event
+from rc1.app.rescore_live import read_live_row
 from rc1.app.scoring import policy_thinking
 from rc1.config.loading import LoadedConfig
 from rc1.core.workspace import Workspace
@@ -33,6 +39,7 @@ from rc1.eventlog.audit import Finding
 from rc1.run import events as ev
 from rc1.scoring.archive import EVAL_SAMPLED, TRAIN, Rollout, item_of
 from rc1.scoring.cache import JudgeCache, request_key
+from rc1.scoring.episode_record import Episode
 from rc1.scoring.functions import BatchContext, RewardFunctionFailed, StepState
 from rc1.scoring.judge import JUDGE_COMPONENT, MalformedAnswer, component, judge_messages, parse_verdict
 from rc1.scoring.ledger import read_tail
@@ -54,6 +61,8 @@ class RescoreReport(msgspec.Struct, kw_only=True):
     rescored: int  # of them, scored again (kept with their text, in the sample)
     steps: int  # training steps whose mean was compared
     verdicts: int  # release verdicts computed again
+    replayed: int = 0  # live episodes whose tool calls were run again
+    not_replayed: int = 0  # live episodes of items no data file holds (fresh items): read again, tools not run again
     judged: int = 0  # judge components derived again from the judge cache
     judge_unverifiable: int = 0  # judge components whose answer is not in the cache (scorer.cache off)
     rejudged: int = 0  # judge components asked of the judge again (--rejudge)
@@ -77,7 +86,8 @@ def rescore(
     with_text = [(seq, row) for seq, row in rows if row.completion is not None]
     count = sample if sample is not None else (len(with_text) if len(with_text) <= ALL_UP_TO else SAMPLE)
     chosen = with_text if count >= len(with_text) else random.Random(seed).sample(with_text, count)
-    findings += _rescore_rows(loaded, chosen, _items_on_disk(ws))
+    rescored, replayed, not_replayed = _rescore_rows(loaded, chosen, _items_on_disk(ws))
+    findings += rescored
     judged, unverifiable, judge_findings = _judge_findings(ws, loaded, chosen)
     findings += judge_findings
     rejudged = 0
@@ -94,6 +104,8 @@ def rescore(
         rescored=len(chosen),
         steps=len(steps),
         verdicts=verdicts,
+        replayed=replayed,
+        not_replayed=not_replayed,
         judged=judged,
         judge_unverifiable=unverifiable,
         rejudged=rejudged,
@@ -166,18 +178,31 @@ def _scored_item(row: Rollout, known: dict[str, TaskItem]) -> TaskItem:
     return msgspec.structs.replace(item, answer=row.gold, needs_clarification=row.needs_clarification)
 
 
-def _rescore_rows(loaded: LoadedConfig, rows: list[tuple[int, Rollout]], known: dict[str, TaskItem]) -> list[Finding]:
+def _rescore_rows(
+    loaded: LoadedConfig, rows: list[tuple[int, Rollout]], known: dict[str, TaskItem]
+) -> tuple[list[Finding], int, int]:
+    """The findings, and how many live episodes' tools were run again and how many could not be (fresh items)."""
     config = loaded.config
     rule = rule_scorer(loaded, policy_thinking(loaded))
     weights = load_weights(loaded.weights_path, components_for(loaded))
     functions = reward_functions(loaded)
     live = config.data.episodes == "live"
     findings = []
+    replayed = not_replayed = 0  # live episodes whose tools ran again, and those whose item no data file holds
     for seq, row in rows:
-        item = _scored_item(row, known)
         where = f"{row.kind} step {row.step} item {row.item_id}"
+        if isinstance(row.episode, Episode):  # the reply and its `c` read again from the episode, its tools run again
+            reading = read_live_row(row, row.episode, known)
+            findings += [Finding(check="rescore", seq=seq, message=f"{where}: {p}") for p in reading.problems]
+            replayed, not_replayed = replayed + reading.replayed, not_replayed + (not reading.replayed)
+            item, text, clarifications = reading.item, reading.text, reading.clarifications
+        else:
+            # A live row archived without its episode: `c` taken as recorded. A one-turn reply's is the questions it
+            # asks back, counted again.
+            item, text = _scored_item(row, known), row.completion
+            clarifications = row.clarifications if live else clarification_count(rule.reply(text).visible)
         try:  # a task checked by a function of yours calls it here
-            components = rule.score(item, row.completion, row.tokens)
+            components = rule.score(item, text, row.tokens)
         except RewardFunctionFailed as e:
             findings.append(Finding(check="rescore", seq=seq, message=f"{where}: scored again: {e}"))
             continue
@@ -193,7 +218,7 @@ def _rescore_rows(loaded: LoadedConfig, rows: list[tuple[int, Rollout]], known: 
                 trainer_state=StepState(global_step=done, max_steps=config.train.max_steps),
             )
             try:
-                again = functions.score([item], [row.completion], [row.tokens], context)
+                again = functions.score([item], [text], [row.tokens], context)
             except RewardFunctionFailed as e:
                 findings.append(Finding(check="rescore", seq=seq, message=f"{where}: scored again: {e}"))
                 continue
@@ -207,9 +232,6 @@ def _rescore_rows(loaded: LoadedConfig, rows: list[tuple[int, Rollout]], known: 
                         message=f"{where}: {name} recorded {row.components.get(name)}, scored again {components[name]}",
                     )
                 )
-        # A live episode's `c` is its needless asks, read from its transcript, which the archive does not keep: taken
-        # as recorded. A one-turn reply's is the questions it asks back, counted again.
-        clarifications = row.clarifications if live else clarification_count(rule.reply(row.completion).visible)
         if clarifications != row.clarifications:
             findings.append(
                 Finding(
@@ -242,7 +264,7 @@ def _rescore_rows(loaded: LoadedConfig, rows: list[tuple[int, Rollout]], known: 
                         check="rescore", seq=seq, message=f"{where}: {name} recorded {recorded}, computed again {again}"
                     )
                 )
-    return findings
+    return findings, replayed, not_replayed
 
 
 def _rejudge_findings(

@@ -80,7 +80,7 @@ def run_shadow(
     context = BatchContext(
         encode=token_ids_of(tokenizer), trainer_state=StepState(global_step=trained, max_steps=config.train.max_steps)
     )
-    scored = scoring.pipeline.score(items, texts, counts, context, inputs.clarifications)
+    scored = scoring.pipeline.score(items, texts, counts, context, inputs.clarifications, inputs.live)
     new = rewards_of(config.reward, scoring.weights, items, scored)
     runs = [
         Sample(item.id, item.difficulty, weighted_sum(s.components, old_weights), reward, s.components["correctness"])

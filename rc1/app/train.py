@@ -11,6 +11,8 @@ import sys
 from functools import partial
 from pathlib import Path
 
+import msgspec
+
 from rc1.app.amend import apply_amendments
 from rc1.app.fresh import FreshItems
 from rc1.app.gate import ensure_inputs_unchanged, require_allowed
@@ -165,10 +167,10 @@ class TrainingLine:
             self._let_go()
             self.role.end(owed)
             return False
-        self._start(thinking, dtype)
+        self._start(thinking, dtype, _tool_template_sha256(config, tokenizer))
         return True
 
-    def _start(self, thinking: bool, dtype) -> None:
+    def _start(self, thinking: bool, dtype, tool_template_sha256: str | msgspec.UnsetType) -> None:
         """training_started: what the line trains, from where, and what watches it."""
         config, resume = self.config, self.resume
         backend = rollout_backend(config, self.device)
@@ -187,6 +189,7 @@ class TrainingLine:
                 generation=backend,
                 exact_resume=exact_resume(config, self.device, backend),
                 thinking=thinking,
+                tool_template_sha256=tool_template_sha256,
                 monitors=watched(config.monitors),
                 weights=dict(self.scoring.weights or {}),
                 processes=distributed.world_size(),
@@ -246,6 +249,16 @@ def _note_unread_rules(config) -> None:
                 "nothing and never trip",
                 file=sys.stderr,
             )
+
+
+def _tool_template_sha256(config, tokenizer) -> str | msgspec.UnsetType:
+    """A live line's chat template's sha256, the one the engine's tool tokenizer renders with (`with_tool_calling`
+    picks it by the same `tool_chat_template`); UNSET for a recorded line, whose training_started is as before."""
+    if config.data.episodes != "live":
+        return msgspec.UNSET
+    from rc1.train.live_tools import tool_template_sha256
+
+    return tool_template_sha256(tokenizer.chat_template)
 
 
 def _next_line(p, seeds: list[int]) -> tuple[int, bool]:

@@ -8,6 +8,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import msgspec
+
 from rc1.app.gate_set import correct_counts, gate_sampling, score_replies
 from rc1.app.rollouts import RolloutRecorder
 from rc1.app.scoring import RunScoring
@@ -19,6 +21,7 @@ from rc1.data.task import TaskItem
 from rc1.run import events as ev
 from rc1.run.verdicts import metric_value
 from rc1.scoring.archive import EVAL, EVAL_SAMPLED, SHARD_NAME, encode_shard, rows_of
+from rc1.scoring.episode_stats import episode_stats
 from rc1.scoring.evaluation import evaluate_buckets, hard_success
 from rc1.scoring.functions import BatchContext, StepState, token_ids_of
 from rc1.scoring.pipeline import ScorerInputs, evaluated_inputs, rewards_of
@@ -83,6 +86,7 @@ class EventHooks:
                 components=means.components,
                 penalty=means.penalty,
                 diagnostics=m.diagnostics,
+                episodes=means.episodes or msgspec.UNSET,
                 grad_norm=m.grad_norm,
             )
         )
@@ -134,7 +138,9 @@ class EventHooks:
             trainer_state=StepState(global_step=step, max_steps=config.train.max_steps),
         )
         greedy = evaluated_inputs(self.shadow, result)  # a live episode's reply read as training reads it
-        scored = self.scoring.pipeline.score(greedy.items, greedy.texts, greedy.tokens, context, greedy.clarifications)
+        scored = self.scoring.pipeline.score(
+            greedy.items, greedy.texts, greedy.tokens, context, greedy.clarifications, greedy.live
+        )
         rewards = rewards_of(config.reward, self.scoring.weights, greedy.items, scored)
         rule = self.scoring.pipeline.rule
         sampled_scored = score_replies(rule, self.shadow, sampled)
@@ -167,6 +173,7 @@ class EventHooks:
                 drift=sampled.drift,
                 seconds=time.perf_counter() - started,
                 mem_peak_mb=max(result.mem_peak_mb, sampled.mem_peak_mb),
+                episodes=_tool_use(self.shadow, result),
             )
         )
         self._scope(f"step {step + 1}")
@@ -177,7 +184,7 @@ class EventHooks:
     ) -> dict[str, str]:
         """The evaluation's shard: its greedy replies (the run's scorer) and its sampled ones (the rule scorer:
         their reward is the rule components' alone where a judge also weighs in), each as it was scored (the items
-        and texts the scorer read: `evaluated_inputs`)."""
+        and texts the scorer read: `evaluated_inputs`), a live episode with its record (messages, tool calls)."""
         config = self.session.config
         weights = self.scoring.weights
         rule_weights = {name: weights[name] for name in sampled_scored[0].components} if sampled_scored else weights
@@ -191,6 +198,7 @@ class EventHooks:
             config.reward,
             weights,
             config.rollouts,
+            greedy.episodes,
         )
         rows += rows_of(
             EVAL_SAMPLED,
@@ -202,6 +210,7 @@ class EventHooks:
             config.reward,
             rule_weights,
             config.rollouts,
+            sampled.episodes,
         )
         ws = self.session.ws
         path = ws.evaluations_dir / f"step_{step:05d}.jsonl.zst"
@@ -287,3 +296,11 @@ def record_trips(session: Session, up_to_step: int | None = None) -> Verdict | N
         if trip.action != "warn":
             verdict = Verdict(action=trip.action, rule=trip.rule, step=trip.step, message=trip.detail)
     return verdict
+
+
+def _tool_use(items: list[TaskItem], replies: EvalResult) -> dict[str, float] | msgspec.UnsetType:
+    """A live evaluation's tool use (`episode_stats`), item by item; UNSET for one-turn replies."""
+    if replies.outcomes is None:
+        return msgspec.UNSET
+    needed = [item.needs_clarification for item in items for _ in range(replies.samples)]
+    return episode_stats(needed, replies.outcomes)

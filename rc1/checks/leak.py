@@ -52,34 +52,45 @@ def find_leaks(
     pool: list[TaskItem], shadow: list[TaskItem], ngram: int, similarity: float
 ) -> list[tuple[str, str, str]]:
     """(pool item id, shadow item id, why) for every pool item that leaks, in pool order."""
-    texts = [normalize(f"{item.question} {item.context}").split() for item in pool + shadow]
-    keys, owner = ngram_keys(texts, ngram)
-    starts = np.searchsorted(owner, np.arange(len(texts) + 1))
-    grams = [set(keys[starts[i] : starts[i + 1]].tolist()) for i in range(len(texts))]
-    pool_grams, shadow_grams = grams[: len(pool)], grams[len(pool) :]
+    found = most_contained(
+        [normalize(f"{item.question} {item.context}").split() for item in pool],
+        [normalize(f"{item.question} {item.context}").split() for item in shadow],
+        ngram,
+        similarity,
+    )
+    shadow_questions = {normalize(item.question): s for s, item in enumerate(shadow)}
+    leaks: list[tuple[str, str, str]] = []
+    for item, match in zip(pool, found, strict=True):
+        s = shadow_questions.get(normalize(item.question))
+        if s is not None:
+            leaks.append((item.id, shadow[s].id, "same question"))
+        elif match is not None:
+            s, value = match
+            leaks.append((item.id, shadow[s].id, f"{ngram}-gram containment {value:.2f}"))
+    return leaks
 
-    index: dict[int, list[int]] = defaultdict(list)  # n-gram -> shadow items holding it
+
+def most_contained(
+    texts: list[list[str]], shadow_texts: list[list[str]], ngram: int, similarity: float
+) -> list[tuple[int, float] | None]:
+    """For each text (its normalized words), the shadow text of highest containment with it, and that containment,
+    where it reaches `similarity`; else None. A text shorter than `ngram` words has no n-gram and matches nothing
+    (compare such texts whole, as `find_leaks` compares questions)."""
+    keys, owner = ngram_keys(texts + shadow_texts, ngram)
+    starts = np.searchsorted(owner, np.arange(len(texts) + len(shadow_texts) + 1))
+    grams = [set(keys[starts[i] : starts[i + 1]].tolist()) for i in range(len(texts) + len(shadow_texts))]
+    own_grams, shadow_grams = grams[: len(texts)], grams[len(texts) :]
+
+    index: dict[int, list[int]] = defaultdict(list)  # n-gram -> shadow texts holding it
     for s, held in enumerate(shadow_grams):
         for gram in held:
             index[gram].append(s)
     rarity = {gram: len(holders) for gram, holders in index.items()}
-    prefix_index: dict[int, list[int]] = defaultdict(list)  # n-gram -> shadow items whose prefix holds it
+    prefix_index: dict[int, list[int]] = defaultdict(list)  # n-gram -> shadow texts whose prefix holds it
     for s, held in enumerate(shadow_grams):
         for gram in sorted(held, key=lambda g: (rarity[g], g))[: _prefix(len(held), similarity)]:
             prefix_index[gram].append(s)
-    shadow_questions = {normalize(item.question): s for s, item in enumerate(shadow)}
-
-    leaks: list[tuple[str, str, str]] = []
-    for p, item in enumerate(pool):
-        s = shadow_questions.get(normalize(item.question))
-        if s is not None:
-            leaks.append((item.id, shadow[s].id, "same question"))
-            continue
-        found = _most_contained(pool_grams[p], shadow_grams, index, prefix_index, rarity, similarity)
-        if found is not None:
-            s, value = found
-            leaks.append((item.id, shadow[s].id, f"{ngram}-gram containment {value:.2f}"))
-    return leaks
+    return [_most_contained(held, shadow_grams, index, prefix_index, rarity, similarity) for held in own_grams]
 
 
 def _prefix(size: int, similarity: float) -> int:

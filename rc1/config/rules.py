@@ -276,13 +276,13 @@ def _task_problems(config) -> list[str]:
 
 
 def _function_problems(config) -> list[str]:
-    from rc1.core.catalog import ITEM_COLUMNS, JUDGE_COMPONENT, RULE_COMPONENTS, TRL_REWARD_KWARGS
+    from rc1.core.catalog import ITEM_COLUMNS, JUDGE_COMPONENT, LIVE_COMPONENTS, RULE_COMPONENTS, TRL_REWARD_KWARGS
     from rc1.core.user_code import parse_path
 
     problems, seen = [], set()
     for index, spec in enumerate(config.reward.functions):
         where = f"reward.functions[{index}]"
-        if spec.name in (*RULE_COMPONENTS, JUDGE_COMPONENT):
+        if spec.name in (*RULE_COMPONENTS, JUDGE_COMPONENT, *LIVE_COMPONENTS):
             problems.append(f"{where}.name: {spec.name!r} is a built-in component's name; give yours another")
         elif spec.name in seen:
             problems.append(f"{where}.name: {spec.name!r} names two functions; each component needs its own name")

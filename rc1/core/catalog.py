@@ -12,6 +12,11 @@ TASKS: tuple[str, ...] = get_args(TaskName)
 # take other names.
 RULE_COMPONENTS: tuple[str, ...] = ("correctness", "f1", "format", "length")
 JUDGE_COMPONENT = "judge"
+# The components a live episode adds (data.episodes: live; rc1/scoring/episode_outcome.py `live_components`):
+# `tool_success`, the share of its tool calls that worked. A weights file may leave one out (weight 0), so a run's
+# reward and weights file stay what they were before it (rc1/scoring/weights.py, rc1/scoring/reward.py).
+TOOL_SUCCESS = "tool_success"
+LIVE_COMPONENTS: tuple[str, ...] = (TOOL_SUCCESS,)
 # The columns of a task item a reward function receives as keyword arguments (one value per completion), and the
 # keyword arguments TRL itself passes, which no column (or alias of one, reward.columns) may take.
 ITEM_COLUMNS: tuple[str, ...] = ("id", "task", "question", "context", "answer", "difficulty", "needs_clarification")

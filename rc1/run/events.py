@@ -167,6 +167,10 @@ class TrainingStarted(Event, frozen=True, kw_only=True, tag="training_started"):
     # The policy's chat template opens <think> (model.thinking resolved): a thinking model is sampled, never decoded
     # greedily, so its greedy evaluation is a view that decides nothing (shadow_regression reads sampled success).
     thinking: bool = False
+    # A live line (data.episodes: live): sha256 of the chat template its episodes render with
+    # (rc1/train/live_tools.py `tool_template_sha256`: TRL's instruct template, or rc1's thinking one for a policy
+    # whose template opens <think>). UNSET, and absent from the line, for a recorded line and in older logs.
+    tool_template_sha256: str | msgspec.UnsetType = msgspec.UNSET
 
 
 class TrainStep(Event, frozen=True, kw_only=True, tag="train_step"):
@@ -196,6 +200,10 @@ class TrainStep(Event, frozen=True, kw_only=True, tag="train_step"):
     # clip_ratio, frac_reward_zero_std, completion_length_mean/max, clipped_ratio.
     diagnostics: dict[str, float] = msgspec.field(default_factory=dict)
     grad_norm: float | None = None  # the gradient's global L2 norm before clipping (None: not recorded)
+    # A live line's rollouts (data.episodes: live): what they did with the tools (rc1/scoring/episode_stats.py:
+    # calls and failures, hops, asks where needed and where not, each share beside its count). UNSET, and absent from
+    # the line, for a recorded line and in older logs.
+    episodes: dict[str, float] | msgspec.UnsetType = msgspec.UNSET
 
 
 class CheckpointSaved(Event, frozen=True, kw_only=True, tag="checkpoint_saved"):
@@ -244,6 +252,8 @@ class EvalCompleted(Event, frozen=True, kw_only=True, tag="eval_completed"):
     # The evaluation's own peak: accelerator memory on CUDA (its peak counter reset when it starts), else the
     # process's resident-set peak; 0: not recorded (an older line).
     mem_peak_mb: float = 0.0
+    # A live line's greedy replies: what they did with the tools, as train_step.episodes (UNSET when not live).
+    episodes: dict[str, float] | msgspec.UnsetType = msgspec.UNSET
 
     @staticmethod
     def upcast_v1_v2(raw: dict) -> dict:

@@ -3,9 +3,12 @@
 A row holds the item (id, task, difficulty, whether it needs clarification, the gold it was scored against, the
 sha256 of the prompt the policy was shown), the completion and its token count, each reward component, the
 questions it asked back, the penalty, the difficulty factor and the reward: enough to score the text again and
-compare (`rc1 audit --rescore`). Rows are stored as zstd-compressed JSON lines, in shards written whole:
-training's in each checkpoint (`rollouts.jsonl.zst`: the steps since the one before, hashed with the checkpoint's
-files in `checkpoint_saved`), an evaluation's beside the checkpoints (its sha256 in `eval_completed`).
+compare (`rc1 audit --rescore`). A live episode's row (data.episodes: live) also keeps its `episode`
+(rc1/scoring/episode_record.py: the messages and the tool calls) where its text is kept; a one-turn row has none and
+encodes byte for byte as before the field existed (`UNSET` is never written). Rows are stored as zstd-compressed
+JSON lines, in shards written whole: training's in each checkpoint (`rollouts.jsonl.zst`: the steps since the one
+before, hashed with the checkpoint's files in `checkpoint_saved`), an evaluation's beside the checkpoints (its sha256
+in `eval_completed`).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import zstandard
 
 from rc1.config.schema import RewardConfig, RolloutsConfig
 from rc1.data.task import TaskItem
+from rc1.scoring.episode_record import Episode
 from rc1.scoring.pipeline import Scored
 from rc1.scoring.reward import configured_parts
 
@@ -51,6 +55,13 @@ class Rollout(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     # and what the reward functions logged for it (log_extra: column -> value).
     completion_ids: list[int] | None = None
     logged: dict[str, str] = msgspec.field(default_factory=dict)
+    # A live episode's messages and tool calls (UNSET, and absent from the line, for a one-turn reply or no text kept).
+    episode: Episode | msgspec.UnsetType = msgspec.UNSET
+
+
+class MalformedRow(ValueError):
+    """A shard line that does not decode as a row: its line number and msgspec's message, which names the field by
+    its path (`$.episode.calls[0].ok`)."""
 
 
 _ENCODER = msgspec.json.Encoder()
@@ -79,11 +90,15 @@ def rows_of(
     reward: RewardConfig,
     weights: dict[str, float],
     rollouts: RolloutsConfig,
+    episodes: Sequence[Episode] | None = None,
 ) -> list[Rollout]:
-    """One row per completion, its reward computed the way the trainer's is (rc1/scoring/reward.py)."""
+    """One row per completion, its reward computed the way the trainer's is (rc1/scoring/reward.py); `episodes`, a
+    live episode's record per completion (None: one-turn replies), kept with the text."""
     keep = keeps_text(rollouts, kind, step)
+    if episodes is not None and len(episodes) != len(items):
+        raise ValueError(f"{len(items)} completions archived with {len(episodes)} episode records")
     rows = []
-    for item, text, count, s in zip(items, completions, tokens, scored, strict=True):
+    for index, (item, text, count, s) in enumerate(zip(items, completions, tokens, scored, strict=True)):
         parts = configured_parts(reward, s.components, weights, item, s.clarifications)
         rows.append(
             Rollout(
@@ -105,6 +120,7 @@ def rows_of(
                 judge_request=s.judge_request,
                 completion_ids=s.completion_ids,
                 logged=dict(s.logged),
+                episode=episodes[index] if episodes is not None and keep else msgspec.UNSET,
             )
         )
     return rows
@@ -116,7 +132,19 @@ def encode_shard(rows: Sequence[Rollout]) -> bytes:
 
 
 def decode_shard(data: bytes) -> list[Rollout]:
-    return _DECODER.decode_lines(zstandard.ZstdDecompressor().decompress(data))
+    """The shard's rows; MalformedRow names the first line that is not one."""
+    lines = zstandard.ZstdDecompressor().decompress(data)
+    try:
+        return _DECODER.decode_lines(lines)
+    except msgspec.DecodeError:
+        for number, line in enumerate(lines.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                _DECODER.decode(line)
+            except msgspec.DecodeError as e:
+                raise MalformedRow(f"line {number}: {e}") from None
+        raise
 
 
 def item_of(row: Rollout) -> TaskItem:

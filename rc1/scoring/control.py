@@ -51,8 +51,13 @@ def with_shuffled_answers(reward_fn: RewardFn, pool: Sequence[TaskItem], seed: i
     shuffle = ShuffledAnswers(pool, seed)
 
     def shuffled(
-        items: Sequence[TaskItem], completions: Sequence[str], completion_tokens: Sequence[int], context=None
+        items: Sequence[TaskItem],
+        completions: Sequence[str],
+        completion_tokens: Sequence[int],
+        context=None,
+        **live,
     ) -> list[float]:
-        return reward_fn([shuffle(item) for item in items], completions, completion_tokens, context)
+        # `live`: a live rollout's `environments`, which serve the item's own pages; only the gold scored against moves.
+        return reward_fn([shuffle(item) for item in items], completions, completion_tokens, context, **live)
 
     return shuffled

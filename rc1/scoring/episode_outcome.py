@@ -39,6 +39,7 @@ from collections.abc import Sequence
 
 import msgspec
 
+from rc1.core.catalog import TOOL_SUCCESS
 from rc1.data.environment import ToolCall
 from rc1.data.task import TaskItem
 from rc1.scoring.thinking import split_reply
@@ -125,9 +126,20 @@ def tool_failure(episode: EpisodeOutcome) -> float:
     """The share of the episode's calls that failed, in [0, 1]; 0 with no calls (calling nothing fails nothing; a
     missing lookup costs correctness instead). A share, not a count, so its weight means the same for a short and a
     long episode (extra successful calls dilute it, at the cost of budget and turns). Higher is worse: the weights
-    file holds weights non-negative, so a component built on it enters the reward as `1 - tool_failure`, as
-    `length` enters as 1 plus its penalty."""
+    file holds weights non-negative, so it enters the reward as `tool_success` = `1 - tool_failure`, as `length`
+    enters as 1 plus its penalty."""
     return episode.failed_calls / episode.tool_calls if episode.tool_calls else 0.0
+
+
+def tool_success(episode: EpisodeOutcome) -> float:
+    """The reward component `tool_success`: 1 - `tool_failure`, in [0, 1]; 1.0 when every call worked or none was
+    made."""
+    return 1.0 - tool_failure(episode)
+
+
+def live_components(episode: EpisodeOutcome) -> dict[str, float]:
+    """The components a live episode adds to the scorer's (rc1/core/catalog.py `LIVE_COMPONENTS`), by name."""
+    return {TOOL_SUCCESS: tool_success(episode)}
 
 
 def _tally(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import msgspec
 
@@ -15,6 +15,7 @@ from rc1.data.task import TaskItem
 from rc1.registry.providers import PROVIDERS
 from rc1.registry.spec import load
 from rc1.scoring.cache import JudgeCache
+from rc1.scoring.episode_record import Episode, episode_of
 from rc1.scoring.functions import BatchContext, RewardFunction, RewardFunctionFailed, RewardFunctions
 from rc1.scoring.judge import JUDGE_COMPONENT, Judge, load_rubric
 from rc1.scoring.ledger import Ledger, Prices
@@ -24,7 +25,17 @@ from rc1.scoring.rules import RuleScorer, clarification_count
 if TYPE_CHECKING:  # torch is imported only where a run has a reward model
     from rc1.scoring.episode_outcome import EpisodeOutcome
     from rc1.scoring.reward_models import ModelComponent
-    from rc1.train.metrics import EvalResult
+
+
+class EvaluatedReplies(Protocol):
+    """What scoring reads of an evaluation's replies (rc1/train/metrics.py `EvalResult`, a layer above, has it)."""
+
+    samples: int
+    completions: list[str]
+    completion_tokens: list[int]
+    outcomes: list[EpisodeOutcome] | None
+    episodes: list[Episode] | None  # each live reply's record, for the rollout archive
+
 
 RewardFn = Callable[..., list[float]]  # (items, completions, completion_tokens, context=None) -> rewards
 
@@ -68,10 +79,12 @@ class ScoringPipeline:
         completion_tokens: Sequence[int],
         context: BatchContext | None = None,
         clarifications: Sequence[int] | None = None,
+        live: Sequence[dict[str, float]] | None = None,
     ) -> list[Scored]:
         """Every component of each completion; `context` is what TRL would pass the reward functions beside them
         (token ids, the trainer's step), gathering what they log. `clarifications`: the penalty's `c` per completion
-        where the episode counts it (a live episode's needless asks), else the questions each reply asks back."""
+        where the episode counts it (a live episode's needless asks), else the questions each reply asks back.
+        `live`: each live episode's own components (`episode_outcome.live_components`: tool_success)."""
         context = context if context is not None else BatchContext()
         replies = [self.rule.reply(c) for c in completions]
         judged = self.judge.judged(items, [r.visible for r in replies]) if self.judge else [None] * len(items)
@@ -90,6 +103,7 @@ class ScoringPipeline:
             if verdict is not None:
                 components[JUDGE_COMPONENT] = verdict[0]
             components.update({name: values[index] for name, values in yours.items()})
+            components.update(live[index] if live is not None else {})
             scored.append(
                 Scored(
                     components=components,
@@ -114,42 +128,47 @@ def rewards_of(
 
 
 # What a reward function may also hand each scored batch to (the rollout archive): items, completions, token
-# counts and their scores.
-Record = Callable[[Sequence[TaskItem], Sequence[str], Sequence[int], Sequence[Scored]], None]
+# counts, their scores, and each live episode's record (rc1/scoring/episode_record.py; None for one-turn replies).
+Record = Callable[[Sequence[TaskItem], Sequence[str], Sequence[int], Sequence[Scored], Sequence[Episode] | None], None]
 
 
 class ScorerInputs(msgspec.Struct, frozen=True, kw_only=True):
     """What the scorer takes for a list of replies, one entry per reply: the item each is checked against, its text,
     its token count, and the penalty's `c` per reply where the episode counts it (None: the questions each reply asks
-    back are counted from its text)."""
+    back are counted from its text); a live episode's record per reply where the evaluation kept them (for the
+    archive)."""
 
     items: list[TaskItem]
     texts: list[str]
     tokens: list[int]
     clarifications: list[int] | None = None
+    episodes: list[Episode] | None = None
+    live: list[dict[str, float]] | None = None  # each live episode's own components (tool_success); None: one-turn
 
 
 def live_read(
     items: Sequence[TaskItem], outcomes: Sequence[EpisodeOutcome]
-) -> tuple[list[TaskItem], list[str], list[int]]:
+) -> tuple[list[TaskItem], list[str], list[int], list[dict[str, float]]]:
     """Live episodes' outcomes (rc1/scoring/episode_outcome.py) read into what the scorer takes: the item with
     `needs_clarification` off (the clarification was the `ask`), the final reply's text ("" where the episode is forced
-    wrong: unfinished, or an unclear item answered without asking) and the needless asks as the penalty's `c`. The one
+    wrong: unfinished, or an unclear item answered without asking), the needless asks as the penalty's `c`, and the
+    episode's own components (`live_components`: tool_success). The one
     reading of an episode, for training's rewards (`live_inputs`) and every evaluation's scores (`evaluated_inputs`)."""
-    from rc1.scoring.episode_outcome import clarifications, correctness_input
+    from rc1.scoring.episode_outcome import clarifications, correctness_input, live_components
 
-    checked, texts, asks = [], [], []
+    checked, texts, asks, live = [], [], [], []
     for item, episode in zip(items, outcomes, strict=True):
         read = correctness_input(item, episode)
         checked.append(read.item)
         texts.append(read.reply)
         asks.append(clarifications(episode))
-    return checked, texts, asks
+        live.append(live_components(episode))
+    return checked, texts, asks, live
 
 
 def live_inputs(
     items: Sequence[TaskItem], completions: Sequence[object], environments: Sequence[object]
-) -> tuple[list[TaskItem], list[str], list[int]]:
+) -> tuple[list[TaskItem], list[str], list[int], list[dict[str, float]]]:
     """Training's live rollouts (data.episodes: live): each rollout's message list and its environment's transcript
     read as `live_read` reads an outcome. `environments[i]` is rollout i's (TRL hands them in rollout order); each has
     the `transcript` of `rc1.train.live_tools.LiveEnvironment`."""
@@ -164,7 +183,7 @@ def live_inputs(
     return live_read(items, outcomes)
 
 
-def evaluated_inputs(items: Sequence[TaskItem], replies: EvalResult) -> ScorerInputs:
+def evaluated_inputs(items: Sequence[TaskItem], replies: EvaluatedReplies) -> ScorerInputs:
     """An evaluation's replies (`replies.samples` per item, item by item) as the scorer's inputs: the one place every
     evaluation (round 2's shadow run, a checkpoint's shadow evaluation, the gate set, round 1's difficulty probe)
     turns what `evaluate_policy` returned into what it scores. One-turn replies are scored as they are; live episodes
@@ -173,8 +192,15 @@ def evaluated_inputs(items: Sequence[TaskItem], replies: EvalResult) -> ScorerIn
     repeated = [item for item in items for _ in range(replies.samples)]
     if replies.outcomes is None:
         return ScorerInputs(items=repeated, texts=list(replies.completions), tokens=list(replies.completion_tokens))
-    checked, texts, asks = live_read(repeated, replies.outcomes)
-    return ScorerInputs(items=checked, texts=texts, tokens=list(replies.completion_tokens), clarifications=asks)
+    checked, texts, asks, live = live_read(repeated, replies.outcomes)
+    return ScorerInputs(
+        items=checked,
+        texts=texts,
+        tokens=list(replies.completion_tokens),
+        clarifications=asks,
+        live=live,
+        episodes=list(replies.episodes) if replies.episodes is not None else None,
+    )
 
 
 def make_reward_fn(
@@ -187,20 +213,29 @@ def make_reward_fn(
         context: BatchContext | None = None,
         environments: Sequence[object] | None = None,
     ) -> list[float]:
-        """`environments` (live episodes): `completions` are then TRL's message lists, scored by `live_inputs`."""
-        asks = None
+        """`environments` (live episodes): `completions` are then TRL's message lists, scored by `live_inputs`, and
+        each rollout's messages and transcript go to `record` beside its scores (`episode_of`)."""
+        asks = episodes = live = None
         if environments is not None:
-            items, completions, asks = live_inputs(items, completions, environments)
-        scored = pipeline.score(items, completions, completion_tokens, context, asks)
+            rolled = items
+            items, texts, asks, live = live_inputs(rolled, completions, environments)
+            episodes = [
+                episode_of(item, messages, environment.transcript)
+                for item, messages, environment in zip(rolled, completions, environments, strict=True)
+            ]
+            completions = texts
+        scored = pipeline.score(items, completions, completion_tokens, context, asks, live)
         if record is not None:
-            record(items, completions, completion_tokens, scored)
+            record(items, completions, completion_tokens, scored, episodes)
         return rewards_of(reward, weights, items, scored)
 
     return reward_fn
 
 
 def components_for(loaded: LoadedConfig) -> tuple[str, ...]:
-    """The components the configured scorer gives, whether or not its judge can be reached now."""
+    """The components the configured scorer gives, whether or not its judge can be reached now; a live run's
+    episodes add theirs (tool_success, which its weights file may leave out: weight 0)."""
+    from rc1.core.catalog import LIVE_COMPONENTS
     from rc1.scoring.rules import RULE_COMPONENTS
 
     functions = loaded.config.reward.functions
@@ -209,6 +244,7 @@ def components_for(loaded: LoadedConfig) -> tuple[str, ...]:
         + ((JUDGE_COMPONENT,) if PROVIDERS[loaded.config.scorer.provider].judges else ())
         + tuple(spec.name for spec in functions if spec.path is not None)
         + tuple(spec.name for spec in functions if spec.model is not None)
+        + (LIVE_COMPONENTS if loaded.config.data.episodes == "live" else ())
     )
 
 

@@ -14,6 +14,7 @@ import math
 import msgspec
 
 from rc1.config.schema import RewardConfig
+from rc1.core.catalog import LIVE_COMPONENTS
 from rc1.data.task import DIFFICULTIES, TaskItem
 
 
@@ -28,9 +29,12 @@ def difficulty_factor(difficulty: str, beta: float) -> float:
 
 
 def weighted_sum(components: dict[str, float], weights: dict[str, float]) -> float:
-    if set(weights) != set(components):
+    """Σ w_k · component_k. The weights cover exactly the components, but for a live episode's components
+    (`LIVE_COMPONENTS`), each counted only where both hold it: a reply scored outside a live episode (`rc1 score` on a
+    live run's config) has none, and weights given for other components alone (the overclar probe's) weigh none."""
+    if set(weights).difference(LIVE_COMPONENTS) != set(components).difference(LIVE_COMPONENTS):
         raise ValueError(f"weights cover {sorted(weights)} but the scorer gives {sorted(components)}; they must match")
-    return math.fsum(weights[k] * components[k] for k in sorted(components))
+    return math.fsum(weights[k] * components[k] for k in sorted(components) if k in weights)
 
 
 class RewardParts(msgspec.Struct, frozen=True, kw_only=True):

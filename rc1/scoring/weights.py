@@ -5,6 +5,11 @@ components, plus `judge` when a judge is configured), every weight a finite non-
 0.5 (no single component may dominate the reward), summing to 1 within 1e-6. `load_weights` gives the
 weights scoring uses or raises `BadInput`; the `weights` check (rc1/checks/weights.py) reports the same
 problems as a failed check.
+
+A live episode's components (`LIVE_COMPONENTS`: `tool_success`) are the exception: where the scorer gives one
+(data.episodes: live), the file may leave it out, and it then weighs 0 (read as 0.0). So the weights file a run had
+before live episodes serves a live run unchanged, and a recorded run's weights are what they were (its scorer gives
+none).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import json
 import math
 from pathlib import Path
 
+from rc1.core.catalog import LIVE_COMPONENTS
 from rc1.core.errors import BadInput
 
 MAX_WEIGHT = 0.5
@@ -49,6 +55,7 @@ def read_weights(path: Path, components: tuple[str, ...]) -> tuple[dict[str, flo
             problems.append(
                 f"unknown component {key!r}; this scorer's components are {', '.join(components)}"
                 + (" (`judge` needs scorer.provider)" if key == "judge" else "")
+                + (f" ({key} is a live episode's: data.episodes live)" if key in LIVE_COMPONENTS else "")
             )
         elif value < 0:
             problems.append(f"{key}: weight {value:g} is negative")
@@ -56,7 +63,8 @@ def read_weights(path: Path, components: tuple[str, ...]) -> tuple[dict[str, flo
             problems.append(
                 f"{key}: weight {value:g} is above {MAX_WEIGHT:g}; no component may carry more than half the reward"
             )
-    missing = [c for c in components if c not in raw]
+    weights |= {c: 0.0 for c in components if c in LIVE_COMPONENTS and c not in raw}  # left out: weight 0
+    missing = [c for c in components if c not in raw and c not in LIVE_COMPONENTS]
     if missing:
         problems.append(
             f"missing component(s) {', '.join(missing)}; give every component a weight (0 switches one off)"

@@ -105,7 +105,8 @@ def evaluate_policy(
     tool loop TRL trains with; `tokenizer` the tool tokenizer), on the same dealt batches, each rollout sampled under
     its own seed; the completion is the episode's final text (thinking removed) and `outcomes` holds each episode's
     outcome, which the scorer's inputs are read from (rc1/scoring/pipeline.py `evaluated_inputs`: a reply forced
-    wrong, the needless asks). Not with drift or sharded parameters yet."""
+    wrong, the needless asks), and `episodes` each one's record (messages, tool calls, the model's tokens per turn)
+    for the rollout archive. Not with drift or sharded parameters yet."""
     if live_rounds is not None and (drift is not None or distributed.sharded(model)):
         raise NotImplementedError("live episodes are not yet evaluated with the drift probe or sharded parameters")
     started = time.perf_counter()
@@ -129,7 +130,7 @@ def evaluate_policy(
         )
         batch_size = max(1, batch_size // sampling.samples)
     batches = [items[start : start + batch_size] for start in range(0, len(items), batch_size)]
-    mine: dict[int, tuple] = {}  # batch -> (texts, token counts, ended[, outcomes where live])
+    mine: dict[int, tuple] = {}  # batch -> (texts, token counts, ended[, outcomes, episode records where live])
     share = list(distributed.my_share(len(batches)))
     synced = distributed.sharded(model)
     turns = -(-len(batches) // distributed.world_size()) if synced else len(share)
@@ -175,6 +176,7 @@ def evaluate_policy(
     counts = [count for k in range(len(batches)) for count in replies[k][1]]
     ended = [done for k in range(len(batches)) for done in replies[k][2]]
     outcomes = [read for k in range(len(batches)) for read in replies[k][3]] if live_rounds is not None else None
+    episodes = [record for k in range(len(batches)) for record in replies[k][4]] if live_rounds is not None else None
     samples = 1 if sampling is None else sampling.samples
     return EvalResult(
         item_ids=[item.id for item in items for _ in range(samples)],
@@ -187,12 +189,14 @@ def evaluate_policy(
         drift=drift.merged([part for _, part, _ in parts], [item.id for item in items]) if drift is not None else None,
         mem_peak_mb=peak.read(),
         outcomes=outcomes,
+        episodes=episodes,
     )
 
 
 def _live_replies(model, tokenizer, batch, max_new_tokens, rounds, device, sampling):
-    """One batch's live episodes as evaluate_policy's (final texts, token counts, ended, outcomes): item by item,
-    samples in order."""
+    """One batch's live episodes as evaluate_policy's (final texts, token counts, ended, outcomes, records): item by
+    item, samples in order."""
+    from rc1.scoring.episode_record import episode_of
     from rc1.train.live_generation import run_live_episodes
 
     rollouts = run_live_episodes(
@@ -205,11 +209,13 @@ def _live_replies(model, tokenizer, batch, max_new_tokens, rounds, device, sampl
         sampling=sampling,
     )
     outcomes = [r.outcome for r in rollouts]
+    by_id = {item.id: item for item in batch}
     return (
         [read.final_text for read in outcomes],
         [r.completion_tokens for r in rollouts],
         [r.ended for r in rollouts],
         outcomes,
+        [episode_of(by_id[r.item_id], r.messages, r.transcript, r.turn_tokens) for r in rollouts],
     )
 
 

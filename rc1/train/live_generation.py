@@ -82,6 +82,7 @@ class LiveRollout(msgspec.Struct, frozen=True, kw_only=True):
     model_tokens: int  # the model's own tokens (TRL's completion length, G:2276-2277)
     completion_tokens: int  # everything after the prompt, tool-result tokens included: what the budget counts
     outcome: EpisodeOutcome  # the episode as the scorer reads it (`episode_outcome.outcome`)
+    turn_tokens: list[int] = msgspec.field(default_factory=list)  # the model's tokens per assistant message, in order
 
 
 def tool_schemas() -> list[dict[str, Any]]:
@@ -112,6 +113,7 @@ class _Episode:
         self.completion_ids: list[int] = []
         self.messages: list[Message] = []
         self.turns = self.model_tokens = 0
+        self.turn_tokens: list[int] = []  # per assistant message
         self.budget_cut = False
 
     def calls(self) -> list[dict[str, Any]]:
@@ -186,6 +188,7 @@ class _Loop:
             episode.messages.append(parse_response(self.tokenizer, ids, prefix=before, tools=self.tools))
             episode.turns += 1
             episode.model_tokens += len(ids)
+            episode.turn_tokens.append(len(ids))
 
     def run_calls(self, episode: _Episode) -> list[int] | None:
         """Run the last turn's calls; the ids the next turn follows, or None when their results would pass the budget
@@ -319,4 +322,5 @@ def _result(loop: _Loop, episode: _Episode) -> LiveRollout:
         model_tokens=episode.model_tokens,
         completion_tokens=len(ids),
         outcome=read,
+        turn_tokens=list(episode.turn_tokens),
     )

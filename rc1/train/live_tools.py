@@ -22,12 +22,15 @@ Paths `file:line` are of the installed TRL 1.16.0, under `site-packages/trl/`.
 from __future__ import annotations
 
 import copy
+import hashlib
 from collections.abc import Callable, Mapping, Sequence
+from importlib.resources import files
 from typing import Any
 
 from rc1.core.errors import BadInput
 from rc1.data.environment import EpisodeEnvironment, ToolCall
 from rc1.data.task import TaskItem, episode_messages
+from rc1.scoring.thinking import template_opens_thinking
 
 ITEM_COLUMN = "item_id"
 END_OF_TURN = "<|im_end|>"
@@ -98,25 +101,60 @@ TOOL_CHAT_TEMPLATE = r"""{%- if tools %}
     {{- '<|im_start|>assistant\n' }}
 {%- endif %}"""  # noqa: E501
 
+# rc1's template for a thinking model, Qwen/Qwen3-4B-Thinking-2507 (rc1/train/templates/, package data): the model's own
+# template with every assistant turn rendered with its think block, so that it is prefix-preserving; its generation
+# prompt opens `<think>\n` as the model's own does. The model's own (a reconstruction: tests/data/
+# qwen3_thinking_2507_reconstructed.jinja) is one TRL 1.16 refuses; tests/unit/test_live_thinking_template.py holds both
+# to the installed TRL's checks.
+THINKING_TOOL_CHAT_TEMPLATE = (files("rc1.train") / "templates" / "qwen3_thinking_2507_tools.jinja").read_text(
+    encoding="utf-8"
+)
+
+
+def tool_chat_template(chat_template: str | None) -> str:
+    """The template live episodes render with, for a tokenizer whose own template is `chat_template`: the thinking
+    one (`THINKING_TOOL_CHAT_TEMPLATE`) when that template's generation prompt opens `<think>`
+    (`rc1.scoring.thinking.template_opens_thinking`, what `model.thinking: auto` reads), else `TOOL_CHAT_TEMPLATE`
+    (the built-in model's, and any ChatML template that leaves thinking to the model). Either template gives itself."""
+    return THINKING_TOOL_CHAT_TEMPLATE if template_opens_thinking(chat_template) else TOOL_CHAT_TEMPLATE
+
+
+def tool_template_sha256(chat_template: str | None) -> str:
+    """sha256 of the template live episodes render with for a tokenizer whose own template is `chat_template`
+    (`tool_chat_template`, its UTF-8 bytes): what `training_started.tool_template_sha256` records."""
+    return hashlib.sha256(tool_chat_template(chat_template).encode("utf-8")).hexdigest()
+
 
 def with_tool_calling(tokenizer: Any) -> Any:
     """A copy of `tokenizer` that TRL's `GRPOTrainer` runs live episodes with; `tokenizer` itself is left as it is.
 
-    Three settings, each decided by the installed TRL (`trl/…` paths, TRL 1.16.0):
-    - `chat_template = TOOL_CHAT_TEMPLATE`. `trainer/grpo_trainer.py:650-654` refuses, with "The provided chat template
-      does not support tool calling", a template that does not render user → assistant `tool_calls` → tool with the
-      call's name, argument and result in the text (`chat_template_utils.py:800-863`); the built-in model's own
-      `CHAT_TEMPLATE` renders no `tool_calls`. It must also be prefix-preserving (`chat_template_utils.py:866-924`),
-      or `grpo_trainer.py:774-779` swaps in a stored training template, which exists only for templates TRL knows.
-      TRL's Qwen3-Instruct-2507 template is both, and it is one of the four TRL recognises as Qwen3
-      (`chat_template_utils.py:733-739`).
+    Three settings, each decided by the installed TRL (`trl/…` paths, TRL 1.16.0; `transformers/…`, 5.24.0):
+    - `chat_template = tool_chat_template(tokenizer.chat_template)`: `TOOL_CHAT_TEMPLATE`, or
+      `THINKING_TOOL_CHAT_TEMPLATE` when the tokenizer's own template opens `<think>` in its generation prompt.
+      `trainer/grpo_trainer.py:650-654` refuses, with "The provided chat template does not support tool calling", a
+      template that does not render user → assistant `tool_calls` → tool with the call's name, argument and result in
+      the text (`chat_template_utils.py:800-863`); the built-in model's own `CHAT_TEMPLATE` renders no `tool_calls`.
+      It must also be prefix-preserving: [user, assistant with `tool_calls`] rendered must be a token prefix of
+      [user, assistant, tool] rendered with the generation prompt (`chat_template_utils.py:866-924`), or
+      `grpo_trainer.py:774-779` swaps in a stored training template from `get_training_chat_template`, which exists
+      only for templates TRL knows byte for byte and raises "The chat template is not training-compatible … patching
+      is not supported" for any other (`chat_template_utils.py:1077-1253`). TRL's Qwen3-Instruct-2507 template is both,
+      and it is one of the four TRL recognises as Qwen3 (`chat_template_utils.py:733-739`). Qwen3-4B-Thinking-2507's
+      own renders tools but writes an assistant turn's think block only while it is the last message (or has
+      reasoning), so the turn changes once a tool message follows: refused. Its rc1 variant writes the block always
+      and is both; replacing the model's template with the instruct one would instead drop the `<think>\\n` the
+      model's own generation prompt opens.
     - `response_template = chat_template_utils.qwen3_template` (`chat_template_utils.py:338-358`): how a turn is read
       back into `tool_calls`, `<think>` as `reasoning_content`, and `content` (`chat_template_utils.py:1341-1358`,
       called after every turn at `grpo_trainer.py:2228-2242` and 2170-2177). Set here rather than left to
       `add_response_schema` (`grpo_trainer.py:760-766`, which raises "Unrecognized chat template" for a template
-      that is not byte-identical to a stored one, `chat_template_utils.py:686-797`), so a TRL whose stored copy
-      changed still parses ours. Never only the legacy `response_schema`: transformers 5.24 has no prefix-less parse
-      for it and the first turn fails (`grpo_trainer.py:767-773` only warns).
+      that is not byte-identical to a stored one, `chat_template_utils.py:686-797`: the thinking template is none),
+      so a TRL whose stored copy changed still parses ours. Never only the legacy `response_schema`: transformers
+      5.24 has no prefix-less parse for it and the first turn fails (`grpo_trainer.py:767-773` only warns). With the
+      thinking template the parser's prefix, the prompt cut back to its last `<|im_start|>assistant\\n`
+      (`transformers/utils/chat_parsing/response_templates.py:57-72`, fed at `response_parser.py:162-177`), is
+      `<think>\\n`: the turn starts inside `reasoning_content`, where the parser watches only for the region's close
+      (`response_parser.py:252-267`), so a `<tool_call>` the model writes while thinking is not a call.
     - `eos_token = "<|im_end|>"` (pad stays as it was). `_get_tool_suffix_ids` cuts the rendered tool turn at the
       tokenizer's eos (`grpo_trainer.py:1934-1943`): with the built-in `<|endoftext|>` the `\\n` after `<|im_end|>`
       would be lost and the tokens trained on would differ from the template's. The model needs no change: the
@@ -134,7 +172,7 @@ def with_tool_calling(tokenizer: Any) -> Any:
             "tokenizer, whose turns end with it"
         )
     tool_tokenizer = copy.deepcopy(tokenizer)
-    tool_tokenizer.chat_template = TOOL_CHAT_TEMPLATE
+    tool_tokenizer.chat_template = tool_chat_template(tokenizer.chat_template)
     tool_tokenizer.response_template = copy.deepcopy(qwen3_template)
     tool_tokenizer.eos_token = END_OF_TURN
     return tool_tokenizer

@@ -6,6 +6,7 @@ import msgspec
 
 from rc1.run.monitors.state import Drift
 from rc1.scoring.episode_outcome import EpisodeOutcome
+from rc1.scoring.episode_record import Episode
 
 
 class StepMetrics(msgspec.Struct, frozen=True, kw_only=True):
@@ -72,3 +73,5 @@ class EvalResult(msgspec.Struct, frozen=True, kw_only=True):
     # final text in `completions`; None for one-turn replies. The scorer's inputs come from both
     # (rc1/scoring/pipeline.py `evaluated_inputs`).
     outcomes: list[EpisodeOutcome] | None = None
+    # …and each one's record (messages and tool calls, rc1/scoring/episode_record.py), which the archive keeps.
+    episodes: list[Episode] | None = None

@@ -10,7 +10,7 @@ import msgspec
 
 from rc1.core.fsutil import sha256_file
 from rc1.run import events as ev
-from rc1.scoring.archive import SHARD_NAME, Rollout, decode_shard
+from rc1.scoring.archive import SHARD_NAME, MalformedRow, Rollout, decode_shard
 
 
 class Shard(msgspec.Struct, frozen=True, kw_only=True):
@@ -53,10 +53,18 @@ class ShardChanged(Exception):
     """A shard whose bytes are not the ones its event recorded (or that is missing)."""
 
 
+class ShardUnreadable(ShardChanged):
+    """A shard with a line that is not a row (read unverified, as `audit --rescore` reads one): its path, the line and
+    the field."""
+
+
 def read_shard(root: Path, shard: Shard, *, verify: bool = True) -> list[Rollout]:
     path = root / shard.path
     if not path.is_file():
         raise ShardChanged(f"{path}: missing (seq {shard.seq} vouches for it)")
     if verify and sha256_file(path) != shard.sha256:
         raise ShardChanged(f"{path}: sha256 differs from the one seq {shard.seq} recorded; see `rc1 audit`")
-    return decode_shard(path.read_bytes())
+    try:
+        return decode_shard(path.read_bytes())
+    except MalformedRow as e:
+        raise ShardUnreadable(f"{path}: {e}") from None

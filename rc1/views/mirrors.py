@@ -36,7 +36,11 @@ def manifest_line(event: ev.CheckpointSaved) -> bytes:
 
 def log_line(event: ev.Event) -> str:
     """One key=value line per event, rendered by structlog."""
-    payload = {k: v for k, v in msgspec.structs.asdict(event).items() if k not in ("seq", "ts", "run", "v", "prev")}
+    payload = {
+        k: v
+        for k, v in msgspec.structs.asdict(event).items()
+        if k not in ("seq", "ts", "run", "v", "prev") and v is not msgspec.UNSET  # a field this line does not record
+    }
     renderer = structlog.processors.KeyValueRenderer(key_order=["ts", "seq", "event"], drop_missing=True)
     return renderer(None, "", {"ts": event.ts, "seq": event.seq, "event": ev.event_type(event), **_flatten(payload)})
 

@@ -16,9 +16,11 @@ Everything else (templates, parsing, tool execution, masks, rewards, the optimiz
 from __future__ import annotations
 
 import inspect
+import json
 
 import pytest
 import torch
+from conftest import REPO
 from datasets import Dataset
 from live_episodes import build_live_model, call, live_items, one_step_on_cpu
 from transformers import AutoTokenizer, Qwen3ForCausalLM
@@ -37,6 +39,7 @@ from rc1.data.pages import pages
 from rc1.data.task import TaskItem
 from rc1.train.live_tools import (
     ITEM_COLUMN,
+    THINKING_TOOL_CHAT_TEMPLATE,
     TOOL_CHAT_TEMPLATE,
     LiveEnvironment,
     live_environment_factory,
@@ -95,9 +98,16 @@ def scripted_first_turn(item: TaskItem, rollout: int) -> str:
     return call("search", "query", item.question[:20])
 
 
-def train_one_step(model_dir, tmp_path, *, scripted: bool, budget: int) -> Run:
-    """One GRPO step over `live_items()`; `budget`: `max_completion_length`, tool results included (G:2044-2063)."""
-    tokenizer = with_tool_calling(AutoTokenizer.from_pretrained(model_dir))
+def train_one_step(
+    model_dir, tmp_path, *, scripted: bool, budget: int, chat_template: str | None = None, thought: str = ""
+) -> Run:
+    """One GRPO step over `live_items()`; `budget`: `max_completion_length`, tool results included (G:2044-2063).
+    `chat_template`: the tokenizer's own template, in place of the built-in model's; `thought`: what each scripted
+    first turn writes before its call."""
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    if chat_template is not None:
+        tokenizer.chat_template = chat_template
+    tokenizer = with_tool_calling(tokenizer)
     model = Qwen3ForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
     items = live_items()
     run = Run()
@@ -109,7 +119,7 @@ def train_one_step(model_dir, tmp_path, *, scripted: bool, budget: int) -> Run:
                     prompt_ids, images, multimodal_fields, num_generations, has_tool_images
                 )
             # `self.environments`: the batch's instances in rollout order, reset before generation (G:2352-2398)
-            turns = [scripted_first_turn(env.item, i) for i, env in enumerate(self.environments)]
+            turns = [thought + scripted_first_turn(env.item, i) for i, env in enumerate(self.environments)]
             return [self.processing_class.encode(t, add_special_tokens=False) for t in turns], None
 
         def _generate(self, prompts):
@@ -242,6 +252,39 @@ def test_a_valid_call_returns_the_page_failures_are_recorded_and_tool_results_ar
         wrapped = f"\n<|im_start|>user\n<tool_response>\n{reply['content']}\n</tool_response><|im_end|>\n"
         assert tokenizer.decode(ids[first : first + tool]) == wrapped + "<|im_start|>assistant\n"
     assert seen == {"page": 2, "no_such_page": 2, "division_by_zero": 2, "unknown": 2}
+
+
+def test_on_the_thinking_model_s_template_trl_runs_the_call_written_after_the_thinking(model_dir, tmp_path):
+    """Qwen3-4B-Thinking-2507's case, simulated: the built-in tokenizer with that model's own template (a
+    reconstruction, tests/data/qwen3_thinking_2507_reconstructed.jinja; tests/unit/test_live_thinking_template.py says
+    how far the simulation goes), so `with_tool_calling` gives rc1's thinking template. Each scripted first turn
+    thinks, closes its thinking and calls; TRL reads the thinking as `reasoning_content` and the call as a call, runs
+    it, and the tool turn it masks out of the loss ends by opening the next turn's thinking."""
+    reconstructed = (REPO / "tests/data/qwen3_thinking_2507_reconstructed.jinja").read_text(encoding="utf-8")
+    thought = "The question names a page or a sum.\n</think>\n\n"
+    run = train_one_step(model_dir, tmp_path, scripted=True, budget=256, chat_template=reconstructed, thought=thought)
+    # Every rollout called (TRL's own count); no weight need move: the random model never closes its later thinking,
+    # so every final reply is empty and every reward equal.
+    assert run.trainer.state.global_step == 1 and run.trainer.state.log_history[0]["tools/call_frequency"] == 1
+    assert run.trainer.chat_template is None  # prefix-preserving as it is: TRL swapped nothing in (G:776-779)
+    tokenizer = run.trainer.processing_class
+    assert tokenizer.chat_template == THINKING_TOOL_CHAT_TEMPLATE
+    opens = "<|im_start|>assistant\n<think>\n"
+    for rollout, (r, g) in enumerate(zip(run.rewarded, run.generated, strict=True)):
+        item = next(item for item in live_items() if item.id == r["env_item"])
+        scripted = json.loads(scripted_first_turn(item, rollout).split("\n")[1])
+        first, reply = r["messages"][0], r["messages"][1]
+        assert first["reasoning_content"] == "The question names a page or a sum."
+        assert first["tool_calls"] == [{"type": "function", "function": scripted}] and first["content"] == ""
+        assert reply["role"] == "tool" and reply["name"] == scripted["name"]
+        assert tokenizer.decode(g["prompt_ids"]).endswith(opens)
+        ids, mask = g["completion_ids"], g["tool_mask"]
+        start, tool = mask.index(0), mask.count(0)
+        assert mask == [1] * start + [0] * tool + [1] * (len(mask) - start - tool)
+        assert ids[:start] == tokenizer.encode(thought + scripted_first_turn(item, rollout), add_special_tokens=False)
+        wrapped = f"\n<|im_start|>user\n<tool_response>\n{reply['content']}\n</tool_response><|im_end|>\n"
+        assert tokenizer.decode(ids[start : start + tool]) == wrapped + opens
+    assert sum(1 for r in run.rewarded if r["transcript"] and r["transcript"][0].ok) == 2  # the pages were read
 
 
 def test_the_same_seed_gives_the_same_completions_and_transcripts(live, scripted):

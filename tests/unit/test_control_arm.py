@@ -61,3 +61,16 @@ def test_the_shipped_weight_files_are_valid(weights):
     from rc1.scoring.rules import RULE_COMPONENTS
 
     assert weights_check(REPO / "configs" / weights, RULE_COMPONENTS).passed
+
+
+def test_a_live_rollout_keeps_its_environment_under_the_control_arm():
+    """A live episode's reward reads its environment's transcript; the control arm moves only the gold."""
+    handed = []
+
+    def scored(items, texts, tokens, context=None, environments=None):
+        handed.append(environments)
+        return [0.0] * len(items)
+
+    reward = with_shuffled_answers(scored, POOL, seed=1)
+    reward(POOL[:2], [[], []], [1, 1], None, environments=["env 0", "env 1"])  # as the live reward function is called
+    assert handed == [["env 0", "env 1"]]

@@ -74,6 +74,11 @@ def run(args) -> int:
                 f"{rescored.steps} training steps' rewards and {rescored.verdicts} release verdict(s) compared, "
                 f"in {rescored.seconds:.1f} s"
             )
+            if rescored.replayed or rescored.not_replayed:
+                print(
+                    f"  rescore: {rescored.replayed} live episodes' tool calls run again; {rescored.not_replayed} of "
+                    "items no data file holds (fresh items) read again without running their tools"
+                )
             if rescored.judged or rescored.judge_unverifiable:
                 print(
                     f"  rescore: {rescored.judged} judge components derived again from the judge cache; "

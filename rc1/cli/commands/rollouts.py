@@ -1,5 +1,8 @@
 """`rc1 rollouts`: the archived completions of a run, with what each was scored (TRL's log_completions, after
-the fact). Read-only: the log and the shards, verified against the sha256 their events recorded."""
+the fact). Under a live episode's row (data.episodes: live), its episode: the model's turns, each tool call the
+environment ran (from 0, as `audit --rescore` numbers them) with its arguments, ok or its failure and its result
+clipped, then the final answer as the scorer read it. Read-only: the log and the shards, verified against the sha256
+their events recorded."""
 
 from __future__ import annotations
 
@@ -13,7 +16,9 @@ from rc1.core.errors import BadInput
 from rc1.core.workspace import Workspace
 from rc1.eventlog.log import read_log
 from rc1.scoring.archive import EVAL, EVAL_SAMPLED, TRAIN, Rollout
+from rc1.scoring.episode_record import Episode
 from rc1.views.archive import ShardChanged, archive_shards, read_shard
+from rc1.views.transcript import episode_lines
 
 TEXT_WIDTH = 72
 
@@ -34,7 +39,8 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--json",
         action="store_true",
-        help="a list of objects (step, item_id, task, completion, components, reward, …) on stdout",
+        help="a list of objects (step, item_id, task, completion, components, reward, a live row's episode, …) on "
+        "stdout",
     )
 
 
@@ -63,7 +69,7 @@ def run(args) -> int:
         rows.sort(key=lambda pair: pair[1].reward, reverse=bool(args.best))
         rows = rows[: args.worst or args.best]
     if args.json:
-        print(msgspec.json.encode([{"seed": seed, **msgspec.structs.asdict(r)} for seed, r in rows]).decode())
+        print(msgspec.json.encode([{"seed": seed, **msgspec.to_builtins(r)} for seed, r in rows]).decode())
         return 0
     if not rows:
         print(f"no archived completions match in run {ws.run} ({len(shards)} shard(s) looked at)", file=sys.stderr)
@@ -90,4 +96,6 @@ def _table(rows: list[Rollout]) -> str:
             f"{r.kind:<13}{r.step:>5}  {r.task:<11}{r.item_id[:25]:<26}{r.reward:>7.3f}  {components}"
             f"  {r.penalty:>5.2f}  {r.tokens:>4}  {text}"
         )
+        if isinstance(r.episode, Episode):
+            lines += episode_lines(r, r.episode)
     return "\n".join(lines)

@@ -21,7 +21,7 @@ class RewardFunctionConfig(Section, kw_only=True):
         Meta(
             pattern=r"^[a-z][a-z0-9_]*$",
             description="The component's name: in the weights file, `rc1 score`, the rollout archive and train_step's "
-            "component means. Not a built-in component's (correctness, f1, format, length, judge).",
+            "component means. Not a built-in component's (correctness, f1, format, length, judge, tool_success).",
         ),
     ]
     path: Annotated[

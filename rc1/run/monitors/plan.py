@@ -26,6 +26,8 @@ def reader(path: str) -> Callable[[ev.TrainStep], Any]:
     kind = {f.name: f.type for f in msgspec.structs.fields(ev.TrainStep)}.get(field)
     if event == "train_step" and key and kind in (dict[str, float], dict[str, int]):
         return lambda step: getattr(step, field).get(key)
+    if event == "train_step" and key and kind == dict[str, float] | msgspec.UnsetType:  # recorded only on some lines
+        return lambda step: None if (found := getattr(step, field)) is msgspec.UNSET else found.get(key)
     if event == "train_step" and not key and kind in _NUMBERS:
         return attrgetter(field)
     raise ValueError(
