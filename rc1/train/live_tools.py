@@ -1,8 +1,8 @@
 """Live episodes through TRL (issue 43): the tool-calling tokenizer of the built-in model and the environment class
 `GRPOTrainer(environment_factory=…)` builds, one per rollout, each reset from its row's item.
 
-Not wired yet: rc1's trl engine and config do not use this module; `tiny_model.CHAT_TEMPLATE` and the built model's
-files are unchanged, so recorded runs and every fingerprint stay as they were.
+The trl engine uses it when `data.episodes` is live; a recorded run never does, so `tiny_model.CHAT_TEMPLATE`, the
+recorded built model's files and every recorded fingerprint stay as they were.
 
 The row contract (`live_row`): a conversational `prompt` (the item's episode as messages) and an `item_id` column.
 TRL hands `reset` the whole row (`grpo_trainer.py:2385-2398`), so each rollout's environment looks its item up by id in

@@ -1,4 +1,4 @@
-"""Live episodes for evaluation (`rc1.train.live_generation`, issue 43, not wired into `evaluate_policy` yet): TRL's
+"""Live episodes for evaluation (`rc1.train.live_generation`, issue 43; `evaluate_policy` runs it for live items): TRL's
 multi-turn tool loop on transformers' `generate`, run with the built-in tiny model on CPU.
 
 The random model never writes a tool call, so some items' first turns are forced (`forced_turns`, the module's hook

@@ -1,4 +1,4 @@
-"""Live episodes through TRL's real `GRPOTrainer(environment_factory=…)` (issue 43, not wired into rc1's engine yet):
+"""Live episodes through TRL's real `GRPOTrainer(environment_factory=…)` (issue 43; the trl engine's live path):
 the built-in tiny model with the tool-calling tokenizer (`rc1.train.live_tools`) trains one GRPO step on CPU, each
 rollout's environment reset from its own item; with the model's first turns scripted, TRL's own parser and tool loop
 run rc1's tools: a page comes back, failures are recorded, and the tool-result tokens are masked out of the loss.
