@@ -105,7 +105,10 @@ class Line:
         components: dict[str, float] | None = None,
         judge_calls: int = 0,
         seconds: float = 1.0,
+        episodes: dict[str, float] | list[dict[str, float]] | None = None,
     ) -> None:
+        """`episodes`: a live line's train_step.episodes (one dict for every step, or one per step); None: a
+        recorded line's steps, which record none."""
         for i in range(n):
             if self.halted:
                 return
@@ -116,6 +119,7 @@ class Line:
                 if v is not None
             }
             value = reward[i] if isinstance(reward, list) else reward
+            tools = episodes[i] if isinstance(episodes, list) else episodes
             self.append(
                 ev.TrainStep(
                     step=self.step,
@@ -132,6 +136,7 @@ class Line:
                     scoring=ev.ScoringSummary(
                         calls=judge_calls, prompt_tokens=10 * judge_calls, completion_tokens=judge_calls
                     ),
+                    episodes=msgspec.UNSET if tools is None else tools,
                 ),
                 seconds=seconds,
             )

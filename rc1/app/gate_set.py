@@ -58,10 +58,13 @@ def as_trained(config: Config, tokenizer, items: list[TaskItem]) -> tuple[object
     return with_tool_calling(tokenizer), config.data.max_tool_rounds
 
 
-def sampled_as_trained(config: Config, model, tokenizer, device, items: list[TaskItem], samples: int) -> EvalResult:
+def sampled_as_trained(
+    config: Config, model, tokenizer, device, items: list[TaskItem], samples: int, tools: tuple = ()
+) -> EvalResult:
     """`samples` replies per item as a training group samples them (train's temperature, top_p, top_k, prompt and
-    completion limits; live episodes where the items are dressed live), the sampler seeded by `run.seed`: round 2's
-    shadow run and round 1's difficulty probe (whose records are asked as one-turn episodes)."""
+    completion limits; live episodes where the items are dressed live, with the run's tools of yours `tools`), the
+    sampler seeded by `run.seed`: round 2's shadow run and round 1's difficulty probe (whose records are asked as
+    one-turn episodes)."""
     from rc1.train.generation import eos_token_ids, evaluate_policy
 
     train = config.train
@@ -83,6 +86,7 @@ def sampled_as_trained(config: Config, model, tokenizer, device, items: list[Tas
             seed=config.run.seed,
         ),
         live_rounds=live_rounds,
+        live_tools=tools if live_rounds is not None else (),
     )
 
 
@@ -117,6 +121,7 @@ def correct_counts(
 def success_counts(session: Session, policy: Policy, items: list[TaskItem]) -> tuple[list[int], list[int], float, int]:
     """Per item: sampled replies scored correct (of `release.samples`), whether the greedy reply was; seconds taken;
     how many of the replies this process generated (under a launch, every rank generates its share)."""
+    from rc1.data.user_tools import tools_of
     from rc1.train.generation import eos_token_ids, evaluate_policy
 
     config = session.config
@@ -131,6 +136,7 @@ def success_counts(session: Session, policy: Policy, items: list[TaskItem]) -> t
         batch_size=replies_per_pass(config),
         device=policy.device,
         live_rounds=live_rounds,
+        live_tools=tools_of(session.loaded) if live_rounds is not None else (),
     )
     greedy = evaluate_policy(policy.model, asked_with, items, **common)
     sampled = evaluate_policy(policy.model, asked_with, items, **common, sampling=gate_sampling(config))

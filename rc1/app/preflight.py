@@ -28,6 +28,7 @@ from rc1.data.difficulty import ItemMetrics
 from rc1.data.fingerprints import current_fingerprints
 from rc1.data.sources import SourceShortfall
 from rc1.data.task import TaskItem, read_items
+from rc1.data.user_tools import tools_of
 from rc1.run import events as ev
 
 
@@ -73,6 +74,7 @@ def materialize(session: Session) -> tuple[list[TaskItem], HeldOut, list[ItemMet
 
 def run_round1(session: Session) -> None:
     require_allowed(session, "round1_passed", "round 1")
+    tools_of(session.loaded)  # your tools import and have the schema TRL renders, or the round is refused (exit 2)
     # The run's own weights and templates from here on: the round checks and fingerprints the copies it keeps.
     session.loaded = keep_inputs(session.ws, session.loaded)
     scoring = round_scoring(session, 1)

@@ -185,6 +185,9 @@ def _rescore_rows(
     config = loaded.config
     rule = rule_scorer(loaded, policy_thinking(loaded))
     weights = load_weights(loaded.weights_path, components_for(loaded))
+    from rc1.data.user_tools import tools_of
+
+    tools = tools_of(loaded)  # yours, run again beside the built-in tools
     functions = reward_functions(loaded)
     live = config.data.episodes == "live"
     findings = []
@@ -192,7 +195,7 @@ def _rescore_rows(
     for seq, row in rows:
         where = f"{row.kind} step {row.step} item {row.item_id}"
         if isinstance(row.episode, Episode):  # the reply and its `c` read again from the episode, its tools run again
-            reading = read_live_row(row, row.episode, known)
+            reading = read_live_row(row, row.episode, known, tools)
             findings += [Finding(check="rescore", seq=seq, message=f"{where}: {p}") for p in reading.problems]
             replayed, not_replayed = replayed + reading.replayed, not_replayed + (not reading.replayed)
             item, text, clarifications = reading.item, reading.text, reading.clarifications

@@ -13,9 +13,12 @@ checked against its item and read again, so the reward is derived from the trans
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import msgspec
 
 from rc1.data.task import TaskItem
+from rc1.data.user_tools import ToolOfYours
 from rc1.scoring.archive import Rollout, item_of
 from rc1.scoring.episode_record import Episode
 from rc1.scoring.episode_replay import clip, replay_calls, reread
@@ -29,7 +32,10 @@ class LiveReading(msgspec.Struct, frozen=True, kw_only=True):
     problems: list[str]  # each a finding's message, after the row's "where"
 
 
-def read_live_row(row: Rollout, episode: Episode, known: dict[str, TaskItem]) -> LiveReading:
+def read_live_row(
+    row: Rollout, episode: Episode, known: dict[str, TaskItem], tools: Sequence[ToolOfYours] = ()
+) -> LiveReading:
+    """`tools`: the run's tools of yours, run again beside the built-in ones."""
     problems: list[str] = []
     item = known.get(row.item_id)
     if item is None:
@@ -42,7 +48,7 @@ def read_live_row(row: Rollout, episode: Episode, known: dict[str, TaskItem]) ->
     replayed = row.item_id in known
     if replayed:
         problems += [
-            f"call {d.index} ({d.tool}) of its transcript: {d.what}" for d in replay_calls(item, episode.calls)
+            f"call {d.index} ({d.tool}) of its transcript: {d.what}" for d in replay_calls(item, episode.calls, tools)
         ]
     read, clarifications = reread(item, episode)
     if read.reply != row.completion:

@@ -50,6 +50,7 @@ def run_shadow(
 ) -> ShadowRun:
     """`base`: the base policy when the caller has it loaded already (round 2), for `checkpoint` base."""
     from rc1.app.policy import line_session, load_run_policy
+    from rc1.data.user_tools import tools_of
 
     base_seed = session.config.run.seed
     if session.projection.seed is not None:  # the line of training the checkpoints belong to
@@ -71,7 +72,7 @@ def run_shadow(
         if config.shadow.old_weights
         else scoring.weights
     )
-    replies = sampled_as_trained(config, model, tokenizer, device, shadow, k)
+    replies = sampled_as_trained(config, model, tokenizer, device, shadow, k, tools_of(session.loaded))
     inputs = evaluated_inputs(shadow, replies)  # a live episode's reply read as training reads it
     items, texts, counts = inputs.items, inputs.texts, inputs.tokens
     if scoring.judge is not None:

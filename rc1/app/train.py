@@ -148,8 +148,18 @@ class TrainingLine:
             reward_fn = with_shuffled_answers(reward_fn, pool, self.base_seed)
         self.sampling = _Sampling(session, pool, self.shadow + read_items(session.ws.gate_path))
         trains_with = apply_amendments(session.loaded, {k: a.value for k, a in p.amendments.items()}).config
+        from rc1.data.user_tools import tools_of
+
         self.engine = build_engine(
-            trains_with, pool, reward_fn, model, tokenizer, session.ws.staging_dir, self.device, self.sampling.make
+            trains_with,
+            pool,
+            reward_fn,
+            model,
+            tokenizer,
+            session.ws.staging_dir,
+            self.device,
+            self.sampling.make,
+            tools=tools_of(session.loaded),
         )
         del model  # the engine holds it; `_let_go` lets go of both
         if self.engine.truncated_prompts:

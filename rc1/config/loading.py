@@ -17,12 +17,20 @@ from rc1.config.keys import did_you_mean
 from rc1.config.rules import cross_field_problems
 from rc1.config.schema import Config
 from rc1.core.errors import BadInput
+from rc1.run.monitors.rules import CONFIGURABLE
 from rc1.run.monitors.sections import MonitorsConfig
 
 # Keys added after runs were fingerprinted: left out of the fingerprint while they hold their default, so a run gated
 # by an older rc1 keeps its gates (its kept config has none of them, and reads back with their defaults). A later rc1
 # that changes one of these defaults changes the fingerprint of every run kept with the old one: keep them.
 _LATER_KEYS = {
+    # The monitor rules added after runs were kept (issue 43: a live line's tool use), each left out at its defaults;
+    # listed before "monitors", which leaves out a section at its defaults whole. A kept run with a section of its own
+    # (a live one's drift: null) reads back with these at their defaults and keeps its fingerprint.
+    **{
+        f"monitors.{rule}": CONFIGURABLE[rule].params()
+        for rule in ("tool_failures", "tool_hops_drift", "over_asking", "never_asking")
+    },
     "monitors": MonitorsConfig(),
     "scorer.price_per_million_input_tokens": None,
     "scorer.price_per_million_output_tokens": None,
@@ -40,6 +48,7 @@ _LATER_KEYS = {
     "preflight.max_no_signal_share": 0.95,
     "data.episodes": "recorded",
     "data.max_tool_rounds": 6,  # equal to the schema default (rc1/config/sections/data.py)
+    "data.tools_of_yours": [],  # your tools (issue 43): none in a run kept before them
 }
 # The same for the keys a reward.functions[] entry gained with TRL's formats, factories, reward models and ranges. A
 # run kept before them called its functions with text (rc1/config/kept.py reads its entries back so), hence `format`

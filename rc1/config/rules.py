@@ -69,6 +69,9 @@ def _episode_problems(config) -> list[str]:
     """Live episodes run only in TRL's tool loop: GRPOTrainer(environment_factory=…). TRL 1.16's RLOOTrainer,
     OnlineDPOTrainer and SFTTrainer take no environment, and the torch engine has no tool loop."""
     engine, strategy = config.engine.name, config.engine.strategy
+    tool_problems = _tools_of_yours_problems(config)
+    if tool_problems:
+        return tool_problems
     if config.data.episodes == "live" and (engine, strategy) != ("trl", "grpo"):
         return [
             f"data.episodes: live episodes run in TRL's tool loop (GRPOTrainer's environment_factory), which "
@@ -83,6 +86,37 @@ def _episode_problems(config) -> list[str]:
             "monitors.drift=null, or --set data.episodes=recorded"
         ]
     return []
+
+
+# The built-in tools and TRL's environment methods that are not tools: no tool of yours may take their names.
+RESERVED_TOOL_NAMES = ("wiki", "calc", "ask", "reset", "get_reward")
+
+
+def _tools_of_yours_problems(config) -> list[str]:
+    """Your tools (data.tools_of_yours): live episodes only, a name of their own, a path of the form module:function.
+    Whether each imports and has a schema is checked where a run first uses them: round 1, training, rescoring
+    (rc1/data/user_tools.py `tools_of`, exit 2), not at every load of the config: `rc1 status` runs no code of yours."""
+    from rc1.core.user_code import parse_path
+
+    tools = config.data.tools_of_yours
+    if tools and config.data.episodes != "live":
+        return [
+            "data.tools_of_yours: tools are called in live episodes only; use --set data.episodes=live, or remove them"
+        ]
+    problems, seen = [], set()
+    for index, spec in enumerate(tools):
+        where = f"data.tools_of_yours[{index}]"
+        if spec.name in RESERVED_TOOL_NAMES:
+            problems.append(
+                f"{where}.name: {spec.name!r} is taken ({', '.join(RESERVED_TOOL_NAMES)}: the built-in tools and TRL's "
+                "environment methods); give yours another"
+            )
+        elif spec.name in seen:
+            problems.append(f"{where}.name: {spec.name!r} names two tools; each needs its own name")
+        seen.add(spec.name)
+        if parse_path(spec.path) is None:
+            problems.append(f"{where}.path: {spec.path!r} is not of the form package.module:function")
+    return problems
 
 
 GREEDY_METRICS = ("hard_success", "success", "mean_reward")  # read off the greedy replies (evaluate_buckets)

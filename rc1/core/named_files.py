@@ -14,9 +14,9 @@ from rc1.core.user_code import source_files
 
 def named_files(config, folder: Path) -> dict[str, str]:
     """The sha256 of each reward function's source (its module file; for a module of a package, every .py file of
-    the package, found without running any of it), of each reward model's files (rc1/core/model_files.py), and of
-    each task of yours' records file (a hub task: its id, which names no revision; training reads its records again
-    for fresh items)."""
+    the package, found without running any of it), of each reward model's files (rc1/core/model_files.py), of each
+    tool of yours' source (as a reward function's), and of each task of yours' records file (a hub task: its id,
+    which names no revision; training reads its records again for fresh items)."""
     files = {}
     for spec in config.reward.functions:
         if spec.model is not None:  # a reward model: its weights, config and tokenizer
@@ -24,6 +24,13 @@ def named_files(config, folder: Path) -> dict[str, str]:
             continue
         found = source_files(spec.path, folder)
         files[f"reward.functions.{spec.name}"] = (
+            hashlib.sha256("".join(f"{p.name}:{sha256_file(p)}\n" for p in found).encode()).hexdigest()
+            if found
+            else "missing"
+        )
+    for spec in config.data.tools_of_yours:  # your tools: their sources, as a reward function's
+        found = source_files(spec.path, folder)
+        files[f"data.tools_of_yours.{spec.name}"] = (
             hashlib.sha256("".join(f"{p.name}:{sha256_file(p)}\n" for p in found).encode()).hexdigest()
             if found
             else "missing"

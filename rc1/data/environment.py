@@ -15,6 +15,7 @@ dispatch that records those too.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import msgspec
@@ -23,6 +24,7 @@ from rc1.data import calc as calculator
 from rc1.data import simulated_user
 from rc1.data.pages import Page, normal, pages
 from rc1.data.task import TaskItem
+from rc1.data.user_tools import ToolOfYours, ToolOfYoursFailed
 
 TOOLS = ("wiki", "calc", "ask")
 PARAMETERS = {"wiki": "title", "calc": "expression", "ask": "question"}
@@ -45,8 +47,10 @@ class ToolCall(msgspec.Struct, frozen=True, kw_only=True):
 class EpisodeEnvironment:
     """The tools of one item's episode, and the transcript of the calls made to them."""
 
-    def __init__(self, item: TaskItem) -> None:
+    def __init__(self, item: TaskItem, tools: Sequence[ToolOfYours] = ()) -> None:
         self._item = item
+        self._tools = {tool.name: tool for tool in tools}  # yours (data.tools_of_yours), by name
+        self._failure: ToolOfYoursFailed | None = None  # a tool of yours that raised or hung in this episode
         self._pages: list[Page] = pages(item.context)
         self._calls: list[ToolCall] = []
         self._shared = False  # the user has given back what the item withholds (`ask`)
@@ -58,6 +62,12 @@ class EpisodeEnvironment:
     @property
     def transcript(self) -> tuple[ToolCall, ...]:
         return tuple(self._calls)
+
+    @property
+    def failure(self) -> ToolOfYoursFailed | None:
+        """The failure of a tool of yours in this episode, if one raised or hung (TRL's loop catches what a tool
+        raises and goes on: the reward function reads it here and fails the batch)."""
+        return self._failure
 
     @property
     def titles(self) -> tuple[str, ...]:
@@ -110,6 +120,22 @@ class EpisodeEnvironment:
         self._shared = self._shared or reply.gave_withheld
         return self._record("ask", {"question": question}, reply.text, "")
 
+    def _run_yours(self, tool: str, arguments: object) -> str:
+        """One call of a tool of yours, recorded: arguments that are not its call are a recorded `malformed_call`;
+        a tool that raises or hangs is ToolOfYoursFailed (rc1/data/user_tools.py), recorded nowhere: the batch
+        fails by the tool's name."""
+        yours = self._tools[tool]
+        why = yours.malformed(arguments)
+        if why:
+            return self._record(tool, _plain(arguments), f"error: {why}; got {arguments!r}", "malformed_call")
+        given = {key: float(v) if yours.parameters[key] is float else v for key, v in arguments.items()}
+        try:
+            result = yours.run(given)
+        except ToolOfYoursFailed as e:
+            self._failure = self._failure or e
+            raise
+        return self._record(tool, _plain(arguments), result, "")
+
     def _malformed(self, tool: str, arguments: dict[str, Any]) -> str:
         expected = f"{tool} takes one argument, {PARAMETERS[tool]}: a non-empty string"
         return self._record(tool, _plain(arguments), f"error: {expected}; got {arguments!r}", "malformed_call")
@@ -120,9 +146,12 @@ class EpisodeEnvironment:
 
 
 def call_tool(env: EpisodeEnvironment, tool: object, arguments: object) -> str:
-    """Dispatch one call as the model wrote it, recording an unknown tool or arguments the tool does not take."""
+    """Dispatch one call as the model wrote it, recording an unknown tool or arguments the tool does not take; a tool
+    of yours (the environment's `tools`) runs as `_run_yours` runs it."""
+    if isinstance(tool, str) and tool in env._tools:
+        return env._run_yours(tool, arguments)
     if tool not in TOOLS:
-        listing = ", ".join(TOOLS)
+        listing = ", ".join((*TOOLS, *env._tools))
         result = f"error: no tool named {tool!r}; tools: {listing}"
         env._record(str(tool), _plain(arguments), result, "unknown_tool")
         return result

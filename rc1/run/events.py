@@ -504,6 +504,11 @@ def event_type(event: Event) -> str:
     return type(event).__struct_config__.tag
 
 
+def recorded_fields(event: Event) -> dict:
+    """The event's fields as its line holds them: a field this line does not record (UNSET) is left out."""
+    return {k: v for k, v in msgspec.structs.asdict(event).items() if v is not msgspec.UNSET}
+
+
 _UPCASTER = re.compile(r"upcast_v(\d+)_v(\d+)")
 
 

@@ -17,6 +17,7 @@ import msgspec
 
 from rc1.data.environment import TOOLS, EpisodeEnvironment, ToolCall, call_tool
 from rc1.data.task import TaskItem
+from rc1.data.user_tools import ToolOfYours
 from rc1.scoring.episode_outcome import CorrectnessInput, clarifications, correctness_input, outcome
 from rc1.scoring.episode_record import Episode, messages_of
 
@@ -31,9 +32,10 @@ class CallDiffers(msgspec.Struct, frozen=True, kw_only=True):
     what: str
 
 
-def replay_calls(item: TaskItem, calls: Sequence[ToolCall]) -> list[CallDiffers]:
-    """Each recorded call run again, in order, on a fresh environment of `item`; one entry per call that differs."""
-    env = EpisodeEnvironment(item)
+def replay_calls(item: TaskItem, calls: Sequence[ToolCall], tools: Sequence[ToolOfYours] = ()) -> list[CallDiffers]:
+    """Each recorded call run again, in order, on a fresh environment of `item` with the run's tools of yours
+    (`tools`); one entry per call that differs. A tool of yours that raises or hangs now is ToolOfYoursFailed."""
+    env = EpisodeEnvironment(item, tools)
     differs = []
     for index, call in enumerate(calls):
         call_tool(env, call.tool, call.arguments)

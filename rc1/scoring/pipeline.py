@@ -214,9 +214,13 @@ def make_reward_fn(
         environments: Sequence[object] | None = None,
     ) -> list[float]:
         """`environments` (live episodes): `completions` are then TRL's message lists, scored by `live_inputs`, and
-        each rollout's messages and transcript go to `record` beside its scores (`episode_of`)."""
+        each rollout's messages and transcript go to `record` beside its scores (`episode_of`). A tool of yours that
+        raised or hung in one of them (its `failure`) is raised here: ToolOfYoursFailed, exit 1."""
         asks = episodes = live = None
         if environments is not None:
+            for environment in environments:  # a tool of yours that raised or hung fails the batch, by its name
+                if environment.failure is not None:
+                    raise environment.failure
             rolled = items
             items, texts, asks, live = live_inputs(rolled, completions, environments)
             episodes = [

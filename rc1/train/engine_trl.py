@@ -29,7 +29,7 @@ import shutil
 import sys
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import torch
@@ -41,6 +41,7 @@ from rc1.config.schema import Config, TrainConfig
 from rc1.core import distributed
 from rc1.core.errors import BadInput, TrainingError
 from rc1.data.task import TaskItem, episode_messages
+from rc1.data.user_tools import ToolOfYours
 from rc1.registry.spec import load
 from rc1.registry.strategies import STRATEGIES
 from rc1.scoring.functions import BatchContext, StepState
@@ -50,7 +51,7 @@ from rc1.train.drift import DriftProbe, Reference, adapter_off, frozen_copy
 from rc1.train.engines import shared_setup
 from rc1.train.generation import evaluate_policy
 from rc1.train.launch import launch_accumulation, rollout_backend
-from rc1.train.live_tools import ITEM_COLUMN, LiveEnvironment, with_tool_calling
+from rc1.train.live_tools import ITEM_COLUMN, live_environment_class, with_tool_calling
 from rc1.train.metrics import DIAGNOSTICS, EvalResult, Sampling, StepMetrics
 from rc1.train.model_loading import lora_config
 from rc1.train.protocols import RewardFn, StepProbe, TrainingHooks
@@ -89,6 +90,7 @@ class TrlEngine:
         staging_dir: Path,
         device: str,
         make_sampler: Callable[[int], Sampler],
+        tools: Sequence[ToolOfYours] = (),
     ):
         if config.finetune.method == "full" and model.dtype == torch.float16:
             # The fp16 loss scaler unscales fp32 gradients only (torch: "Attempting to unscale FP16 gradients"):
@@ -114,6 +116,7 @@ class TrlEngine:
         # environments look items up in `_live_items`, the pool and every fresh item a row has drawn.
         self.live = config.data.episodes == "live"
         self._live_items: dict[str, TaskItem] = {item.id: item for item in items}
+        self._tools = tuple(tools)  # yours (data.tools_of_yours): methods of the environment class TRL sees
         self.trainer_tokenizer = with_tool_calling(tokenizer) if self.live else tokenizer
         recipe = self._spec.trl
         args = trl_args(config, self._staging_dir, device, model.dtype)
@@ -136,7 +139,8 @@ class TrlEngine:
             trainer_kwargs = {"reward_funcs": [self._make_trl_reward(probe)]}
             if self.live:
                 live_items = self._live_items
-                trainer_kwargs["environment_factory"] = lambda: LiveEnvironment(live_items)
+                environment = live_environment_class(self._tools)
+                trainer_kwargs["environment_factory"] = lambda: environment(live_items)
         sampler_state = lambda step: self.sampler.state_dict(next_step=step + 1)  # noqa: E731
         self._bridge = _HookBridge(
             self._staging_dir, device, setup.replies_per_step, self._kl, self._set_beta, sampler_state, probe
@@ -254,6 +258,7 @@ class TrlEngine:
             sampling=sampling,
             drift=probe,
             live_rounds=self.config.data.max_tool_rounds if self.live else None,
+            live_tools=self._tools,
         )
 
     def _at(self, position: int) -> TaskItem:

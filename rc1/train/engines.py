@@ -7,7 +7,7 @@ trainers."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,10 +72,12 @@ def build_engine(
     staging_dir: Path,
     device: str,
     make_sampler: Callable[[int], Sampler] | None = None,
+    tools: Sequence = (),
 ) -> TrainingEngine:
     """The engine for `config.engine`; batches come from `make_sampler(prompts per step)`, by default seeded
     passes over `items`."""
     if make_sampler is None:
         make_sampler = lambda per_step: PassSampler(items, per_step, config.train.max_steps, config.run.seed)  # noqa: E731
     engine_class = load(ENGINES[config.engine.name].engine)
-    return engine_class(config, items, reward_fn, model, tokenizer, staging_dir, device, make_sampler)
+    yours = {"tools": tuple(tools)} if tools else {}  # tools of yours: live episodes, trl×grpo only (config rules)
+    return engine_class(config, items, reward_fn, model, tokenizer, staging_dir, device, make_sampler, **yours)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Sequence
 
 import torch
 from transformers import GenerationConfig, PreTrainedTokenizerBase
@@ -91,6 +92,7 @@ def evaluate_policy(
     sampling: Sampling | None = None,
     drift: DriftProbe | None = None,
     live_rounds: int | None = None,
+    live_tools: Sequence = (),
 ) -> EvalResult:
     """Replies of `model` to `items`: greedy, or `sampling.samples` sampled ones per item. `batch_size` counts replies
     per forward pass; the items are cut into fixed batches by position, and under a multi-process launch every rank
@@ -102,11 +104,12 @@ def evaluate_policy(
     evaluating inside a run does not change its training.
 
     `live_rounds` (data.episodes: live, data.max_tool_rounds): each item is a live episode (`run_live_episodes`, the
-    tool loop TRL trains with; `tokenizer` the tool tokenizer), on the same dealt batches, each rollout sampled under
-    its own seed; the completion is the episode's final text (thinking removed) and `outcomes` holds each episode's
-    outcome, which the scorer's inputs are read from (rc1/scoring/pipeline.py `evaluated_inputs`: a reply forced
-    wrong, the needless asks), and `episodes` each one's record (messages, tool calls, the model's tokens per turn)
-    for the rollout archive. Not with drift or sharded parameters yet."""
+    tool loop TRL trains with; `tokenizer` the tool tokenizer; `live_tools` the run's tools of yours), on the same
+    dealt batches, each rollout sampled under its own seed; the completion is the episode's final text (thinking
+    removed) and `outcomes` holds each episode's outcome, which the scorer's inputs are read from
+    (rc1/scoring/pipeline.py `evaluated_inputs`: a reply forced wrong, the needless asks), and `episodes` each one's
+    record (messages, tool calls, the model's tokens per turn) for the rollout archive. Not with drift or
+    sharded parameters yet."""
     if live_rounds is not None and (drift is not None or distributed.sharded(model)):
         raise NotImplementedError("live episodes are not yet evaluated with the drift probe or sharded parameters")
     started = time.perf_counter()
@@ -144,7 +147,9 @@ def evaluate_policy(
                 torch.manual_seed(batch_seed(sampling.seed, batch))
             if live_rounds is not None:
                 if k is not None:
-                    mine[k] = _live_replies(model, tokenizer, batch, max_new_tokens, live_rounds, device, sampling)
+                    mine[k] = _live_replies(
+                        model, tokenizer, batch, max_new_tokens, live_rounds, device, sampling, live_tools
+                    )
                 continue
             replies = generate_replies(
                 model,
@@ -193,7 +198,7 @@ def evaluate_policy(
     )
 
 
-def _live_replies(model, tokenizer, batch, max_new_tokens, rounds, device, sampling):
+def _live_replies(model, tokenizer, batch, max_new_tokens, rounds, device, sampling, tools=()):
     """One batch's live episodes as evaluate_policy's (final texts, token counts, ended, outcomes, records): item by
     item, samples in order."""
     from rc1.scoring.episode_record import episode_of
@@ -207,6 +212,7 @@ def _live_replies(model, tokenizer, batch, max_new_tokens, rounds, device, sampl
         max_tool_rounds=rounds,
         device=device,
         sampling=sampling,
+        tools=tools,
     )
     outcomes = [r.outcome for r in rollouts]
     by_id = {item.id: item for item in batch}

@@ -52,8 +52,9 @@ from trl.chat_template_utils import parse_response
 from rc1.core.errors import BadInput
 from rc1.data.environment import EpisodeEnvironment, ToolCall, call_tool
 from rc1.data.task import TaskItem
+from rc1.data.user_tools import ToolOfYours
 from rc1.scoring.episode_outcome import EpisodeOutcome, outcome
-from rc1.train.live_tools import LiveEnvironment, live_row
+from rc1.train.live_tools import live_environment_class, live_row
 from rc1.train.metrics import Sampling
 from rc1.train.rollout_sampler import RolloutSampler, rollout_seed
 
@@ -85,13 +86,15 @@ class LiveRollout(msgspec.Struct, frozen=True, kw_only=True):
     turn_tokens: list[int] = msgspec.field(default_factory=list)  # the model's tokens per assistant message, in order
 
 
-def tool_schemas() -> list[dict[str, Any]]:
-    """The tools' JSON schemas exactly as TRL renders them for a `LiveEnvironment` (G:691-702): every public function
-    of the class but `reset` and `get_reward`, in name order, from the type hints and docstrings."""
-    probe = LiveEnvironment({})
+def tool_schemas(tools: Sequence[ToolOfYours] = ()) -> list[dict[str, Any]]:
+    """The tools' JSON schemas exactly as TRL renders them for the environment class of a run with `tools` of yours
+    (`live_environment_class`; none: `LiveEnvironment`) (G:691-702): every public function of the class but `reset`
+    and `get_reward`, in name order, from the type hints and docstrings."""
+    cls = live_environment_class(tools)
+    probe = cls({})
     return [
         get_json_schema(getattr(probe, name))
-        for name, _ in inspect.getmembers(LiveEnvironment, inspect.isfunction)
+        for name, _ in inspect.getmembers(cls, inspect.isfunction)
         if name not in ("reset", "get_reward") and not name.startswith("_")
     ]
 
@@ -107,9 +110,9 @@ def turn_end_ids(model, tokenizer: PreTrainedTokenizerBase) -> list[int]:
 class _Episode:
     """One rollout while the loop runs: TRL's per-rollout state (prompt ids, completion ids, messages) and its tools."""
 
-    def __init__(self, item: TaskItem, sample: int, prompt_ids: list[int]) -> None:
+    def __init__(self, item: TaskItem, sample: int, prompt_ids: list[int], tools: Sequence[ToolOfYours] = ()) -> None:
         self.item, self.sample, self.prompt_ids = item, sample, prompt_ids
-        self.env = EpisodeEnvironment(item)
+        self.env = EpisodeEnvironment(item, tools)
         self.completion_ids: list[int] = []
         self.messages: list[Message] = []
         self.turns = self.model_tokens = 0
@@ -123,10 +126,11 @@ class _Episode:
 class _Loop:
     """The loop's fixed parts: model, tokenizer, budget, sampling, and the one generate call a turn goes through."""
 
-    def __init__(self, model, tokenizer, *, budget, device, sampling, chat_template_kwargs) -> None:
+    def __init__(self, model, tokenizer, *, budget, device, sampling, chat_template_kwargs, yours=()) -> None:
         self.model, self.tokenizer, self.budget, self.device, self.sampling = model, tokenizer, budget, device, sampling
         self.kwargs = dict(chat_template_kwargs or {})
-        self.tools = tool_schemas()
+        self.yours = tuple(yours)  # the run's tools of yours (data.tools_of_yours)
+        self.tools = tool_schemas(self.yours)
         self.eos_ids = turn_end_ids(model, tokenizer)
         self.context = model.config.max_position_embeddings  # TRL's ceiling on the transformers path (G:2052-2053)
 
@@ -237,6 +241,7 @@ def run_live_episodes(
     sampling: Sampling | None = None,
     forced_turns: Mapping[str, Sequence[str]] | None = None,
     chat_template_kwargs: Mapping[str, Any] | None = None,
+    tools: Sequence[ToolOfYours] = (),
 ) -> list[LiveRollout]:
     """The live episodes of `items`, greedy or `sampling.samples` sampled ones per item, item by item; every turn of
     every rollout still running goes through one batched `generate` per round, and each rollout's result is the same
@@ -245,7 +250,8 @@ def run_live_episodes(
     `tokenizer` is the tool tokenizer (`live_tools.with_tool_calling`). `forced_turns[item_id]`: the text of that
     item's first turns, taken as if the model had written them (each cut after its first end token and to the
     budget, then parsed and run like any turn); for tests and warm-start data, never an evaluation's. The global RNGs
-    are not drawn from; the model's train/eval mode is left as found.
+    are not drawn from; the model's train/eval mode is left as found. `tools`: the run's tools of yours, offered and
+    run beside the built-in ones (one that raises or hangs is ToolOfYoursFailed, naming it).
 
     Raises BadInput (about `model.name`) when the tokenizer cannot parse a turn (no `response_template`) or cannot pad
     a round's batch (no pad token)."""
@@ -265,10 +271,11 @@ def run_live_episodes(
         device=device,
         sampling=sampling,
         chat_template_kwargs=chat_template_kwargs,
+        yours=tools,
     )
     forced = {key: list(turns) for key, turns in (forced_turns or {}).items()}
     samples = 1 if sampling is None else sampling.samples
-    episodes = [_Episode(item, k, loop.prompt_ids(item)) for item in items for k in range(samples)]
+    episodes = [_Episode(item, k, loop.prompt_ids(item), loop.yours) for item in items for k in range(samples)]
     was_training = model.training
     try:
         model.eval()

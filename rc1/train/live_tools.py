@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import inspect
 from collections.abc import Callable, Mapping, Sequence
 from importlib.resources import files
 from typing import Any
@@ -30,6 +31,7 @@ from typing import Any
 from rc1.core.errors import BadInput
 from rc1.data.environment import EpisodeEnvironment, ToolCall
 from rc1.data.task import TaskItem, episode_messages
+from rc1.data.user_tools import ToolOfYours, ToolOfYoursFailed
 from rc1.scoring.thinking import template_opens_thinking
 
 ITEM_COLUMN = "item_id"
@@ -188,6 +190,8 @@ class LiveEnvironment:
     (TRL reuses an instance across batches, `grpo_trainer.py:2352-2360`), each time a fresh `EpisodeEnvironment` of
     the row's item."""
 
+    _yours: tuple[ToolOfYours, ...] = ()  # the run's tools of yours (`live_environment_class`)
+
     def __init__(self, items: Mapping[str, TaskItem]) -> None:
         self._items = items
         self._episode: EpisodeEnvironment | None = None
@@ -205,7 +209,7 @@ class LiveEnvironment:
                 f"row {ITEM_COLUMN}={item_id!r} is not an item of the live environments' pool "
                 f"({len(self._items)} items): build the dataset and `live_environment_factory` from the same items"
             )
-        self._episode = EpisodeEnvironment(self._items[item_id])
+        self._episode = EpisodeEnvironment(self._items[item_id], self._yours)
 
     @property
     def item(self) -> TaskItem:
@@ -216,6 +220,11 @@ class LiveEnvironment:
     def transcript(self) -> tuple[ToolCall, ...]:
         """The episode's calls so far, failures included; empty before the first `reset`."""
         return self._episode.transcript if self._episode is not None else ()
+
+    @property
+    def failure(self) -> ToolOfYoursFailed | None:
+        """A tool of yours that raised or hung in the episode now running (`EpisodeEnvironment.failure`)."""
+        return self._episode.failure if self._episode is not None else None
 
     def wiki(self, title: str) -> str:
         return self._started().wiki(title)
@@ -237,16 +246,52 @@ class LiveEnvironment:
         return self._episode
 
 
-def live_environment_factory(items: Sequence[TaskItem]) -> Callable[[], LiveEnvironment]:
-    """TRL's `environment_factory` for episodes of `items`: each environment it builds serves any row whose `item_id`
-    is one of theirs. Raises ValueError when two items share an id."""
+def live_environment_class(tools: Sequence[ToolOfYours]) -> type[LiveEnvironment]:
+    """The environment class TRL sees for a run with `tools` of yours: `LiveEnvironment` itself without any, else a
+    subclass with one method per tool, named as the config names it, whose signature, annotations and docstring are
+    the function's, so TRL's `get_json_schema` renders the user's schema (G:691-702). A call goes through
+    `call_tool`, so it is recorded in the transcript and replayed as `audit --rescore` replays it; one that raises or
+    hangs is ToolOfYoursFailed, which TRL's loop catches (G:1986-1995) and rc1's reward function raises again from
+    `failure` (rc1/scoring/pipeline.py `make_reward_fn`), failing the batch by the tool's name."""
+    if not tools:
+        return LiveEnvironment
+    methods: dict[str, Any] = {"_yours": tuple(tools)}
+    for tool in tools:
+        methods[tool.name] = _tool_method(tool)
+    return type("LiveEnvironmentWithYours", (LiveEnvironment,), methods)
+
+
+def _tool_method(tool: ToolOfYours) -> Callable[..., str]:
+    from rc1.data.environment import call_tool
+
+    def method(self: LiveEnvironment, **arguments: Any) -> str:
+        return call_tool(self._started(), tool.name, arguments)
+
+    signature = inspect.signature(tool.fn)
+    self_parameter = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    method.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[self_parameter, *signature.parameters.values()], return_annotation=str
+    )
+    method.__annotations__ = {**tool.parameters, "return": str}
+    method.__doc__ = tool.fn.__doc__
+    method.__name__ = method.__qualname__ = tool.name
+    return method
+
+
+def live_environment_factory(
+    items: Sequence[TaskItem], tools: Sequence[ToolOfYours] = ()
+) -> Callable[[], LiveEnvironment]:
+    """TRL's `environment_factory` for episodes of `items` (with `tools` of yours): each environment it builds serves
+    any row whose `item_id` is one of theirs. Raises ValueError when two items share an id."""
     pool: dict[str, TaskItem] = {}
     for item in items:
         if item.id in pool:
             raise ValueError(f"two items share the id {item.id!r}: a live episode's row names its item by id")
         pool[item.id] = item
 
+    cls = live_environment_class(tools)
+
     def factory() -> LiveEnvironment:
-        return LiveEnvironment(pool)
+        return cls(pool)
 
     return factory

@@ -23,7 +23,7 @@ _ENCODER = msgspec.json.Encoder()
 
 
 def metrics_line(event: ev.TrainStep) -> bytes:
-    record = msgspec.structs.asdict(event)
+    record = ev.recorded_fields(event)
     for key in ("v", "prev", "type"):
         record.pop(key, None)
     return _ENCODER.encode(record) + b"\n"
@@ -36,11 +36,7 @@ def manifest_line(event: ev.CheckpointSaved) -> bytes:
 
 def log_line(event: ev.Event) -> str:
     """One key=value line per event, rendered by structlog."""
-    payload = {
-        k: v
-        for k, v in msgspec.structs.asdict(event).items()
-        if k not in ("seq", "ts", "run", "v", "prev") and v is not msgspec.UNSET  # a field this line does not record
-    }
+    payload = {k: v for k, v in ev.recorded_fields(event).items() if k not in ("seq", "ts", "run", "v", "prev")}
     renderer = structlog.processors.KeyValueRenderer(key_order=["ts", "seq", "event"], drop_missing=True)
     return renderer(None, "", {"ts": event.ts, "seq": event.seq, "event": ev.event_type(event), **_flatten(payload)})
 

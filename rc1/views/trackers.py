@@ -459,6 +459,8 @@ def _step_scalars(step: ev.TrainStep) -> dict[str, float]:
     scalars |= {f"diagnostics/{name}": value for name, value in step.diagnostics.items()}
     if step.grad_norm is not None:
         scalars["train/grad_norm"] = step.grad_norm
+    if step.episodes is not msgspec.UNSET:  # a live line's tool use
+        scalars |= {f"episodes/{name}": value for name, value in step.episodes.items()}
     return {tag: value for tag, value in scalars.items() if math.isfinite(value)}
 
 
@@ -481,9 +483,11 @@ def _eval_scalars(event: ev.EvalCompleted) -> dict[str, float]:
         scalars["eval/sampled_success"] = overall.sampled_success
     if event.drift is not None:
         scalars["eval/drift_kl"] = event.drift.kl
+    if event.episodes is not msgspec.UNSET:
+        scalars |= {f"eval/episodes/{name}": value for name, value in event.episodes.items()}
     return scalars
 
 
 def _text(event: ev.Event) -> str:
-    fields = {k: v for k, v in msgspec.structs.asdict(event).items() if k not in ("prev", "v", "run")}
+    fields = {k: v for k, v in ev.recorded_fields(event).items() if k not in ("prev", "v", "run")}
     return "```\n" + msgspec.json.format(msgspec.json.encode(fields)).decode() + "\n```"

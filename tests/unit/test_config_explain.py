@@ -101,9 +101,11 @@ def test_explain_json_is_one_document_with_every_key(root):
     assert document["config"].endswith("configs/short.yaml") and document["overrides"] == ["train.learning_rate=0.002"]
     assert document["sha256"] == load_config(root / "configs/short.yaml", ["train.learning_rate=0.002"]).sha256
     # Keys inside dicts and lists of sections are shown under their templates: data.tasks.<name>.check,
-    # reward.functions[].path.
+    # reward.functions[].path, data.tools_of_yours[].path.
     listed = {
-        key.replace("data.tasks.", "data.tasks.<name>.").replace("reward.functions.", "reward.functions[].")
+        key.replace("data.tasks.", "data.tasks.<name>.")
+        .replace("reward.functions.", "reward.functions[].")
+        .replace("data.tools_of_yours.", "data.tools_of_yours[].")
         for key, _, _ in _fields(mi.type_info(Config))
         if "sources" not in key
     }

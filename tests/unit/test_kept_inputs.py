@@ -68,3 +68,33 @@ def test_a_run_kept_before_reward_formats_keeps_its_fingerprint_and_its_text_fun
     loaded = _load_kept(Workspace(root=tmp_path, run="local"), kept)
     assert loaded.config.reward.functions[0].format == "text"
     assert loaded.sha256 == "0157cdf5c29a3a699f82c76c20b5524d5026f1516a714283451e0255b5024b08"
+
+
+def test_a_run_kept_with_a_monitors_section_of_its_own_keeps_its_fingerprint_after_the_tool_use_rules(tmp_path):
+    """Frozen: the sha256 an rc1 before the rules on a live line's tool use (tool_failures, tool_hops_drift,
+    over_asking, never_asking) gave the kept config above with monitors.drift: null (which a live run must set) and
+    with truncation's ceiling moved too. Read back, the new rules take their defaults, which `_LATER_KEYS` leaves out
+    of the fingerprint, as it leaves out a monitors section at its defaults whole; a rule set otherwise is a change."""
+    from conftest import REPO
+
+    from rc1.config.kept import KeptConfig, _load_kept
+    from rc1.core.workspace import Workspace
+
+    raw = json.loads((REPO / "tests/data/kept_config_before_reward_formats.json").read_text())
+    (tmp_path / "my_rewards.py").write_text(
+        "def brevity(prompts, completions, completion_tokens, **kw):\n    return [1.0 for _ in completions]\n"
+    )
+
+    def sha(monitors: dict) -> str:
+        config = {**raw, "monitors": {**raw["monitors"], **monitors}}
+        kept = KeptConfig(config_path="fp.yaml", overrides=[], sha256="", config=config)
+        return _load_kept(Workspace(root=tmp_path, run="local"), kept).sha256
+
+    live = sha({"drift": None})
+    assert live == "2e50d681913b8ba3625030192afefdc8b61fa3955877a4aa7bf4efb2bd4fc78c"
+    truncation = {**raw["monitors"]["truncation"], "max_share": 0.3}
+    assert sha({"drift": None, "truncation": truncation}) == (
+        "c5c9e69df13fb3d9951d6519404a17fe56df4fdfb916c3ecfbb5c9786db30e05"
+    )
+    assert sha({"drift": None, "tool_failures": None}) != live
+    assert sha({"drift": None, "never_asking": {"min_share": 0.5}}) != live

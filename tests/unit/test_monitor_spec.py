@@ -67,7 +67,12 @@ def test_what_status_says_a_rule_reads_is_its_declared_signals_grouped_by_event(
 
 
 def test_the_rules_that_read_only_sampled_replies_are_the_watched_ones_in_the_tables_order():
-    assert reading_sampled_replies(MonitorsConfig()) == ["entropy_floor", "truncation", "no_signal"]
+    assert reading_sampled_replies(MonitorsConfig()) == [
+        "entropy_floor",
+        "truncation",
+        "no_signal",
+        *("tool_failures", "tool_hops_drift", "over_asking", "never_asking"),  # a live line's rollouts' tool use
+    ]
     assert reading_sampled_replies(rules(no_signal={}, truncation={}, reward_hacking={})) == ["truncation", "no_signal"]
     assert reading_sampled_replies(watched(rules(drift={}, budget={}))) == []
 

@@ -13,6 +13,37 @@ from rc1.config.sections.tasks import SourceConfig, TaskConfig
 from rc1.core.catalog import DIFFICULTY_MIX, PRODUCTION_MIX, Difficulty, TaskName
 
 
+class ToolOfYoursConfig(Section, kw_only=True):
+    """One tool of yours for live episodes (rc1/data/user_tools.py): a Python function the policy may call beside
+    wiki, calc and ask, its schema built from its type hints and Google-style docstring as TRL builds it."""
+
+    name: Annotated[
+        str,
+        Meta(
+            pattern=r"^[a-z][a-z0-9_]*$",
+            description="The tool's name, as the model calls it and the transcript records it: not wiki, calc, ask, "
+            "reset or get_reward, and not another tool's.",
+        ),
+    ]
+    path: Annotated[
+        str,
+        Meta(
+            description="package.module:function, imported with the config file's folder first on the import path "
+            "(as reward.functions). Typed arguments (str, int, float, bool) only, returns a str, deterministic. Its "
+            "source's sha256 is part of the config's fingerprint."
+        ),
+    ]
+    timeout_s: Annotated[
+        float,
+        Meta(
+            gt=0.0,
+            le=600.0,
+            description="Seconds one call may take; a call that raises or takes longer fails the batch, naming the "
+            "tool (exit 1).",
+        ),
+    ] = 5.0
+
+
 class DataConfig(Section):
     """What round 1 materializes: the seed pool, the balanced pool, the shadow set and the gate set; their tasks,
     sources and episode framing (the template pack, rc1/data/episodes.py)."""
@@ -96,6 +127,13 @@ class DataConfig(Section):
             "GRPOTrainer(environment_factory=…): engine trl, strategy grpo."
         ),
     ] = "recorded"
+    tools_of_yours: Annotated[
+        list[ToolOfYoursConfig],
+        Meta(
+            description="Live episodes: your tools, each a Python function the policy may call beside wiki, calc and "
+            "ask (docs/bring-your-own.md#a-tool-of-yours); every call is recorded and replayed by audit --rescore."
+        ),
+    ] = msgspec.field(default_factory=list)
     max_tool_rounds: Annotated[
         int,
         Meta(

@@ -29,8 +29,9 @@ class NeverAsking(RuleParams):
             ge=0.0,
             le=1.0,
             description="Trips when less than this share of the window's episodes that needed a clarification asked "
-            "one. 0.3: most such items go unasked (gold paths ask on all); a healthy line's assumed 0.8 reads below "
-            "it in no simulated run, the fault's 0.1 within a window (docs/monitors-and-runbook.md).",
+            "one. 0.3: most such items go unasked (gold paths ask on all). Simulated healthy lines asking on 0.8 "
+            "read below it on 0.45 % of lines at 16 episodes a step and none at 64; lines asking on 0.1 trip within "
+            "a window or two (docs/monitors-and-runbook.md).",
         ),
     ] = 0.3
     min_episodes: Annotated[
@@ -69,8 +70,8 @@ SPEC = MonitorSpec(
     steps_needed=its_window,
     runbook=Runbook(
         means="the policy answers under-specified items without asking the simulated user, guessing what they "
-        "withhold: those answers are scored wrong, so the over-clarification penalty is too heavy against them, or "
-        "the policy never learned the ask tool (too few such items to learn from)",
+        "withhold (those answers are scored wrong): the over-clarification penalty on the other items has taught it "
+        "that asking costs, or it never learned the ask tool (too few such items to learn from)",
         tries=(
             "read the episodes that needed an ask: rc1 rollouts --step N (an under-specified item's episode with no "
             "ask call)",

@@ -29,8 +29,8 @@ class OverAsking(RuleParams):
             ge=0.0,
             le=1.0,
             description="Trips when more than this share of the window's episodes that needed no clarification asked "
-            "one. 0.3: three times a healthy line's assumed 0.1 and half the fault's 0.6; a healthy line reads above "
-            "it in no simulated run (docs/monitors-and-runbook.md).",
+            "one. 0.3: three times the 0.1 assumed healthy, half the 0.6 of a fault; simulated healthy lines never "
+            "read above it, faulty ones trip within a window (docs/monitors-and-runbook.md).",
         ),
     ] = 0.3
     min_episodes: Annotated[

@@ -30,8 +30,8 @@ class ToolFailures(RuleParams):
             ge=0.0,
             le=1.0,
             description="Trips when the window's failed calls exceed this share of its calls. 0.5: more of the "
-            "policy's calls fail than succeed (gold paths fail none); a healthy line's 0.2 reads above it in no "
-            "simulated run (docs/monitors-and-runbook.md).",
+            "policy's calls fail than succeed (gold paths fail none); simulated healthy lines failing 0.2 of their "
+            "calls never read above it, lines failing 0.8 trip within a window (docs/monitors-and-runbook.md).",
         ),
     ] = 0.5
     min_calls: Annotated[

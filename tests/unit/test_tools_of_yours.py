@@ -1,0 +1,210 @@
+"""A tool of yours (issue 43, `data.tools_of_yours`): a real module beside a real config, its schema as TRL renders it,
+its calls recorded and replayed, the config errors (exit 2), a tool that raises or hangs failing by name, and the
+fingerprints of configs without tools as they were."""
+
+import inspect
+import time
+
+import pytest
+import yaml
+from conftest import REPO
+from live_episodes import live_items
+from transformers.utils import get_json_schema
+
+from rc1.config.loading import load_config
+from rc1.core.errors import BadInput, ExitCode
+from rc1.data.environment import EpisodeEnvironment, ToolCall, call_tool
+from rc1.data.user_tools import ToolOfYoursFailed, load_tools, tools_of
+from rc1.scoring.episode_replay import replay_calls
+from rc1.train.live_generation import tool_schemas
+from rc1.train.live_tools import LiveEnvironment, live_environment_class, live_environment_factory
+
+LOCAL = REPO / "configs" / "local.yaml"
+
+MY_TOOLS = '''
+import time
+
+
+def convert(value: float, unit: str) -> str:
+    """Convert a length to metres.
+
+    Args:
+        value: How many of the unit.
+        unit: One of km, m, cm.
+    """
+    return f"{value * {'km': 1000, 'm': 1, 'cm': 0.01}[unit]:g} m"
+
+
+def explode(text: str) -> str:
+    """Always fails.
+
+    Args:
+        text: Anything.
+    """
+    raise RuntimeError("the converter is down")
+
+
+def sleepy(text: str) -> str:
+    """Sleeps past its timeout.
+
+    Args:
+        text: Anything.
+    """
+    time.sleep(3)
+    return text
+
+
+def undocumented(text: str) -> str:
+    return text
+
+
+def untyped(text) -> str:
+    """No type.
+
+    Args:
+        text: Anything.
+    """
+    return text
+'''
+
+
+def write_config(folder, tools, **data):
+    (folder / "my_tools.py").write_text(MY_TOOLS, encoding="utf-8")
+    raw = yaml.safe_load(LOCAL.read_text(encoding="utf-8"))
+    raw.setdefault("data", {}).update({"episodes": "live", "tools_of_yours": tools, **data})
+    raw.setdefault("monitors", {})["drift"] = None
+    path = folder / "mine.yaml"
+    path.write_text(yaml.safe_dump(raw), encoding="utf-8")
+    return path
+
+
+CONVERT = {"name": "convert", "path": "my_tools:convert", "timeout_s": 5}
+
+
+def test_a_tool_of_yours_loads_with_the_schema_trl_renders(tmp_path):
+    loaded = load_config(write_config(tmp_path, [CONVERT]))
+    tools = tools_of(loaded)
+    assert [t.name for t in tools] == ["convert"] and tools[0].parameters == {"value": float, "unit": str}
+    import my_tools
+
+    cls = live_environment_class(tools)
+    # TRL's discovery (G:691-702): every public function of the class but reset/get_reward, schema from the method
+    found = [n for n, _ in inspect.getmembers(cls, inspect.isfunction) if n not in ("reset", "get_reward")]
+    found = [n for n in found if not n.startswith("_")]
+    assert found == ["ask", "calc", "convert", "wiki"]
+    rendered = get_json_schema(cls({}).convert)
+    assert rendered == get_json_schema(my_tools.convert) == tools[0].schema
+    assert rendered["function"]["parameters"]["properties"] == {
+        "value": {"type": "number", "description": "How many of the unit."},
+        "unit": {"type": "string", "description": "One of km, m, cm."},
+    }
+    assert tool_schemas(tools) == [*tool_schemas()[:2], rendered, tool_schemas()[2]]  # ask, calc, convert, wiki
+    assert [s["function"]["name"] for s in tool_schemas()] == ["ask", "calc", "wiki"]  # without: as before
+    assert live_environment_class(()) is LiveEnvironment
+
+
+def test_a_call_is_recorded_in_the_transcript_and_replayed(tmp_path):
+    tools = tools_of(load_config(write_config(tmp_path, [CONVERT])))
+    item = live_items()[0]
+    env = live_environment_factory([item], tools)()
+    env.reset(item_id=item.id, prompt=[])
+    assert env.convert(value=2, unit="km") == "2000 m"  # as TRL calls it, an int where the schema says number
+    assert env.calc(expression="1+1") == "2"
+    env.convert(unit="km")  # arguments that are not its call: a recorded failure the model reads
+    calls = list(env.transcript)
+    assert calls[0] == ToolCall(tool="convert", arguments={"value": 2, "unit": "km"}, result="2000 m", ok=True)
+    assert calls[2].tool == "convert" and not calls[2].ok and calls[2].error == "malformed_call"
+    assert replay_calls(item, calls, tools) == []
+    edited = [calls[0].__class__(tool="convert", arguments=calls[0].arguments, result="3 m", ok=True), *calls[1:]]
+    differs = replay_calls(item, edited, tools)
+    assert [(d.index, d.tool) for d in differs] == [(0, "convert")] and "'2000 m'" in differs[0].what
+    # Without the run's tools the call is an unknown tool, a finding: rescore must replay with them.
+    assert [d.index for d in replay_calls(item, calls, ())] == [0, 2]
+
+
+@pytest.mark.parametrize(
+    "tool, message",
+    [
+        (
+            {"name": "conv", "path": "missing_module:convert"},
+            r"data\.tools_of_yours\[0\]\.path: missing_module:convert "
+            r"does not import: ModuleNotFoundError",
+        ),
+        ({"name": "wiki", "path": "my_tools:convert"}, r"data\.tools_of_yours\[0\]\.name: 'wiki' is taken"),
+        ({"name": "reset", "path": "my_tools:convert"}, r"data\.tools_of_yours\[0\]\.name: 'reset' is taken"),
+        (
+            {"name": "undocumented", "path": "my_tools:undocumented"},
+            r"data\.tools_of_yours\[0\]\.path: "
+            r"my_tools:undocumented: no tool schema \(DocstringParsingException",
+        ),
+        ({"name": "untyped", "path": "my_tools:untyped"}, r"argument text is untyped; a tool's arguments are str"),
+        ({"name": "conv", "path": "my_tools.py:convert"}, r"does not import"),
+    ],
+)
+def test_a_tool_that_cannot_be_a_tool_is_a_config_error(tmp_path, tool, message):
+    path = write_config(tmp_path, [tool])
+    with pytest.raises(BadInput, match=message) as refused:
+        tools_of(load_config(path))  # a name at load; an import or a schema where a run first uses them (round 1)
+    assert str(refused.value).startswith(str(path)) and refused.value.exit_code == ExitCode.BAD_INPUT == 2
+
+
+def test_two_tools_of_one_name_and_tools_of_a_recorded_run_are_config_errors(tmp_path):
+    with pytest.raises(BadInput, match=r"data\.tools_of_yours\[1\]\.name: 'convert' names two tools"):
+        load_config(write_config(tmp_path, [CONVERT, CONVERT]))
+    with pytest.raises(BadInput, match=r"data\.tools_of_yours: tools are called in live episodes only"):
+        load_config(write_config(tmp_path, [CONVERT], episodes="recorded"))
+
+
+def test_a_tool_that_raises_fails_by_name_and_the_reward_raises_it_again(tmp_path):
+    tools, problems = load_tools(
+        load_config(
+            write_config(tmp_path, [{"name": "explode", "path": "my_tools:explode"}])
+        ).config.data.tools_of_yours,
+        tmp_path,
+    )
+    assert problems == []
+    item = live_items()[0]
+    env = EpisodeEnvironment(item, tools)
+    with pytest.raises(
+        ToolOfYoursFailed,
+        match=r"tool explode \(my_tools:explode\) raised RuntimeError: the converter "
+        r"is down when called with \{'text': 'x'\}",
+    ):
+        call_tool(env, "explode", {"text": "x"})
+    assert env.transcript == () and isinstance(env.failure, ToolOfYoursFailed)
+    # Under TRL the method raises (TRL's loop catches it); the environment keeps it for rc1's reward function.
+    live = live_environment_factory([item], tools)()
+    live.reset(item_id=item.id)
+    with pytest.raises(ToolOfYoursFailed):
+        live.explode(text="x")
+    assert "explode" in str(live.failure)
+    from rc1.scoring.pipeline import make_reward_fn
+
+    reward = make_reward_fn(None, {}, pipeline=None)
+    with pytest.raises(ToolOfYoursFailed, match="tool explode"):
+        reward([item], [[]], [1], None, environments=[live])
+    live.reset(item_id=item.id)
+    assert live.failure is None
+
+
+def test_a_tool_that_hangs_past_its_timeout_fails_by_name(tmp_path):
+    spec = {"name": "sleepy", "path": "my_tools:sleepy", "timeout_s": 1}
+    tools = tools_of(load_config(write_config(tmp_path, [spec])))
+    env = EpisodeEnvironment(live_items()[0], tools)
+    started = time.monotonic()
+    with pytest.raises(ToolOfYoursFailed, match=r"tool sleepy \(my_tools:sleepy\) did not return within 1 s"):
+        call_tool(env, "sleepy", {"text": "x"})
+    assert 0.9 < time.monotonic() - started < 2.5
+
+
+def test_the_tool_files_are_fingerprinted_and_configs_without_tools_are_as_they_were(tmp_path):
+    path = write_config(tmp_path, [CONVERT])
+    before = load_config(path)
+    assert set(before.files) == {"data.tools_of_yours.convert"}
+    source = tmp_path / "my_tools.py"
+    source.write_text(source.read_text() + "\n# an edit\n", encoding="utf-8")
+    after = load_config(path)
+    assert after.files["data.tools_of_yours.convert"] != before.files["data.tools_of_yours.convert"]
+    assert after.sha256 != before.sha256
+    plain = load_config(LOCAL)
+    assert plain.files == {} and load_config(LOCAL, ["data.tools_of_yours=[]"]).sha256 == plain.sha256
