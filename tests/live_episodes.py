@@ -8,11 +8,14 @@ from pathlib import Path
 
 from trl import GRPOConfig
 
+from rc1.data.episodes import dress
 from rc1.data.generators import generate
 from rc1.data.task import TaskItem
+from rc1.data.templates import load_pack
 from rc1.train.tiny_model import build_tiny_qwen3
 
 SEED = 11
+PACK_DIR = Path(__file__).resolve().parents[1] / "configs" / "templates" / "pack_v2"
 CALL = '<tool_call>\n{{"name": "{tool}", "arguments": {{"{argument}": "{value}"}}}}\n</tool_call><|im_end|>'
 
 
@@ -23,6 +26,22 @@ def call(tool: str, argument: str, value: str) -> str:
 def live_items() -> list[TaskItem]:
     """Two items with pages to look up, two with arithmetic to do."""
     return generate("hotpotqa", 2, 43, "live-hotpotqa") + generate("gsm8k", 2, 43, "live-gsm8k")
+
+
+def dressed(items: list[TaskItem], episodes: str = "live", *, rate: float = 0.2, stream: str = "pool") -> list:
+    """`items` dressed as the embedded default's pack dresses a pool (seed 43, up to 3 turns and 2 tool hops, the tools
+    wiki and calc), `rate` of them under-specified: live (the system turn and the question) or recorded."""
+    return dress(
+        items,
+        load_pack(PACK_DIR),
+        seed=43,
+        stream=stream,
+        max_turns=3,
+        max_tool_hops=2,
+        clarify_rate=rate,
+        tools=["wiki", "calc"],
+        episodes=episodes,
+    )
 
 
 def build_live_model(folder: Path) -> Path:

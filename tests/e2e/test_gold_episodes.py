@@ -6,35 +6,19 @@ answer; each pair's prompt is what the loop had before that turn."""
 from __future__ import annotations
 
 import pytest
-from conftest import REPO
-from live_episodes import build_live_model
+from live_episodes import build_live_model, dressed
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from rc1.data.episodes import dress
 from rc1.data.generators import generate
 from rc1.data.gold_trajectory import replay
 from rc1.data.task import DIFFICULTIES, episode_messages
-from rc1.data.templates import load_pack
 from rc1.train.gold_episodes import gold_episode_text, gold_messages, gold_turn_pairs
 from rc1.train.live_generation import run_live_episodes, tool_schemas
 from rc1.train.live_tools import TOOL_CHAT_TEMPLATE, with_tool_calling
 
-PACK = load_pack(REPO / "configs" / "templates" / "pack_v2")
-
 
 def _live(task: str, n: int = 6):
-    items = generate(task, n, 43, f"gold-{task}", difficulties=list(DIFFICULTIES) * (n // 3))
-    return dress(
-        items,
-        PACK,
-        seed=43,
-        stream="pool",
-        max_turns=3,
-        max_tool_hops=2,
-        clarify_rate=0.5,
-        tools=["wiki", "calc"],
-        episodes="live",
-    )
+    return dressed(generate(task, n, 43, f"gold-{task}", difficulties=list(DIFFICULTIES) * (n // 3)), rate=0.5)
 
 
 @pytest.fixture(scope="module")

@@ -17,17 +17,15 @@ import msgspec
 import pytest
 import torch
 import zstandard
-from live_episodes import call
+from live_episodes import call, dressed
 
 from rc1.app.rescore import _rescore_rows
 from rc1.app.rollouts import RolloutRecorder
 from rc1.config.loading import LoadedConfig
 from rc1.config.schema import Config
 from rc1.data.environment import PARAMETERS
-from rc1.data.episodes import dress
 from rc1.data.generators import generate
 from rc1.data.gold_trajectory import gold_calls
-from rc1.data.templates import load_pack
 from rc1.scoring.archive import decode_shard
 from rc1.scoring.episode_record import Episode
 from rc1.scoring.pipeline import ScoringPipeline, components_for, make_reward_fn, rule_scorer
@@ -44,19 +42,7 @@ STEPS = 2
 
 
 def live_items():
-    pack = load_pack(REPO / "configs" / "templates" / "pack_v2")
-    raw = generate("hotpotqa", 4, 43, "live-hotpotqa") + generate("gsm8k", 4, 43, "live-gsm8k")
-    return dress(
-        raw,
-        pack,
-        seed=43,
-        stream="pool",
-        max_turns=3,
-        max_tool_hops=2,
-        clarify_rate=0.25,
-        tools=["wiki", "calc"],
-        episodes="live",
-    )
+    return dressed(generate("hotpotqa", 4, 43, "live-hotpotqa") + generate("gsm8k", 4, 43, "live-gsm8k"), rate=0.25)
 
 
 def live_config() -> Config:

@@ -6,19 +6,16 @@ import json
 
 import msgspec
 import pytest
-from conftest import REPO
+from live_episodes import dressed
 
 from rc1.checks.difficulty import DifficultyLimits, validate
 from rc1.data.balance import rebalance
 from rc1.data.difficulty import BUCKET_TABLE, LIVE_TOOL_HOPS, ItemMetrics, bucket, bucket_and_margin, measure, votes
-from rc1.data.episodes import dress
 from rc1.data.generators import generate
 from rc1.data.gold_trajectory import gold_calls, replay
 from rc1.data.task import DIFFICULTIES
-from rc1.data.templates import load_pack
 from rc1.data.text import tokens
 
-PACK = load_pack(REPO / "configs" / "templates" / "pack_v2")
 TASKS = ("gsm8k", "hotpotqa", "strategyqa")
 TEXT_DIMENSIONS = ("entities", "ops_numeric", "connector_density", "coref_pronouns", "clue_overlap", "ambiguity_flags")
 # sha256 of the 90 recorded items' metrics below, measured before live items had their own path (5acccaa).
@@ -33,17 +30,7 @@ def _items(task: str, stream: str, n: int = 30):
 
 
 def _dress(items, episodes: str):
-    return dress(
-        items,
-        PACK,
-        seed=43,
-        stream="pool",
-        max_turns=3,
-        max_tool_hops=2,
-        clarify_rate=0.2,
-        tools=["wiki", "calc"],
-        episodes=episodes,
-    )
+    return dressed(items, episodes)
 
 
 def test_a_recorded_items_metrics_are_unchanged():

@@ -5,6 +5,7 @@ naming the items, and a recorded run never records it."""
 import msgspec
 import pytest
 from conftest import REPO
+from live_episodes import dressed
 
 from rc1.app.checks import CHECKS, run_checks
 from rc1.checks import live_episodes
@@ -13,30 +14,17 @@ from rc1.checks.spec import RoundInputs
 from rc1.config.loading import load_config
 from rc1.core.workspace import Workspace
 from rc1.data import gold_trajectory
-from rc1.data.episodes import dress
 from rc1.data.generators import generate
 from rc1.data.gold_trajectory import replay
 from rc1.data.pages import names, pages
 from rc1.data.task import DIFFICULTIES, TaskItem
-from rc1.data.templates import load_pack
 
-PACK = load_pack(REPO / "configs" / "templates" / "pack_v2")
 NGRAM, SIMILARITY = 5, 0.85  # configs/local.yaml's preflight.leak_ngram / leak_similarity
 
 
 def _live(task: str, n: int, stream: str) -> list[TaskItem]:
     raw = generate(task, n, 43, f"{stream}-{task}", difficulties=list(DIFFICULTIES) * (n // 3))
-    return dress(
-        raw,
-        PACK,
-        seed=43,
-        stream=stream,
-        max_turns=3,
-        max_tool_hops=2,
-        clarify_rate=0.2,
-        tools=["wiki", "calc"],
-        episodes="live",
-    )
+    return dressed(raw, stream=stream)
 
 
 @pytest.fixture(scope="module")

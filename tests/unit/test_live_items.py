@@ -4,8 +4,9 @@ and its gold trajectory replays through that environment."""
 
 import pytest
 from conftest import REPO
+from live_episodes import dressed
 
-from rc1.data.episodes import INSTRUCTION, TOOLS_RULE, dress
+from rc1.data.episodes import INSTRUCTION, TOOLS_RULE
 from rc1.data.generators import generate
 from rc1.data.gold_trajectory import replay
 from rc1.data.task import DIFFICULTIES
@@ -20,17 +21,7 @@ def _items(task: str, n: int = 30):
 
 
 def _dress(items, episodes: str, rate: float = 0.2):
-    return dress(
-        items,
-        PACK,
-        seed=43,
-        stream="pool",
-        max_turns=3,
-        max_tool_hops=2,
-        clarify_rate=rate,
-        tools=["wiki", "calc"],
-        episodes=episodes,
-    )
+    return dressed(items, episodes, rate=rate)
 
 
 @pytest.mark.parametrize("task", TASKS)

@@ -21,7 +21,7 @@ import pytest
 import torch
 from conftest import REPO, training_started_fields
 from datasets import Dataset
-from live_episodes import build_live_model, call, live_items, one_step_on_cpu
+from live_episodes import build_live_model, call, dressed, live_items, one_step_on_cpu
 from transformers import AutoTokenizer, Qwen3ForCausalLM
 from trl import GRPOTrainer
 from trl.chat_template_utils import (
@@ -34,9 +34,7 @@ from trl.chat_template_utils import (
 
 from rc1.app.train import _tool_template_sha256
 from rc1.config.loading import load_config
-from rc1.data.episodes import dress
 from rc1.data.generators import generate
-from rc1.data.templates import load_pack
 from rc1.run import events as ev
 from rc1.scoring.thinking import template_opens_thinking
 from rc1.train.live_generation import tool_schemas
@@ -124,20 +122,10 @@ def test_the_template_follows_whether_the_tokenizer_s_own_opens_thinking(model_d
 
 
 def test_a_live_row_s_prompt_opens_thinking_as_the_model_s_own_template_writes_it(production, live):
-    pack = load_pack(REPO / "configs" / "templates" / "pack_v2")
-    dressed = dress(  # as a live run's pool is: a system turn with the tools' rule, then the question
-        generate("hotpotqa", 2, 43, "live-hotpotqa") + generate("gsm8k", 2, 43, "live-gsm8k"),
-        pack,
-        seed=43,
-        stream="pool",
-        max_turns=3,
-        max_tool_hops=2,
-        clarify_rate=0.25,
-        tools=["wiki", "calc"],
-        episodes="live",
-    )
-    assert all(live_row(item)["prompt"][0]["role"] == "system" for item in dressed)
-    for item in [*live_items(), *dressed]:
+    # as a live run's pool is: a system turn with the tools' rule, then the question
+    pool = dressed(generate("hotpotqa", 2, 43, "live-hotpotqa") + generate("gsm8k", 2, 43, "live-gsm8k"), rate=0.25)
+    assert all(live_row(item)["prompt"][0]["role"] == "system" for item in pool)
+    for item in [*live_items(), *pool]:
         prompt = live_row(item)["prompt"]
         rendered = live.apply_chat_template(prompt, tools=tool_schemas(), add_generation_prompt=True, tokenize=False)
         assert rendered.endswith(OPENS) and '"name": "wiki"' in rendered
