@@ -199,11 +199,13 @@ def _rescore_rows(
             findings += [Finding(check="rescore", seq=seq, message=f"{where}: {p}") for p in reading.problems]
             replayed, not_replayed = replayed + reading.replayed, not_replayed + (not reading.replayed)
             item, text, clarifications = reading.item, reading.text, reading.clarifications
+            own = reading.components
         else:
             # A live row archived without its episode: `c` taken as recorded. A one-turn reply's is the questions it
             # asks back, counted again.
             item, text = _scored_item(row, known), row.completion
             clarifications = row.clarifications if live else clarification_count(rule.reply(text).visible)
+            own = {}  # a one-turn row has no episode; a live row without one keeps its tool_success as recorded
         try:  # a task checked by a function of yours calls it here
             components = rule.score(item, text, row.tokens)
         except RewardFunctionFailed as e:
@@ -226,7 +228,8 @@ def _rescore_rows(
                 findings.append(Finding(check="rescore", seq=seq, message=f"{where}: scored again: {e}"))
                 continue
             components.update({name: again[name][0] for name in yours})
-        for name in (*RULE_COMPONENTS, *yours):
+        components.update(own)
+        for name in (*RULE_COMPONENTS, *yours, *own):
             if not math.isclose(components[name], row.components.get(name, math.nan), abs_tol=EXACT):
                 findings.append(
                     Finding(

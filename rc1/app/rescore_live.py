@@ -7,8 +7,9 @@ checked against its item and read again, so the reward is derived from the trans
   recorded (counted as not replayed, never a finding).
 - The flag the episode recorded must be the item's.
 - The outcome is read again from the record (`episode_replay.reread`, the reading training's reward used): the reply
-  the scorer checks, which must be the row's completion, and the penalty's `c`. The caller scores that reply and
-  computes the reward with that `c`, as for a one-turn row.
+  the scorer checks, which must be the row's completion, the penalty's `c`, and the episode's own components
+  (`tool_success`). The caller scores that reply, compares those components with the row's, and computes the reward
+  with that `c`, as for a one-turn row.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ class LiveReading(msgspec.Struct, frozen=True, kw_only=True):
     item: TaskItem  # the item as the scorer checks the reply: flag off, the gold the row records
     text: str  # the reply read again from the episode ("" where it is forced wrong)
     clarifications: int  # the penalty's `c`: the needless asks
+    components: dict[str, float]  # the episode's own components read again (tool_success), where the row records them
     replayed: bool  # its tools ran again (the run's data files hold its item)
     problems: list[str]  # each a finding's message, after the row's "where"
 
@@ -50,7 +52,7 @@ def read_live_row(
         problems += [
             f"call {d.index} ({d.tool}) of its transcript: {d.what}" for d in replay_calls(item, episode.calls, tools)
         ]
-    read, clarifications = reread(item, episode)
+    read, clarifications, own = reread(item, episode)
     if read.reply != row.completion:
         problems.append(
             f"completion recorded {clip(row.completion or '')!r}, read again from its episode {clip(read.reply)!r}"
@@ -60,6 +62,7 @@ def read_live_row(
         item=msgspec.structs.replace(read.item, answer=row.gold),
         text=read.reply,
         clarifications=clarifications,
+        components={name: value for name, value in own.items() if name in row.components},
         replayed=replayed,
         problems=problems,
     )

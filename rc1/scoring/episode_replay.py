@@ -18,7 +18,7 @@ import msgspec
 from rc1.data.environment import TOOLS, EpisodeEnvironment, ToolCall, call_tool
 from rc1.data.task import TaskItem
 from rc1.data.user_tools import ToolOfYours
-from rc1.scoring.episode_outcome import CorrectnessInput, clarifications, correctness_input, outcome
+from rc1.scoring.episode_outcome import CorrectnessInput, clarifications, correctness_input, live_components, outcome
 from rc1.scoring.episode_record import Episode, messages_of
 
 CLIP = 60  # characters of a result quoted in a finding
@@ -46,11 +46,12 @@ def replay_calls(item: TaskItem, calls: Sequence[ToolCall], tools: Sequence[Tool
     return differs
 
 
-def reread(item: TaskItem, episode: Episode) -> tuple[CorrectnessInput, int]:
+def reread(item: TaskItem, episode: Episode) -> tuple[CorrectnessInput, int, dict[str, float]]:
     """The episode read again from its record as training read the rollout (`live_read`): the reply the scorer
-    checks (with the item it is checked against, flag off) and the penalty's `c`."""
+    checks (with the item it is checked against, flag off), the penalty's `c` and the episode's own components
+    (`live_components`: tool_success)."""
     read = outcome(item, messages_of(episode), episode.calls)
-    return correctness_input(item, read), clarifications(read)
+    return correctness_input(item, read), clarifications(read), live_components(read)
 
 
 def clip(text: str, width: int = CLIP) -> str:

@@ -184,6 +184,15 @@ def test_rescore_runs_the_tools_again_and_derives_the_reward_from_the_transcript
     assert rescored(loaded, rows, {}) == ([], 0, 2)  # fresh items: read again, their tools not run again
 
 
+def test_an_edited_tool_success_is_a_finding(loaded, items):
+    """tool_success is read again from the episode's calls, not taken as recorded."""
+    (row,) = archived(loaded, [gold(items["hotpot"], then=[("wiki", {"title": "No Such Page"})])])
+    assert 0 < row.components["tool_success"] < 1  # one lookup of its calls failed
+    edited = msgspec.structs.replace(row, components={**row.components, "tool_success": 1.0})
+    (message,) = rescored(loaded, [edited], {items["hotpot"].id: items["hotpot"]})[0]
+    assert message.endswith(f"tool_success recorded 1.0, scored again {row.components['tool_success']}")
+
+
 def test_an_edited_tool_result_is_a_finding_naming_the_step_item_call_and_tool(loaded, items):
     rows = archived(loaded, [gold(items["hotpot"]), gold(items["gsm8k"])], step=4)
     known = {item.id: item for item in items.values()}
@@ -198,11 +207,13 @@ def test_an_edited_tool_result_is_a_finding_naming_the_step_item_call_and_tool(l
     calls = list(rows[1].episode.calls)
     calls[2] = msgspec.structs.replace(calls[2], ok=False, error="bad_expression")
     flipped = msgspec.structs.replace(rows[1], episode=msgspec.structs.replace(rows[1].episode, calls=calls))
-    (message,) = rescored(loaded, [flipped], known)[0]
+    message, tool_success = rescored(loaded, [flipped], known)[0]
     assert (
         f"item {items['gsm8k'].id}: call 2 (calc) of its transcript: recorded failed (bad_expression), replayed ok"
         in (message)
     )
+    # …and the episode read from that record has a failed call its row's tool_success did not count
+    assert tool_success.endswith(f"item {items['gsm8k'].id}: tool_success recorded 1.0, scored again 0.75")
 
 
 def test_the_penalty_s_c_and_the_reply_scored_are_read_again_from_the_episode(loaded, items):
