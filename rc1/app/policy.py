@@ -77,7 +77,7 @@ def _builtin_model(session: Session, pool: list[TaskItem], seed: int) -> Path:
 
     config = session.config
     live = config.data.episodes == "live"
-    texts = _live_texts(pool) if live else [f"{item.prompt}\nAnswer: {item.answer}" for item in pool]
+    texts, live_pairs = _live_gold(pool) if live else ([_answered(item) for item in pool], [])
     # Runs of other configs may share the cache (data/models): one builds, the others wait, then reuse it.
     with held_lock(session.ws.model_cache_dir / ".build.lock"):
         base = build_tiny_qwen3(texts, builtin_model_dir(session.ws, seed), seed)
@@ -86,7 +86,7 @@ def _builtin_model(session: Session, pool: list[TaskItem], seed: int) -> Path:
             return base
         tokenizer = AutoTokenizer.from_pretrained(base)
         if live:
-            pairs = _live_pairs(pool)
+            pairs = live_pairs
         else:
             pairs = [
                 (fit_prompt(tokenizer, item, config.train.max_prompt_tokens)[0], gold_reply(item)) for item in pool
@@ -102,28 +102,24 @@ def _builtin_model(session: Session, pool: list[TaskItem], seed: int) -> Path:
     return out
 
 
-def _live_texts(pool: list[TaskItem]) -> list[str]:
-    """What a live run's tokenizer learns its pieces from: each item's gold episode as the tool-calling template renders
-    it (tools block, calls, results, answer), so a tool call's markup is a few tokens; an item without one, as a
-    recorded run's."""
-    from rc1.train.gold_episodes import gold_episode_text
+def _answered(item: TaskItem) -> str:
+    """An item's prompt and gold answer: what the built-in tokenizer learns its pieces from."""
+    return f"{item.prompt}\nAnswer: {item.answer}"
+
+
+def _live_gold(pool: list[TaskItem]) -> tuple[list[str], list[tuple[str, str]]]:
+    """A live run's built-in model's inputs, from the pool's gold episodes as the tool-calling template renders them
+    (tools block, calls, results, answer): the texts its tokenizer learns its pieces from, so a tool call's markup is
+    a few tokens (an item without a gold episode as a recorded run's), and its warm start's (prompt, turn) pairs,
+    every assistant turn of every gold episode with its prompt as TRL renders a live rollout's."""
+    from rc1.train.gold_episodes import gold_episode_text, gold_turn_pairs
     from rc1.train.live_generation import tool_schemas
     from rc1.train.live_tools import TOOL_CHAT_TEMPLATE
 
     tools = tool_schemas()
-    rendered = [(item, gold_episode_text(item, TOOL_CHAT_TEMPLATE, tools)) for item in pool]
-    return [text or f"{item.prompt}\nAnswer: {item.answer}" for item, text in rendered]
-
-
-def _live_pairs(pool: list[TaskItem]) -> list[tuple[str, str]]:
-    """A live run's warm start: every assistant turn of every gold episode of the pool (its calls, then its answer),
-    its prompt as TRL renders a live rollout's."""
-    from rc1.train.gold_episodes import gold_turn_pairs
-    from rc1.train.live_generation import tool_schemas
-    from rc1.train.live_tools import TOOL_CHAT_TEMPLATE
-
-    tools = tool_schemas()
-    return [pair for item in pool for pair in gold_turn_pairs(item, TOOL_CHAT_TEMPLATE, tools)]
+    texts = [gold_episode_text(item, TOOL_CHAT_TEMPLATE, tools) or _answered(item) for item in pool]
+    pairs = [pair for item in pool for pair in gold_turn_pairs(item, TOOL_CHAT_TEMPLATE, tools)]
+    return texts, pairs
 
 
 def _quiet_library_progress_bars() -> None:

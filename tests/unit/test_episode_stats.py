@@ -15,6 +15,11 @@ from rc1.scoring import episode_stats as stats
 from rc1.scoring.episode_outcome import outcome
 from rc1.scoring.pipeline import ScoringPipeline, make_reward_fn, rule_scorer
 
+# A step of a recorded line: no `episodes` figures.
+RECORDED_STEP = ev.TrainStep(
+    step=1, loss=0.0, kl=0.0, ratio=1.0, lr=0.0, reward=0.0, mem_used_mb=0.0, sec_per_step=1.0, tokens=1
+)
+
 
 def step_figures(loaded, rollouts) -> dict[str, float]:  # noqa: F811
     recorder = RolloutRecorder(loaded.config, weights(loaded))
@@ -59,9 +64,7 @@ def test_a_share_of_nothing_is_not_measured():
 
 def test_the_figures_are_on_the_step_event_and_a_monitor_reads_them_where_recorded():
     read = reader("train_step.episodes.tool_failure_share")
-    recorded = ev.TrainStep(
-        step=1, loss=0.0, kl=0.0, ratio=1.0, lr=0.0, reward=0.0, mem_used_mb=0.0, sec_per_step=1.0, tokens=1
-    )
+    recorded = RECORDED_STEP
     live = msgspec.structs.replace(recorded, episodes={stats.FAILURE_SHARE: 0.25})
     assert read(recorded) is None and read(live) == 0.25
     assert b"episodes" not in msgspec.json.encode(recorded)  # a recorded line's step reads as before
@@ -86,9 +89,7 @@ def _without_ask(item):
 def test_a_field_a_line_does_not_record_is_not_in_its_text_log():
     from rc1.views.mirrors import log_line
 
-    recorded = ev.TrainStep(
-        step=1, loss=0.0, kl=0.0, ratio=1.0, lr=0.0, reward=0.0, mem_used_mb=0.0, sec_per_step=1.0, tokens=1
-    )
+    recorded = RECORDED_STEP
     assert "episodes" not in log_line(recorded) and "UNSET" not in log_line(recorded)
     live = msgspec.structs.replace(recorded, episodes={stats.CALLS: 3.0})
     assert "episodes='{\"tool_calls\":3.0}'" in log_line(live)
