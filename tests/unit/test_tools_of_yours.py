@@ -21,18 +21,21 @@ from rc1.train.live_tools import LiveEnvironment, live_environment_class, live_e
 
 LOCAL = REPO / "configs" / "local.yaml"
 
-MY_TOOLS = '''
+
+def _documented() -> tuple[str, dict]:
+    """docs/bring-your-own.md's "A tool of yours": its module and its config changes, as a user copies them."""
+    page = (REPO / "docs" / "bring-your-own.md").read_text(encoding="utf-8")
+    section = page[page.index("## A tool of yours") :]
+    module = section[section.index("```python\n") + 10 : section.index("```", section.index("```python\n") + 10)]
+    start = section.index("```yaml\n") + 8
+    return module, yaml.safe_load(section[start : section.index("```", start)])
+
+
+DOC_MODULE, DOC_CONFIG = _documented()
+MY_TOOLS = (
+    DOC_MODULE
+    + '''
 import time
-
-
-def convert(value: float, unit: str) -> str:
-    """Convert a length to metres.
-
-    Args:
-        value: How many of the unit.
-        unit: One of km, m, cm.
-    """
-    return f"{value * {'km': 1000, 'm': 1, 'cm': 0.01}[unit]:g} m"
 
 
 def explode(text: str) -> str:
@@ -66,19 +69,21 @@ def untyped(text) -> str:
     """
     return text
 '''
+)
 
 
 def write_config(folder, tools, **data):
+    """configs/local.yaml with the documented changes (its monitors, live episodes), `tools` as its tools."""
     (folder / "my_tools.py").write_text(MY_TOOLS, encoding="utf-8")
     raw = yaml.safe_load(LOCAL.read_text(encoding="utf-8"))
-    raw.setdefault("data", {}).update({"episodes": "live", "tools_of_yours": tools, **data})
-    raw.setdefault("monitors", {})["drift"] = None
+    raw.setdefault("data", {}).update({**DOC_CONFIG["data"], "tools_of_yours": tools, **data})
+    raw.setdefault("monitors", {}).update(DOC_CONFIG["monitors"])
     path = folder / "mine.yaml"
     path.write_text(yaml.safe_dump(raw), encoding="utf-8")
     return path
 
 
-CONVERT = {"name": "convert", "path": "my_tools:convert", "timeout_s": 5}
+CONVERT = DOC_CONFIG["data"]["tools_of_yours"][0]  # the documented tool
 
 
 def test_a_tool_of_yours_loads_with_the_schema_trl_renders(tmp_path):
