@@ -378,3 +378,39 @@ def finished_copy(completed_run, tmp_path) -> Path:
     copy = tmp_path / "copy"
     shutil.copytree(completed_run, copy, symlinks=True)
     return copy
+
+
+def launch(root, processes: int, env: dict | None = None, args: tuple[str, ...] = ()):
+    """`rc1 train` under torchrun with `processes` CPU ranks (one thread each, as the one-process runs here)."""
+    return subprocess.run(
+        # --standalone: the rendezvous takes a free port itself (no window for another process to take it).
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            "--nproc_per_node",
+            str(processes),
+            "-m",
+            "rc1",
+            "train",
+            *args,
+            "--config",
+            "configs/short.yaml",
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=PATIENCE,
+        env={**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1", **(env or {})},
+    )
+
+
+def failure(launched) -> str:
+    """What a failed launch printed: its error lines, then the end of its stderr."""
+    why = [
+        line
+        for line in launched.stderr.splitlines()
+        if any(w in line for w in ("Error", "FATAL", "error:", "Traceback"))
+    ]
+    return "\n".join(why[:40]) + "\n...\n" + launched.stderr[-2000:]

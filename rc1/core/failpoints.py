@@ -10,6 +10,7 @@ so the crash tests hit each of them on purpose. Unset, as in every real run, `re
 | `append:<event type>` | the event's line written, not yet fsynced nor applied to the projection |
 | `publish` | a checkpoint staged and fsynced, not yet renamed into place |
 | `checkpoint` | a checkpoint renamed into place, its `checkpoint_saved` not yet appended |
+| `tool` | a live rollout's tool call about to run: mid-step, mid-episode, its step's rollouts half generated |
 """
 
 from __future__ import annotations

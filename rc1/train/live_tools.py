@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from importlib.resources import files
 from typing import Any
 
+from rc1.core import failpoints
 from rc1.core.errors import BadInput
 from rc1.data.environment import EpisodeEnvironment, ToolCall
 from rc1.data.task import TaskItem, episode_messages
@@ -227,13 +228,13 @@ class LiveEnvironment:
         return self._episode.failure if self._episode is not None else None
 
     def wiki(self, title: str) -> str:
-        return self._started().wiki(title)
+        return self._calling().wiki(title)
 
     def calc(self, expression: str) -> str:
-        return self._started().calc(expression)
+        return self._calling().calc(expression)
 
     def ask(self, question: str) -> str:
-        return self._started().ask(question)
+        return self._calling().ask(question)
 
     # The model reads the core's own descriptions: the schema TRL renders comes from these docstrings.
     wiki.__doc__ = EpisodeEnvironment.wiki.__doc__
@@ -244,6 +245,11 @@ class LiveEnvironment:
         if self._episode is None:
             raise RuntimeError("a live environment's tools run after its reset(**row), which picks the item")
         return self._episode
+
+    def _calling(self) -> EpisodeEnvironment:
+        """The episode a tool call is about to run in (the `tool` kill point: a crash test dies here, mid-step)."""
+        failpoints.reached("tool")
+        return self._started()
 
 
 def live_environment_class(tools: Sequence[ToolOfYours]) -> type[LiveEnvironment]:
@@ -265,7 +271,7 @@ def _tool_method(tool: ToolOfYours) -> Callable[..., str]:
     from rc1.data.environment import call_tool
 
     def method(self: LiveEnvironment, **arguments: Any) -> str:
-        return call_tool(self._started(), tool.name, arguments)
+        return call_tool(self._calling(), tool.name, arguments)
 
     signature = inspect.signature(tool.fn)
     self_parameter = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)

@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import PATIENCE, REPO, events, make_workspace, rc1_forked, rc1_here
+from conftest import PATIENCE, REPO, events, failure, launch, make_workspace, rc1_forked, rc1_here
 
 from rc1.core import distributed
 from rc1.core.errors import BadInput
@@ -19,32 +19,6 @@ from rc1.views.archive import archive_shards, read_shard
 
 # What differs between two runs of the same evaluation: when (and in which session) it was written, how long it took.
 CIRCUMSTANCE = {"seq", "ts", "prev", "seconds", "mem_peak_mb"}  # a process's own time and memory
-
-
-def launch(root, processes: int, env: dict | None = None, args: tuple[str, ...] = ()):
-    """`rc1 train` under torchrun with `processes` CPU ranks (one thread each, as the one-process runs here)."""
-    return subprocess.run(
-        # --standalone: the rendezvous takes a free port itself (no window for another process to take it).
-        [
-            sys.executable,
-            "-m",
-            "torch.distributed.run",
-            "--standalone",
-            "--nproc_per_node",
-            str(processes),
-            "-m",
-            "rc1",
-            "train",
-            *args,
-            "--config",
-            "configs/short.yaml",
-        ],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=PATIENCE,
-        env={**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1", **(env or {})},
-    )
 
 
 def payload(event: dict) -> dict:
@@ -165,15 +139,6 @@ def test_what_cannot_be_sharded_is_refused_by_name(monkeypatch):
         distributed.require_supported_sharding("cuda", "qlora")
     monkeypatch.setenv("ACCELERATE_DEEPSPEED_ZERO_STAGE", "2")
     distributed.require_supported_sharding("cuda", "qlora")  # ZeRO-2 keeps the policy whole
-
-
-def failure(launched) -> str:
-    why = [
-        line
-        for line in launched.stderr.splitlines()
-        if any(w in line for w in ("Error", "FATAL", "error:", "Traceback"))
-    ]
-    return "\n".join(why[:40]) + "\n...\n" + launched.stderr[-2000:]
 
 
 def test_an_evaluation_and_a_verdict_are_the_same_on_one_and_on_two_processes(launched, tmp_path):

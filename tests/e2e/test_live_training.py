@@ -23,9 +23,11 @@ from rc1.app.rescore import _rescore_rows
 from rc1.app.rollouts import RolloutRecorder
 from rc1.config.loading import LoadedConfig
 from rc1.config.schema import Config
+from rc1.config.sections.data import ToolOfYoursConfig
 from rc1.data.environment import PARAMETERS
 from rc1.data.generators import generate
 from rc1.data.gold_trajectory import gold_calls
+from rc1.data.user_tools import ToolOfYoursFailed, load_tools
 from rc1.scoring.archive import decode_shard
 from rc1.scoring.episode_record import Episode
 from rc1.scoring.pipeline import ScoringPipeline, components_for, make_reward_fn, rule_scorer
@@ -85,15 +87,20 @@ class Hooks:
         pass
 
 
-def script_first_turns(trainer) -> None:
-    """Each rollout's first turn: its item's first gold call (an ask on an unclear item, else a wiki or calc)."""
+def gold_first_call(environment) -> str:
+    """The first call of the environment's item's gold path (an ask on an unclear item, else a wiki or calc)."""
+    first = gold_calls(environment.item)[0]
+    return call(first.tool, PARAMETERS[first.tool], first.arguments[PARAMETERS[first.tool]])
+
+
+def script_first_turns(trainer, first_turn=gold_first_call) -> None:
+    """Each rollout's first turn is `first_turn(its environment)`; every later turn is the model's own."""
     own = trainer._generate_single_turn
 
     def first_turn_scripted(prompt_ids, images, multimodal_fields, num_generations, has_tool_images=False):
         if num_generations == 1:  # a turn after tool results: the model's own
             return own(prompt_ids, images, multimodal_fields, num_generations, has_tool_images)
-        firsts = [gold_calls(env.item)[0] for env in trainer.environments]
-        turns = [call(c.tool, PARAMETERS[c.tool], c.arguments[PARAMETERS[c.tool]]) for c in firsts]
+        turns = [first_turn(env) for env in trainer.environments]
         return [trainer.processing_class.encode(t, add_special_tokens=False) for t in turns], None
 
     trainer._generate_single_turn = first_turn_scripted
@@ -179,3 +186,57 @@ def test_two_live_grpo_steps_score_each_rollout_from_its_episode(tmp_path):
         model_turns = [turn.tokens for turn in episode.messages if turn.role == "assistant"]
         assert None not in model_turns and sum(model_turns) <= tokens
     assert engine.evaluate(items[:3], max_new_tokens=32).completions == evaluated.completions  # greedy: the same
+
+
+# A registry lookup of the user's: one that raises on every code, one that never returns within its 0.5 s.
+REGISTRY_TOOLS = '''
+import time
+
+
+def lookup(code: str) -> str:
+    """Look a part code up in the registry.
+
+    Args:
+        code: The part code, e.g. "A-17".
+    """
+    raise KeyError(code)
+
+
+def slow_lookup(code: str) -> str:
+    """Look a part code up in the slow registry.
+
+    Args:
+        code: The part code, e.g. "A-17".
+    """
+    time.sleep(60)
+    return code
+'''
+
+
+@pytest.mark.parametrize(
+    "tool, why", [("lookup", "raised KeyError: 'A-17'"), ("slow_lookup", "did not return within 0.5 s")]
+)
+def test_a_tool_of_yours_that_raises_or_hangs_fails_the_grpo_batch_by_its_name(tmp_path, tool, why):
+    """TRL's tool loop catches what a tool raises and goes on (the model reads the error); rc1's reward function then
+    raises the environment's recorded failure, so the step fails before anything is trained, recorded or archived."""
+    module = f"registry_{tool}"  # a module of its own per case: Python imports a name once
+    (tmp_path / f"{module}.py").write_text(REGISTRY_TOOLS)
+    tools, problems = load_tools([ToolOfYoursConfig(name=tool, path=f"{module}:{tool}", timeout_s=0.5)], tmp_path)
+    assert problems == [] and [t.name for t in tools] == [tool]
+    items = live_items()
+    model_dir = build_tiny_qwen3([f"{item.prompt}\nAnswer: {item.answer}" for item in items], tmp_path / "m", seed=3)
+    config = live_config()
+    loaded = LoadedConfig(config=config, path=REPO / "configs" / "live.yaml", overrides=(), sha256="")
+    model, tokenizer = load_policy(config.model, config.finetune.method, "cpu", torch.float32, model_dir)
+    weights = load_weights(loaded.weights_path, components_for(loaded))
+    recorder = RolloutRecorder(config, weights)
+    reward_fn = make_reward_fn(
+        config.reward, weights, ScoringPipeline(rule_scorer(loaded, thinking=False)), recorder.record
+    )
+    engine = build_engine(config, items, reward_fn, model, tokenizer, tmp_path / "staging", "cpu", tools=tools)
+    script_first_turns(engine.trainer, lambda environment: call(tool, "code", "A-17"))
+    hooks = Hooks(recorder)
+
+    with pytest.raises(ToolOfYoursFailed, match=f"^tool {tool} \\({module}:{tool}\\) {why}"):
+        engine.train(hooks, resume_from=None)
+    assert hooks.steps == [] and hooks.staged == [] and recorder.take_shard() is None
