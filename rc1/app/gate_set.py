@@ -62,7 +62,8 @@ def sampled_as_trained(
     config: Config, model, tokenizer, device, items: list[TaskItem], samples: int, tools: tuple = ()
 ) -> EvalResult:
     """`samples` replies per item as a training group samples them (train's temperature, top_p, top_k, prompt and
-    completion limits; live episodes where the items are dressed live, with the run's tools of yours `tools`), the
+    completion limits; live episodes where the items are dressed live, with the run's tools of yours `tools` and its
+    data.wiki), the
     sampler seeded by `run.seed`: round 2's shadow run and round 1's difficulty probe (whose records are asked as
     one-turn episodes)."""
     from rc1.train.generation import eos_token_ids, evaluate_policy
@@ -87,6 +88,7 @@ def sampled_as_trained(
         ),
         live_rounds=live_rounds,
         live_tools=tools if live_rounds is not None else (),
+        live_wiki=config.data.wiki,
     )
 
 
@@ -137,6 +139,7 @@ def success_counts(session: Session, policy: Policy, items: list[TaskItem]) -> t
         device=policy.device,
         live_rounds=live_rounds,
         live_tools=tools_of(session.loaded) if live_rounds is not None else (),
+        live_wiki=config.data.wiki,
     )
     greedy = evaluate_policy(policy.model, asked_with, items, **common)
     sampled = evaluate_policy(policy.model, asked_with, items, **common, sampling=gate_sampling(config))

@@ -195,7 +195,7 @@ def _rescore_rows(
     for seq, row in rows:
         where = f"{row.kind} step {row.step} item {row.item_id}"
         if isinstance(row.episode, Episode):  # the reply and its `c` read again from the episode, its tools run again
-            reading = read_live_row(row, row.episode, known, tools)
+            reading = read_live_row(row, row.episode, known, tools, config.data.wiki)
             findings += [Finding(check="rescore", seq=seq, message=f"{where}: {p}") for p in reading.problems]
             replayed, not_replayed = replayed + reading.replayed, not_replayed + (not reading.replayed)
             item, text, clarifications = reading.item, reading.text, reading.clarifications

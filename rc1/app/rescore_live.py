@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 import msgspec
 
+from rc1.data.environment import WikiMode
 from rc1.data.task import TaskItem
 from rc1.data.user_tools import ToolOfYours
 from rc1.scoring.archive import Rollout, item_of
@@ -35,9 +36,13 @@ class LiveReading(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def read_live_row(
-    row: Rollout, episode: Episode, known: dict[str, TaskItem], tools: Sequence[ToolOfYours] = ()
+    row: Rollout,
+    episode: Episode,
+    known: dict[str, TaskItem],
+    tools: Sequence[ToolOfYours] = (),
+    wiki: WikiMode = "pages",
 ) -> LiveReading:
-    """`tools`: the run's tools of yours, run again beside the built-in ones."""
+    """`tools`: the run's tools of yours, run again beside the built-in ones; `wiki`: what wiki showed (data.wiki)."""
     problems: list[str] = []
     item = known.get(row.item_id)
     if item is None:
@@ -50,7 +55,8 @@ def read_live_row(
     replayed = row.item_id in known
     if replayed:
         problems += [
-            f"call {d.index} ({d.tool}) of its transcript: {d.what}" for d in replay_calls(item, episode.calls, tools)
+            f"call {d.index} ({d.tool}) of its transcript: {d.what}"
+            for d in replay_calls(item, episode.calls, tools, wiki)
         ]
     read, clarifications, own = reread(item, episode)
     if read.reply != row.completion:

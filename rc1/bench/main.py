@@ -8,6 +8,8 @@ fresh temp workspaces; the 30k run is the baseline, the 300k run is reported as 
 training: rc1's GRPO loop and `rc1 train` against a bare TRL GRPOTrainer (rc1/bench/training.py).
 arms: the embedded default trained on its reward, a format-only one and a shuffled-gold one, each with its release
 verdict, and the true reward's gain against the format-only arm's on the same gate items (rc1/bench/arms.py).
+live arms: the embedded default recorded, live, and live with wiki showing no pages, each with its verdict, the live
+arms' tool use at step 0 and at the selected checkpoint, the live gain against the control's (rc1/bench/live_arms.py).
 """
 
 from __future__ import annotations
@@ -264,6 +266,11 @@ def main() -> int:
 
         bench_arms()
         return 0
+    if "--live-arms-only" in sys.argv:
+        from rc1.bench.live_arms import bench_live_arms
+
+        bench_live_arms()
+        return 0
     if "--round1-only" not in sys.argv:
         bench_replay()
         bench_status()
@@ -273,6 +280,9 @@ def main() -> int:
 
     bench_training()
     bench_arms()
+    from rc1.bench.live_arms import bench_live_arms
+
+    bench_live_arms()
     from rc1.bench.monitors import bench_monitors
 
     bench_monitors()

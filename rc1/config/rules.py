@@ -72,6 +72,8 @@ def _episode_problems(config) -> list[str]:
     tool_problems = _tools_of_yours_problems(config)
     if tool_problems:
         return tool_problems
+    if config.data.wiki != "pages" and config.data.episodes != "live":
+        return [f"data.wiki: {config.data.wiki} is what wiki shows in live episodes; use --set data.episodes=live"]
     if config.data.episodes == "live" and (engine, strategy) != ("trl", "grpo"):
         return [
             f"data.episodes: live episodes run in TRL's tool loop (GRPOTrainer's environment_factory), which "

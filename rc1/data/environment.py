@@ -28,6 +28,9 @@ from rc1.data.user_tools import ToolOfYours, ToolOfYoursFailed
 
 TOOLS = ("wiki", "calc", "ask")
 PARAMETERS = {"wiki": "title", "calc": "expression", "ask": "question"}
+# What `wiki` shows (data.wiki): the item's pages, or none (a control arm: a gain that holds without the pages was not
+# earned by reading them). Every built-in item's gold path reads pages, so round 1 checks it with `pages` always.
+WikiMode = Literal["pages", "empty"]
 ErrorKind = Literal[
     "", "unknown_tool", "malformed_call", "no_such_page", "withheld", "bad_expression", "too_large", "division_by_zero"
 ]
@@ -47,11 +50,11 @@ class ToolCall(msgspec.Struct, frozen=True, kw_only=True):
 class EpisodeEnvironment:
     """The tools of one item's episode, and the transcript of the calls made to them."""
 
-    def __init__(self, item: TaskItem, tools: Sequence[ToolOfYours] = ()) -> None:
+    def __init__(self, item: TaskItem, tools: Sequence[ToolOfYours] = (), *, wiki: WikiMode = "pages") -> None:
         self._item = item
         self._tools = {tool.name: tool for tool in tools}  # yours (data.tools_of_yours), by name
         self._failure: ToolOfYoursFailed | None = None  # a tool of yours that raised or hung in this episode
-        self._pages: list[Page] = pages(item.context)
+        self._pages: list[Page] = pages(item.context) if wiki == "pages" else []
         self._calls: list[ToolCall] = []
         self._shared = False  # the user has given back what the item withholds (`ask`)
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import msgspec
 
-from rc1.data.environment import TOOLS, EpisodeEnvironment, ToolCall, call_tool
+from rc1.data.environment import TOOLS, EpisodeEnvironment, ToolCall, WikiMode, call_tool
 from rc1.data.task import TaskItem
 from rc1.data.user_tools import ToolOfYours
 from rc1.scoring.episode_outcome import CorrectnessInput, clarifications, correctness_input, live_components, outcome
@@ -32,10 +32,13 @@ class CallDiffers(msgspec.Struct, frozen=True, kw_only=True):
     what: str
 
 
-def replay_calls(item: TaskItem, calls: Sequence[ToolCall], tools: Sequence[ToolOfYours] = ()) -> list[CallDiffers]:
+def replay_calls(
+    item: TaskItem, calls: Sequence[ToolCall], tools: Sequence[ToolOfYours] = (), wiki: WikiMode = "pages"
+) -> list[CallDiffers]:
     """Each recorded call run again, in order, on a fresh environment of `item` with the run's tools of yours
-    (`tools`); one entry per call that differs. A tool of yours that raises or hangs now is ToolOfYoursFailed."""
-    env = EpisodeEnvironment(item, tools)
+    (`tools`) and wiki as the run showed it (`wiki`, data.wiki); one entry per call that differs. A tool of yours that
+    raises or hangs now is ToolOfYoursFailed."""
+    env = EpisodeEnvironment(item, tools, wiki=wiki)
     differs = []
     for index, call in enumerate(calls):
         call_tool(env, call.tool, call.arguments)

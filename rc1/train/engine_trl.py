@@ -139,7 +139,7 @@ class TrlEngine:
             trainer_kwargs = {"reward_funcs": [self._make_trl_reward(probe)]}
             if self.live:
                 live_items = self._live_items
-                environment = live_environment_class(self._tools)
+                environment = live_environment_class(self._tools, config.data.wiki)
                 trainer_kwargs["environment_factory"] = lambda: environment(live_items)
         sampler_state = lambda step: self.sampler.state_dict(next_step=step + 1)  # noqa: E731
         self._bridge = _HookBridge(
@@ -259,6 +259,7 @@ class TrlEngine:
             drift=probe,
             live_rounds=self.config.data.max_tool_rounds if self.live else None,
             live_tools=self._tools,
+            live_wiki=self.config.data.wiki,
         )
 
     def _at(self, position: int) -> TaskItem:

@@ -93,6 +93,7 @@ def evaluate_policy(
     drift: DriftProbe | None = None,
     live_rounds: int | None = None,
     live_tools: Sequence = (),
+    live_wiki: str = "pages",
 ) -> EvalResult:
     """Replies of `model` to `items`: greedy, or `sampling.samples` sampled ones per item. `batch_size` counts replies
     per forward pass; the items are cut into fixed batches by position, and under a multi-process launch every rank
@@ -104,7 +105,8 @@ def evaluate_policy(
     evaluating inside a run does not change its training.
 
     `live_rounds` (data.episodes: live, data.max_tool_rounds): each item is a live episode (`run_live_episodes`, the
-    tool loop TRL trains with; `tokenizer` the tool tokenizer; `live_tools` the run's tools of yours), on the same
+    tool loop TRL trains with; `tokenizer` the tool tokenizer; `live_tools` the run's tools of yours; `live_wiki` what
+    wiki shows, data.wiki), on the same
     dealt batches, each rollout sampled under its own seed; the completion is the episode's final text (thinking
     removed) and `outcomes` holds each episode's outcome, which the scorer's inputs are read from
     (rc1/scoring/pipeline.py `evaluated_inputs`: a reply forced wrong, the needless asks), and `episodes` each one's
@@ -148,7 +150,7 @@ def evaluate_policy(
             if live_rounds is not None:
                 if k is not None:
                     mine[k] = _live_replies(
-                        model, tokenizer, batch, max_new_tokens, live_rounds, device, sampling, live_tools
+                        model, tokenizer, batch, max_new_tokens, live_rounds, device, sampling, live_tools, live_wiki
                     )
                 continue
             replies = generate_replies(
@@ -198,7 +200,7 @@ def evaluate_policy(
     )
 
 
-def _live_replies(model, tokenizer, batch, max_new_tokens, rounds, device, sampling, tools=()):
+def _live_replies(model, tokenizer, batch, max_new_tokens, rounds, device, sampling, tools=(), wiki="pages"):
     """One batch's live episodes as evaluate_policy's (final texts, token counts, ended, outcomes, records): item by
     item, samples in order."""
     from rc1.scoring.episode_record import episode_of
@@ -213,6 +215,7 @@ def _live_replies(model, tokenizer, batch, max_new_tokens, rounds, device, sampl
         device=device,
         sampling=sampling,
         tools=tools,
+        wiki=wiki,
     )
     outcomes = [r.outcome for r in rollouts]
     by_id = {item.id: item for item in batch}

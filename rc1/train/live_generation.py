@@ -50,7 +50,7 @@ from transformers.utils import get_json_schema
 from trl.chat_template_utils import parse_response
 
 from rc1.core.errors import BadInput
-from rc1.data.environment import EpisodeEnvironment, ToolCall, call_tool
+from rc1.data.environment import EpisodeEnvironment, ToolCall, WikiMode, call_tool
 from rc1.data.task import TaskItem
 from rc1.data.user_tools import ToolOfYours
 from rc1.scoring.episode_outcome import EpisodeOutcome, outcome
@@ -110,9 +110,11 @@ def turn_end_ids(model, tokenizer: PreTrainedTokenizerBase) -> list[int]:
 class _Episode:
     """One rollout while the loop runs: TRL's per-rollout state (prompt ids, completion ids, messages) and its tools."""
 
-    def __init__(self, item: TaskItem, sample: int, prompt_ids: list[int], tools: Sequence[ToolOfYours] = ()) -> None:
+    def __init__(
+        self, item: TaskItem, sample: int, prompt_ids: list[int], tools: Sequence[ToolOfYours], wiki: WikiMode
+    ) -> None:
         self.item, self.sample, self.prompt_ids = item, sample, prompt_ids
-        self.env = EpisodeEnvironment(item, tools)
+        self.env = EpisodeEnvironment(item, tools, wiki=wiki)
         self.completion_ids: list[int] = []
         self.messages: list[Message] = []
         self.turns = self.model_tokens = 0
@@ -242,6 +244,7 @@ def run_live_episodes(
     forced_turns: Mapping[str, Sequence[str]] | None = None,
     chat_template_kwargs: Mapping[str, Any] | None = None,
     tools: Sequence[ToolOfYours] = (),
+    wiki: WikiMode = "pages",
 ) -> list[LiveRollout]:
     """The live episodes of `items`, greedy or `sampling.samples` sampled ones per item, item by item; every turn of
     every rollout still running goes through one batched `generate` per round, and each rollout's result is the same
@@ -251,7 +254,8 @@ def run_live_episodes(
     item's first turns, taken as if the model had written them (each cut after its first end token and to the
     budget, then parsed and run like any turn); for tests and warm-start data, never an evaluation's. The global RNGs
     are not drawn from; the model's train/eval mode is left as found. `tools`: the run's tools of yours, offered and
-    run beside the built-in ones (one that raises or hangs is ToolOfYoursFailed, naming it).
+    run beside the built-in ones (one that raises or hangs is ToolOfYoursFailed, naming it); `wiki` what wiki shows
+    (data.wiki).
 
     Raises BadInput (about `model.name`) when the tokenizer cannot parse a turn (no `response_template`) or cannot pad
     a round's batch (no pad token)."""
@@ -275,7 +279,7 @@ def run_live_episodes(
     )
     forced = {key: list(turns) for key, turns in (forced_turns or {}).items()}
     samples = 1 if sampling is None else sampling.samples
-    episodes = [_Episode(item, k, loop.prompt_ids(item), loop.yours) for item in items for k in range(samples)]
+    episodes = [_Episode(item, k, loop.prompt_ids(item), loop.yours, wiki) for item in items for k in range(samples)]
     was_training = model.training
     try:
         model.eval()

@@ -30,7 +30,7 @@ from typing import Any
 
 from rc1.core import failpoints
 from rc1.core.errors import BadInput
-from rc1.data.environment import EpisodeEnvironment, ToolCall
+from rc1.data.environment import EpisodeEnvironment, ToolCall, WikiMode
 from rc1.data.task import TaskItem, episode_messages
 from rc1.data.user_tools import ToolOfYours, ToolOfYoursFailed
 from rc1.scoring.thinking import template_opens_thinking
@@ -192,6 +192,7 @@ class LiveEnvironment:
     the row's item."""
 
     _yours: tuple[ToolOfYours, ...] = ()  # the run's tools of yours (`live_environment_class`)
+    _wiki: WikiMode = "pages"  # what wiki shows (data.wiki; `live_environment_class`)
 
     def __init__(self, items: Mapping[str, TaskItem]) -> None:
         self._items = items
@@ -210,7 +211,7 @@ class LiveEnvironment:
                 f"row {ITEM_COLUMN}={item_id!r} is not an item of the live environments' pool "
                 f"({len(self._items)} items): build the dataset and `live_environment_factory` from the same items"
             )
-        self._episode = EpisodeEnvironment(self._items[item_id], self._yours)
+        self._episode = EpisodeEnvironment(self._items[item_id], self._yours, wiki=self._wiki)
 
     @property
     def item(self) -> TaskItem:
@@ -252,16 +253,18 @@ class LiveEnvironment:
         return self._started()
 
 
-def live_environment_class(tools: Sequence[ToolOfYours]) -> type[LiveEnvironment]:
+def live_environment_class(tools: Sequence[ToolOfYours], wiki: WikiMode = "pages") -> type[LiveEnvironment]:
     """The environment class TRL sees for a run with `tools` of yours: `LiveEnvironment` itself without any, else a
     subclass with one method per tool, named as the config names it, whose signature, annotations and docstring are
     the function's, so TRL's `get_json_schema` renders the user's schema (G:691-702). A call goes through
     `call_tool`, so it is recorded in the transcript and replayed as `audit --rescore` replays it; one that raises or
     hangs is ToolOfYoursFailed, which TRL's loop catches (G:1986-1995) and rc1's reward function raises again from
     `failure` (rc1/scoring/pipeline.py `make_reward_fn`), failing the batch by the tool's name."""
-    if not tools:
+    if not tools and wiki == "pages":
         return LiveEnvironment
-    methods: dict[str, Any] = {"_yours": tuple(tools)}
+    if not tools:  # the control arm's (data.wiki: empty): the same tools, wiki showing no pages
+        return type("LiveEnvironmentWithoutPages", (LiveEnvironment,), {"_wiki": wiki})
+    methods: dict[str, Any] = {"_yours": tuple(tools), "_wiki": wiki}
     for tool in tools:
         methods[tool.name] = _tool_method(tool)
     return type("LiveEnvironmentWithYours", (LiveEnvironment,), methods)
@@ -285,7 +288,7 @@ def _tool_method(tool: ToolOfYours) -> Callable[..., str]:
 
 
 def live_environment_factory(
-    items: Sequence[TaskItem], tools: Sequence[ToolOfYours] = ()
+    items: Sequence[TaskItem], tools: Sequence[ToolOfYours] = (), wiki: WikiMode = "pages"
 ) -> Callable[[], LiveEnvironment]:
     """TRL's `environment_factory` for episodes of `items` (with `tools` of yours): each environment it builds serves
     any row whose `item_id` is one of theirs. Raises ValueError when two items share an id."""
@@ -295,7 +298,7 @@ def live_environment_factory(
             raise ValueError(f"two items share the id {item.id!r}: a live episode's row names its item by id")
         pool[item.id] = item
 
-    cls = live_environment_class(tools)
+    cls = live_environment_class(tools, wiki)
 
     def factory() -> LiveEnvironment:
         return cls(pool)

@@ -57,3 +57,17 @@ def test_live_episodes_with_the_drift_monitor_are_refused_at_load_naming_the_fix
     assert "not yet evaluated with the drift probe (monitors.drift)" in str(refused.value)
     assert "--set monitors.drift=null" in str(refused.value) and refused.value.exit_code == ExitCode.BAD_INPUT
     assert load_config(LOCAL, ["data.episodes=live", "monitors.drift=null"]).config.monitors.drift is None
+
+
+def test_wiki_shows_the_pages_by_default_and_the_empty_control_is_live_only():
+    """`data.wiki: empty` is the control arm's (wiki shows no pages); a later key, so every config without it keeps its
+    fingerprint, and a recorded run, whose tool steps are written into the prompt, refuses it by name."""
+    plain = load_config(LOCAL)
+    assert plain.config.data.wiki == "pages" == _LATER_KEYS["data.wiki"]
+    assert load_config(LOCAL, ["data.wiki=pages"]).sha256 == plain.sha256
+    live = ["data.episodes=live", "monitors.drift=null"]
+    assert load_config(LOCAL, [*live, "data.wiki=empty"]).sha256 != load_config(LOCAL, live).sha256
+    with pytest.raises(BadInput, match=r"data\.wiki: empty is what wiki shows in live episodes; use --set data\.epis"):
+        load_config(LOCAL, ["data.wiki=empty"])
+    with pytest.raises(BadInput, match=r"data\.wiki"):
+        load_config(LOCAL, [*live, "data.wiki=nothing"])

@@ -19,6 +19,7 @@ from rc1.data.pages import names, pages, raw_titles
 from rc1.data.simulated_user import NOTHING_TO_ADD, withheld
 from rc1.data.task import DIFFICULTIES, TaskItem
 from rc1.data.templates import load_pack
+from rc1.scoring.episode_replay import replay_calls
 
 TASKS = ("gsm8k", "hotpotqa", "strategyqa")
 PACK_DIR = REPO / "configs" / "templates" / "pack_v2"
@@ -265,6 +266,28 @@ def test_the_same_calls_give_the_same_transcript_and_reset_starts_afresh(episode
     first.reset()
     assert first.transcript == () and episode(first) == recorded
     assert msgspec.json.decode(recorded, type=list[ToolCall]) == list(again.transcript)
+
+
+def test_the_empty_wiki_control_misses_every_gold_title_and_leaves_calc_and_ask_as_they_are(episodes):
+    """`data.wiki: empty` (the control arm): the same gold calls, every wiki a recorded miss naming no page, calc and
+    ask answering as with the pages; a replay under the other setting finds each wiki call differing."""
+    items = [i for task in TASKS for i in episodes[task] if any(c.tool == "wiki" for c in gold_calls(i))][:20]
+    assert items
+    for item in items:
+        shown, empty = EpisodeEnvironment(item), EpisodeEnvironment(item, wiki="empty")
+        for call in gold_calls(item):
+            call_tool(shown, call.tool, call.arguments)
+            call_tool(empty, call.tool, call.arguments)
+        assert empty.titles == ()
+        for with_pages, without in zip(shown.transcript, empty.transcript, strict=True):
+            if with_pages.tool == "wiki" and with_pages.ok:
+                assert (without.ok, without.error) == (False, "no_such_page")
+                assert without.result.endswith("pages: none (this question comes with no material)")
+            else:
+                assert without == with_pages
+        assert replay_calls(item, empty.transcript, wiki="empty") == []
+        misread = replay_calls(item, empty.transcript, wiki="pages")
+        assert [d.index for d in misread] == [i for i, c in enumerate(shown.transcript) if c.tool == "wiki" and c.ok]
 
 
 # --- gold trajectories -----------------------------------------------------------------------------

@@ -127,6 +127,14 @@ class DataConfig(Section):
             "GRPOTrainer(environment_factory=…): engine trl, strategy grpo."
         ),
     ] = "recorded"
+    wiki: Annotated[
+        Literal["pages", "empty"],
+        Meta(
+            description="Live episodes: what wiki shows. pages: the item's own (rc1/data/pages.py). empty: none, every "
+            "call a miss (a control arm: `make bench` trains one beside the run to ask whether its gain was earned by "
+            "reading the pages). The warm start and round 1's gold-path check read the pages either way."
+        ),
+    ] = "pages"
     tools_of_yours: Annotated[
         list[ToolOfYoursConfig],
         Meta(
