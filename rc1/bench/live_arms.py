@@ -27,6 +27,8 @@ from pathlib import Path
 
 import msgspec
 
+from rc1.run import events as ev
+
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = "configs/local.yaml"
 # The live run the README reports: thinking-free completions of 512 tokens hold a few calls and their results (the
@@ -52,9 +54,9 @@ CONTROL = ("live", "live-no-wiki")
 class ArmResult(msgspec.Struct, frozen=True, kw_only=True):
     name: str
     seconds: float
-    release: object  # ReleaseEvaluated
-    base: object  # GateSetEvaluated, policy base
-    selected: object  # GateSetEvaluated, policy selected
+    release: ev.ReleaseEvaluated | None  # the line's verdict (None only in a test that compares gate evaluations)
+    base: ev.GateSetEvaluated  # the step-0 policy's gate evaluation
+    selected: ev.GateSetEvaluated  # the selected checkpoint's
     tool_use: dict[int, dict[str, float]]  # step -> eval_completed.episodes (live arms; step 0 and the selected step)
 
 
@@ -73,7 +75,6 @@ def _start_arm(root: Path, models: Path, extra: list[str], threads: int) -> subp
 
 def _read_arm(name: str, root: Path, seconds: float) -> ArmResult:
     from rc1.eventlog.log import read_log
-    from rc1.run import events as ev
 
     events = read_log(root / "events" / "local.jsonl").events
     release = next(e for e in reversed(events) if isinstance(e, ev.ReleaseEvaluated))
@@ -109,6 +110,8 @@ def wilson(share: float, count: float) -> str:
     from scipy.stats import binomtest
 
     n = round(count)
+    if n == 0:
+        return "not measured (n=0)"
     k = round(share * n)
     low, high = binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
     return f"{share:.2f} [{low:.2f}, {high:.2f}] (n={n})"
