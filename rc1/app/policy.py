@@ -62,9 +62,12 @@ def base_model_source(session: Session, pool: list[TaskItem], base_seed: int) ->
     return session.config.model.name
 
 
-def builtin_model_dir(ws: Workspace, seed: int) -> Path:
-    """Where the built-in tiny model of this run's balanced pool and seed is (or will be) built."""
-    return ws.model_cache_dir / f"tiny-qwen3-{sha256_file(ws.balanced_pool_path)[:12]}-seed{seed}"
+def builtin_model_dir(ws: Workspace, seed: int, *, live: bool = False) -> Path:
+    """Where the built-in tiny model of this run's balanced pool and seed is (or will be) built. A live run's has a
+    name of its own: its tokenizer is trained on other texts (the rendered gold episodes), and a recorded and a live
+    run of one pool share the cache (`make bench` runs them side by side), each loading its own."""
+    kind = "tiny-qwen3-live" if live else "tiny-qwen3"
+    return ws.model_cache_dir / f"{kind}-{sha256_file(ws.balanced_pool_path)[:12]}-seed{seed}"
 
 
 def _builtin_model(session: Session, pool: list[TaskItem], seed: int) -> Path:
@@ -80,7 +83,7 @@ def _builtin_model(session: Session, pool: list[TaskItem], seed: int) -> Path:
     texts, live_pairs = _live_gold(pool) if live else ([_answered(item) for item in pool], [])
     # Runs of other configs may share the cache (data/models): one builds, the others wait, then reuse it.
     with held_lock(session.ws.model_cache_dir / ".build.lock"):
-        base = build_tiny_qwen3(texts, builtin_model_dir(session.ws, seed), seed)
+        base = build_tiny_qwen3(texts, builtin_model_dir(session.ws, seed, live=live), seed)
         steps = config.model.warm_start_steps
         if not steps:
             return base

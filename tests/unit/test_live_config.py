@@ -71,3 +71,18 @@ def test_wiki_shows_the_pages_by_default_and_the_empty_control_is_live_only():
         load_config(LOCAL, ["data.wiki=empty"])
     with pytest.raises(BadInput, match=r"data\.wiki"):
         load_config(LOCAL, [*live, "data.wiki=nothing"])
+
+
+def test_a_live_run_s_built_in_model_is_cached_apart_from_a_recorded_one_s(tmp_path):
+    """Their tokenizers are trained on different texts: one cache folder for both, with `make bench` running them
+    side by side, had each build replace the other's (and `rc1 score` read whichever was built last)."""
+    from rc1.app.policy import builtin_model_dir
+    from rc1.core.workspace import Workspace
+
+    ws = Workspace(root=tmp_path, run="local")
+    ws.balanced_pool_path.parent.mkdir(parents=True)
+    ws.balanced_pool_path.write_text("{}\n")
+    recorded, live = builtin_model_dir(ws, 1234), builtin_model_dir(ws, 1234, live=True)
+    assert recorded.parent == live.parent == ws.model_cache_dir
+    assert recorded.name.startswith("tiny-qwen3-") and live.name.startswith("tiny-qwen3-live-")
+    assert recorded.name.removeprefix("tiny-qwen3-") == live.name.removeprefix("tiny-qwen3-live-")

@@ -126,7 +126,8 @@ def _policy_tokenizer(loaded, ws: Workspace, required: bool):
     if is_builtin(name):
         from rc1.app.policy import builtin_model_dir
 
-        source = builtin_model_dir(ws, loaded.config.run.seed) if ws.balanced_pool_path.exists() else None
+        live = loaded.config.data.episodes == "live"
+        source = builtin_model_dir(ws, loaded.config.run.seed, live=live) if ws.balanced_pool_path.exists() else None
         if source is None or not (source / "tokenizer.json").exists():
             if not required:
                 return None
