@@ -52,6 +52,22 @@ def save_whole(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, out: 
     tokenizer.save_pretrained(out)
 
 
+def as_live_trained(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase) -> PreTrainedTokenizerBase:
+    """A live run's built-in model as its episodes were trained: the tokenizer with the tool-calling template, which
+    renders the tools' schemas and `tool_calls` (the built model's own ChatML template renders neither, so a reader of
+    the export would prompt it as it never was), and the model's generation ending a turn at `<|im_end|>` first, as
+    TRL's loop did (rc1/train/live_tools.py `with_tool_calling`). A hub model keeps its own template, whose tools
+    rendering is the model card's."""
+    from rc1.train.live_tools import with_tool_calling
+
+    live = with_tool_calling(tokenizer)
+    del live.response_template  # TRL's parser of a turn, not part of a tokenizer's files
+    ends = model.generation_config.eos_token_id
+    ends = [] if ends is None else [ends] if isinstance(ends, int) else list(ends)
+    model.generation_config.eos_token_id = [live.eos_token_id, *(e for e in ends if e != live.eos_token_id)]
+    return live
+
+
 def write_adapter(checkpoint: Path, out: Path, base_reference: str) -> None:
     """PEFT's layout in `out`: the checkpoint's adapter weights, unchanged (their sha256 is the one checkpoint_saved
     recorded), and its config naming `base_reference` as the base."""

@@ -115,3 +115,30 @@ def test_two_ranks_archive_every_rollout_s_transcript_and_rescore_clean(gated, t
     assert evaluated and all(r.episode is not None for r in evaluated)
     rescored = rc1_here(two, "audit", "--rescore")
     assert rescored.returncode == 0 and "audit passed" in rescored.stdout, rescored.stdout
+
+
+def test_an_exported_live_model_prompts_as_it_was_trained(whole, tmp_path):
+    """The built model's own template renders no tools: the export carries the tool-calling template the episodes
+    were trained with, and ends a turn where TRL's loop did."""
+    from transformers import AutoTokenizer, GenerationConfig
+
+    from rc1.app.policy import builtin_model_dir
+    from rc1.core.workspace import Workspace
+    from rc1.data.task import episode_messages, read_items
+    from rc1.train.live_generation import tool_schemas
+    from rc1.train.live_tools import with_tool_calling
+
+    copy = tmp_path / "run"
+    shutil.copytree(whole, copy, symlinks=True)
+    exported = rc1_here(copy, "export", "--checkpoint", "latest", "--out", str(tmp_path / "out"))
+    assert exported.returncode == 0, exported.stdout + exported.stderr
+    served = AutoTokenizer.from_pretrained(tmp_path / "out")
+    ws = Workspace(root=copy, run="local")
+    trained = with_tool_calling(AutoTokenizer.from_pretrained(builtin_model_dir(ws, 1234, live=True)))
+    messages = episode_messages(read_items(ws.balanced_pool_path)[0])
+    render = dict(tools=tool_schemas(), add_generation_prompt=True, tokenize=False)
+    assert served.apply_chat_template(messages, **render) == trained.apply_chat_template(messages, **render)
+    assert "<tools>" in served.apply_chat_template(messages, **render)
+    assert GenerationConfig.from_pretrained(tmp_path / "out").eos_token_id[0] == served.convert_tokens_to_ids(
+        "<|im_end|>"
+    )
