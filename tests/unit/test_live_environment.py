@@ -290,6 +290,24 @@ def test_the_empty_wiki_control_misses_every_gold_title_and_leaves_calc_and_ask_
         assert [d.index for d in misread] == [i for i, c in enumerate(shown.transcript) if c.tool == "wiki" and c.ok]
 
 
+def test_the_environment_trl_builds_for_the_control_arm_shows_no_pages(episodes):
+    """What training's rollouts call (`live_environment_factory`, the class TRL builds one environment per rollout
+    from) takes data.wiki too: the same tools and schemas, a gold title a miss."""
+    from rc1.train.live_tools import LiveEnvironment, live_environment_class, live_environment_factory
+
+    item = next(i for i in episodes["hotpotqa"] if not i.needs_clarification)
+    title = next(c.arguments["title"] for c in gold_calls(item) if c.tool == "wiki")
+    shown, empty = live_environment_factory([item])(), live_environment_factory([item], wiki="empty")()
+    for env in (shown, empty):
+        env.reset(item_id=item.id)
+        env.wiki(title)
+    assert [c.ok for c in shown.transcript] == [True] and [c.error for c in empty.transcript] == ["no_such_page"]
+    assert live_environment_class(()) is LiveEnvironment
+    without = live_environment_class((), "empty")
+    public = {n for n, _ in inspect.getmembers(without, inspect.isfunction) if not n.startswith("_")}
+    assert public == {"reset", "wiki", "calc", "ask"}
+
+
 # --- gold trajectories -----------------------------------------------------------------------------
 
 
