@@ -11,6 +11,7 @@ import torch
 from transformers import GenerationConfig, PreTrainedTokenizerBase
 
 from rc1.core import distributed
+from rc1.data.environment import WikiMode
 from rc1.data.task import TaskItem
 from rc1.train.drift import DriftProbe
 from rc1.train.metrics import EvalResult, Sampling
@@ -93,7 +94,7 @@ def evaluate_policy(
     drift: DriftProbe | None = None,
     live_rounds: int | None = None,
     live_tools: Sequence = (),
-    live_wiki: str = "pages",
+    live_wiki: WikiMode = "pages",
 ) -> EvalResult:
     """Replies of `model` to `items`: greedy, or `sampling.samples` sampled ones per item. `batch_size` counts replies
     per forward pass; the items are cut into fixed batches by position, and under a multi-process launch every rank
