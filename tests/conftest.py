@@ -103,7 +103,14 @@ def pytest_collection_modifyitems(config, items):
             return 1
         return 3 if reads_the_completed_run(item) else 2
 
-    items.sort(key=place)  # stable: within a place, the collected order
+    def long_units_first(item) -> tuple[int, int]:
+        # Within a place, a module that builds a module-scoped fixture is one unit of work
+        # (`pytest_xdist_make_scheduler`), minutes long for the live and launch modules: dealt first, it runs beside
+        # the short units instead of after them.
+        module = str(Path(item.fspath).relative_to(REPO))
+        return place(item), 0 if _builds_a_module_fixture(module) else 1
+
+    items.sort(key=long_units_first)  # stable: within a place and kind, the collected order
 
 
 _modules_when_frozen = 0
