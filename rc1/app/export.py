@@ -209,6 +209,8 @@ def _build(session: Session, line: Line, ref: CheckpointRef, directory: Path, fo
         if on_hub
         else base_model_source(session, read_items(session.ws.balanced_pool_path), config.run.seed)
     )
+    # A live run on a base of no hub exports the tool-calling template it was trained with (`as_live_trained`).
+    trained_live = config.data.episodes == "live" and not on_hub
     if form == "adapter":
         reference = config.model.name if on_hub else BASE_REFERENCE
         export.write_adapter(directory, tmp, reference)
@@ -218,14 +220,14 @@ def _build(session: Session, line: Line, ref: CheckpointRef, directory: Path, fo
             AutoTokenizer.from_pretrained(source).save_pretrained(tmp)
             return _Built(dtype=dtype_name, parameters=None, base_reference=reference, base_on_hub=True)
         base, tokenizer = export.load_base(source, dtype)
-        if config.data.episodes == "live":
+        if trained_live:
             tokenizer = export.as_live_trained(base, tokenizer)
         export.save_whole(base, tokenizer, tmp / BASE_DIR)
         tokenizer.save_pretrained(tmp)
         return _Built(dtype=dtype_name, parameters=export.parameters(base), base_reference=reference, base_on_hub=False)
     base, tokenizer = export.load_base(source, dtype)
     model = export.merged(base, directory) if form == "merged" else export.fine_tuned(base, directory)
-    if config.data.episodes == "live" and not on_hub:
+    if trained_live:
         tokenizer = export.as_live_trained(model, tokenizer)
     export.save_whole(model, tokenizer, tmp)
     return _Built(dtype=dtype_name, parameters=export.parameters(model), base_reference=None, base_on_hub=on_hub)

@@ -64,13 +64,14 @@ def _start_arm(root: Path, models: Path, extra: list[str], threads: int) -> subp
     shutil.copytree(REPO / "configs", root / "configs")
     (root / "data").mkdir()
     (root / "data" / "models").symlink_to(models, target_is_directory=True)  # one base model for every arm
-    return subprocess.Popen(
-        [sys.executable, "-m", "rc1", "advance", "--all", "--config", CONFIG, *extra],
-        cwd=root,
-        stdout=subprocess.DEVNULL,
-        stderr=open(root / "stderr.txt", "w"),  # noqa: SIM115 — the arm's own file, read when it fails
-        env={**os.environ, "CUDA_VISIBLE_DEVICES": "", "OMP_NUM_THREADS": str(threads)},
-    )
+    with open(root / "stderr.txt", "w") as stderr:  # the arm's own file, read when it fails; the child keeps its copy
+        return subprocess.Popen(
+            [sys.executable, "-m", "rc1", "advance", "--all", "--config", CONFIG, *extra],
+            cwd=root,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            env={**os.environ, "CUDA_VISIBLE_DEVICES": "", "OMP_NUM_THREADS": str(threads)},
+        )
 
 
 def _read_arm(name: str, root: Path, seconds: float) -> ArmResult:
