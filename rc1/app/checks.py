@@ -29,6 +29,7 @@ from rc1.checks import (
     seed_pool,
     shadow,
     sources,
+    tools_of_yours,
     weights,
 )
 from rc1.checks.result import CheckResult
@@ -50,6 +51,7 @@ CHECKS: tuple[Check, ...] = (
     difficulty.CHECK,
     weights.CHECK,
     reward_functions.CHECK,
+    tools_of_yours.CHECK,
     overclar.CHECK,
     scorer.LIVE,
     scorer.PROBE,

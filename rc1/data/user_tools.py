@@ -74,8 +74,8 @@ class ToolOfYours(msgspec.Struct, frozen=True, kw_only=True):
         result = box["result"]
         if not isinstance(result, str):
             raise ToolOfYoursFailed(
-                f"tool {self.name} ({self.path}) returned a {type(result).__name__}, not a str, when called with "
-                f"{dict(arguments)!r}"
+                f"tool {self.name} ({self.path}) returned {type(result).__name__} {result!r}, not a str, when called "
+                f"with {dict(arguments)!r}"
             )
         return result
 

@@ -3,6 +3,8 @@ its calls recorded and replayed, the config errors (exit 2), a tool that raises 
 fingerprints of configs without tools as they were."""
 
 import inspect
+import re
+import threading
 import time
 
 import pytest
@@ -11,8 +13,12 @@ from conftest import REPO
 from live_episodes import live_items
 from transformers.utils import get_json_schema
 
+from rc1.app.checks import CHECKS
+from rc1.checks.spec import RoundInputs
+from rc1.checks.tools_of_yours import probe_arguments, tools_of_yours_check
 from rc1.config.loading import load_config
 from rc1.core.errors import BadInput, ExitCode
+from rc1.core.workspace import Workspace
 from rc1.data.environment import EpisodeEnvironment, ToolCall, call_tool
 from rc1.data.user_tools import ToolOfYoursFailed, load_tools, tools_of
 from rc1.scoring.episode_replay import replay_calls
@@ -55,6 +61,38 @@ def sleepy(text: str) -> str:
     """
     time.sleep(3)
     return text
+
+
+def strict(value: float, unit: str) -> str:
+    """The documented tool as first written: a unit it does not know raises.
+
+    Args:
+        value: How many of the unit.
+        unit: One of km, m, cm.
+    """
+    return f"{value * {'km': 1000, 'm': 1, 'cm': 0.01}[unit]:g} m"
+
+
+CALLS = []
+
+
+def fickle(text: str) -> str:
+    """Answers by how often it was called.
+
+    Args:
+        text: Anything.
+    """
+    CALLS.append(text)
+    return f"{text} #{len(CALLS)}"
+
+
+def counted(text: str) -> str:
+    """Returns a number although it says str.
+
+    Args:
+        text: Anything.
+    """
+    return len(text)
 
 
 def undocumented(text: str) -> str:
@@ -199,7 +237,56 @@ def test_a_tool_that_hangs_past_its_timeout_fails_by_name(tmp_path):
     started = time.monotonic()
     with pytest.raises(ToolOfYoursFailed, match=r"tool sleepy \(my_tools:sleepy\) did not return within 1 s"):
         call_tool(env, "sleepy", {"text": "x"})
-    assert 0.9 < time.monotonic() - started < 2.5
+    # It gave up at the timeout, not when the function ended: the worker is still sleeping, left behind.
+    assert time.monotonic() - started >= 1 and any(t.name == "rc1-tool-sleepy" for t in threading.enumerate())
+
+
+def test_the_documented_tool_answers_every_probe_call_the_rounds_make(tmp_path):
+    loaded = load_config(write_config(tmp_path, [CONVERT]))
+    result = tools_of_yours_check(tools_of(loaded))
+    assert result.passed and result.measured == {"tools": 1.0, "probe_calls": 3.0, "failing": 0.0}, result.detail
+    # what the probe passes: every argument its type's value of the call, an int where the schema says number too
+    assert probe_arguments(tools_of(loaded)[0]) == [
+        {"value": 0.0, "unit": ""},
+        {"value": -1.5, "unit": "xyzzy"},
+        {"value": 1e12, "unit": "0"},
+    ]
+    # rounds 1 and 2 run it from the check table; a run without tools of yours records nothing of it
+    entry = next(check for check in CHECKS if check.name == "tools_of_yours")
+    assert entry.rounds == (1, 2)
+    assert entry.run(RoundInputs(loaded=loaded, ws=Workspace(root=tmp_path, run="local"), round_no=1)).passed
+    assert entry.run(RoundInputs(loaded=load_config(LOCAL), ws=Workspace(root=REPO, run="local"), round_no=1)) is None
+
+
+@pytest.mark.parametrize(
+    "spec, why",
+    [
+        (
+            {"name": "strict", "path": "my_tools:strict"},
+            r"tool strict \(my_tools:strict\) raised KeyError: '' when called with \{'value': 0\.0, 'unit': ''\}: a "
+            r"policy writes such arguments, and a call that fails so fails the batch being trained",
+        ),
+        ({"name": "explode", "path": "my_tools:explode"}, r"tool explode \(my_tools:explode\) raised RuntimeError"),
+        (
+            {"name": "sleepy", "path": "my_tools:sleepy", "timeout_s": 0.5},
+            r"tool sleepy \(my_tools:sleepy\) did not return within 0\.5 s",
+        ),
+        (
+            {"name": "counted", "path": "my_tools:counted"},
+            r"tool counted \(my_tools:counted\) returned int 0, not a str",
+        ),
+        (
+            {"name": "fickle", "path": "my_tools:fickle"},
+            r"tool fickle \(my_tools:fickle\) answered ' #\d+' then ' #\d+' when called twice with \{'text': ''\}; "
+            r"it must be deterministic",
+        ),
+    ],
+)
+def test_a_tool_that_fails_a_call_a_policy_writes_fails_the_round_by_name(tmp_path, spec, why):
+    result = tools_of_yours_check(tools_of(load_config(write_config(tmp_path, [CONVERT, spec]))))
+    assert not result.passed and result.measured["failing"] == 1.0
+    assert re.search(why, result.detail), result.detail
+    assert "tool convert" not in result.detail  # the total one is not blamed
 
 
 def test_the_tool_files_are_fingerprinted_and_configs_without_tools_are_as_they_were(tmp_path):
