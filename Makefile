@@ -31,8 +31,9 @@ run: setup
 
 # ruff (pyproject.toml [tool.ruff]: lint and format, line length 120) before the suite, which runs on every core
 # (pytest-xdist: a test to a worker, or a whole module where it builds a module-scoped fixture; tests/conftest.py)
+# --durations: the slowest tests in every CI log, where the suite's long poles are found
 test: setup lint
-	$(PY) -m pytest -n auto --dist loadgroup
+	$(PY) -m pytest -n auto --dist loadgroup --durations=25
 
 # the edit loop: tests/unit/ only (no training, no launches, no simulations), about a minute
 test-unit: setup lint
