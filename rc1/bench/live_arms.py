@@ -37,8 +37,6 @@ LIVE = [
     "--set",
     "data.episodes=live",
     "--set",
-    "monitors.drift=null",
-    "--set",
     "train.max_completion_tokens=512",
     "--set",
     "model.warm_start_steps=400",

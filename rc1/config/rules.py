@@ -80,13 +80,6 @@ def _episode_problems(config) -> list[str]:
             f"{engine}×{strategy} does not have; use --set engine.name=trl --set engine.strategy=grpo, or "
             "--set data.episodes=recorded"
         ]
-    if config.data.episodes == "live" and config.monitors.drift is not None:
-        # Refused here, not at training's step-0 evaluation after rounds 1 and 2 (rc1/train/generation.py
-        # evaluate_policy: a live episode's replies are not yet scored for drift).
-        return [
-            "data.episodes: live episodes are not yet evaluated with the drift probe (monitors.drift); use --set "
-            "monitors.drift=null, or --set data.episodes=recorded"
-        ]
     return []
 
 

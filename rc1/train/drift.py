@@ -11,7 +11,8 @@ is heavy-tailed, so from fewer replies it reads lower in a typical evaluation (t
 from one reply per item, 0.45 from all eight). With a `train.top_k` or `top_p` cut the replies come from the cut
 distribution and are scored under the whole one (as TRL scores its rollouts): the estimate is then of a slightly
 different quantity, not measured here. At β 0 TRL computes no KL, so this is how drift is known in every
-run (the `drift` monitor)."""
+run (the `drift` monitor). In live episodes the replies are each episode's first turn, the model's reply to the prompt
+and its tools before any tool result (rc1/train/generation.py `_observe_first_turns`)."""
 
 from __future__ import annotations
 

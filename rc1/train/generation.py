@@ -111,10 +111,10 @@ def evaluate_policy(
     dealt batches, each rollout sampled under its own seed; the completion is the episode's final text (thinking
     removed) and `outcomes` holds each episode's outcome, which the scorer's inputs are read from
     (rc1/scoring/pipeline.py `evaluated_inputs`: a reply forced wrong, the needless asks), and `episodes` each one's
-    record (messages, tool calls, the model's tokens per turn) for the rollout archive. Not with drift or
-    sharded parameters yet."""
-    if live_rounds is not None and (drift is not None or distributed.sharded(model)):
-        raise NotImplementedError("live episodes are not yet evaluated with the drift probe or sharded parameters")
+    record (messages, tool calls, the model's tokens per turn) for the rollout archive. With `drift`, an item's
+    drift is that of its episodes' first turns (`_observe_first_turns`). Not with sharded parameters yet."""
+    if live_rounds is not None and distributed.sharded(model):
+        raise NotImplementedError("live episodes are not yet evaluated with sharded parameters")
     started = time.perf_counter()
     peak = PeakMemory(device)
     was_training = model.training
@@ -151,7 +151,16 @@ def evaluate_policy(
             if live_rounds is not None:
                 if k is not None:
                     mine[k] = _live_replies(
-                        model, tokenizer, batch, max_new_tokens, live_rounds, device, sampling, live_tools, live_wiki
+                        model,
+                        tokenizer,
+                        batch,
+                        max_new_tokens,
+                        live_rounds,
+                        device,
+                        sampling,
+                        live_tools,
+                        live_wiki,
+                        drift,
                     )
                 continue
             replies = generate_replies(
@@ -201,9 +210,11 @@ def evaluate_policy(
     )
 
 
-def _live_replies(model, tokenizer, batch, max_new_tokens, rounds, device, sampling, tools=(), wiki="pages"):
+def _live_replies(
+    model, tokenizer, batch, max_new_tokens, rounds, device, sampling, tools=(), wiki="pages", drift=None
+):
     """One batch's live episodes as evaluate_policy's (final texts, token counts, ended, outcomes, records): item by
-    item, samples in order."""
+    item, samples in order; with `drift`, their first turns observed by it."""
     from rc1.scoring.episode_record import episode_of
     from rc1.train.live_generation import run_live_episodes
 
@@ -218,6 +229,8 @@ def _live_replies(model, tokenizer, batch, max_new_tokens, rounds, device, sampl
         tools=tools,
         wiki=wiki,
     )
+    if drift is not None:
+        _observe_first_turns(drift, model, tokenizer, rollouts, device)
     outcomes = [r.outcome for r in rollouts]
     by_id = {item.id: item for item in batch}
     return (
@@ -227,6 +240,34 @@ def _live_replies(model, tokenizer, batch, max_new_tokens, rounds, device, sampl
         outcomes,
         [episode_of(by_id[r.item_id], r.messages, r.transcript, r.turn_tokens) for r in rollouts],
     )
+
+
+def _observe_first_turns(drift: DriftProbe, model, tokenizer, rollouts, device) -> None:
+    """A live evaluation's drift: the first turn of each item's first `replies_per_item` episodes (the model's reply
+    to the prompt and its tools, before any tool result: the one turn every episode has, sampled from the policy
+    alone), scored as a one-turn reply is. Later turns follow tool results, which the step-0 policy would not have
+    been shown. Turns of one length share a forward pass: a turn cut by the budget has no end token for the mask to
+    stop at, so none is padded."""
+    from rc1.train.live_generation import turn_end_ids
+
+    eos_ids = turn_end_ids(model, tokenizer)
+    by_length: dict[int, list] = {}
+    for rollout in rollouts:
+        if rollout.sample < drift.replies_per_item and rollout.first_turn:
+            by_length.setdefault(len(rollout.first_turn), []).append(rollout)
+    for _, group in sorted(by_length.items()):
+        width = max(len(r.prompt_ids) for r in group)
+        prompts = [[tokenizer.pad_token_id] * (width - len(r.prompt_ids)) + r.prompt_ids for r in group]
+        attention = [[0] * (width - len(r.prompt_ids)) + [1] * len(r.prompt_ids) for r in group]
+        drift.observe(
+            model,
+            tokenizer,
+            [r.item_id for r in group],
+            torch.tensor(prompts, device=device),
+            torch.tensor(attention, device=device),
+            torch.tensor([r.first_turn for r in group], device=device),
+            eos_ids,
+        )
 
 
 class EvaluationFailed(RuntimeError):

@@ -84,6 +84,8 @@ class LiveRollout(msgspec.Struct, frozen=True, kw_only=True):
     completion_tokens: int  # everything after the prompt, tool-result tokens included: what the budget counts
     outcome: EpisodeOutcome  # the episode as the scorer reads it (`episode_outcome.outcome`)
     turn_tokens: list[int] = msgspec.field(default_factory=list)  # the model's tokens per assistant message, in order
+    prompt_ids: list[int] = msgspec.field(default_factory=list)  # the rendered prompt (tools block included)
+    first_turn: list[int] = msgspec.field(default_factory=list)  # the model's first turn, before any tool result
 
 
 def tool_schemas(tools: Sequence[ToolOfYours] = ()) -> list[dict[str, Any]]:
@@ -334,4 +336,6 @@ def _result(loop: _Loop, episode: _Episode) -> LiveRollout:
         completion_tokens=len(ids),
         outcome=read,
         turn_tokens=list(episode.turn_tokens),
+        prompt_ids=list(episode.prompt_ids),
+        first_turn=ids[: episode.turn_tokens[0]] if episode.turn_tokens else [],
     )

@@ -256,3 +256,70 @@ def test_the_loop_is_trl_s_own_on_the_same_forced_turns(policy, model_dir, tmp_p
         assert (len(completion_ids), sum(tool_mask)) == (mine.completion_tokens, mine.model_tokens)
         assert (completion_ids[-1] in trainer.eos_token_ids) == mine.ended
     assert {len(m) for _, _, _, m in generated} == {1, 3}  # both kinds ran: an own turn alone, call-result-answer
+
+
+def perturbed(model, scale: float):
+    """A copy of `model` with seeded noise on every weight: a reference the policy has drifted from."""
+    import copy
+
+    other = copy.deepcopy(model)
+    noise = torch.Generator().manual_seed(11)
+    with torch.no_grad():
+        for weight in other.parameters():
+            weight.add_(torch.randn(weight.shape, generator=noise) * scale)
+    return other
+
+
+def first_turn_drift(policy, reference, rollouts, *, grouped: bool) -> dict[str, list[float]]:
+    """Per item, the KLs a DriftProbe measured on the rollouts' first turns: grouped as an evaluation does, or each
+    turn alone in a batch of one (nothing padded, nothing shared)."""
+    from rc1.train.drift import DriftProbe, frozen_copy
+    from rc1.train.generation import _observe_first_turns
+
+    model, tokenizer = policy
+    probe = DriftProbe(frozen_copy(reference), SAMPLING.temperature, replies_per_item=SAMPLING.samples)
+    for part in [rollouts] if grouped else [[r] for r in rollouts]:
+        _observe_first_turns(probe, model, tokenizer, part, "cpu")
+    return probe.part()[0]
+
+
+def test_drift_on_a_live_evaluation_is_its_episodes_first_turns_scored_as_one_turn_replies(policy):
+    """A live line's drift monitor (monitors.drift): each episode's first turn, the policy's reply to the prompt and its
+    tools before any tool result, scored by the policy and the step-0 policy as a one-turn reply is."""
+    from rc1.train.drift import DriftProbe, frozen_copy
+    from rc1.train.generation import evaluate_policy
+    from rc1.train.live_generation import turn_end_ids
+
+    model, tokenizer = policy
+    rollouts = episodes(policy, live_items(), forced={}, sampling=SAMPLING)
+    assert all(r.first_turn and len(r.first_turn) == r.turn_tokens[0] for r in rollouts)
+    # Against itself the policy has not drifted: every KL is exactly 0.
+    same = first_turn_drift(policy, model, rollouts, grouped=True)
+    assert sorted(same) == sorted(i.id for i in live_items()) and {v for vs in same.values() for v in vs} == {0.0}
+    # Against a perturbed reference: positive, and the same whether the turns share forward passes (grouped by
+    # length, prompts left-padded) or go one by one.
+    reference = perturbed(model, 0.05)
+    grouped = first_turn_drift(policy, reference, rollouts, grouped=True)
+    alone = first_turn_drift(policy, reference, rollouts, grouped=False)
+    assert grouped.keys() == alone.keys() and all(v > 0 for vs in grouped.values() for v in vs)
+    for item_id in grouped:
+        assert sorted(grouped[item_id]) == pytest.approx(sorted(alone[item_id]), rel=1e-4, abs=1e-6)
+
+    # evaluate_policy, as training's shadow evaluation calls it, measures it for the first replies_per_item episodes.
+    evaluated = evaluate_policy(
+        model,
+        tokenizer,
+        live_items(),
+        max_prompt_tokens=512,
+        max_new_tokens=BUDGET,
+        eos_ids=turn_end_ids(model, tokenizer),
+        batch_size=8,
+        device="cpu",
+        sampling=SAMPLING,
+        drift=DriftProbe(frozen_copy(reference), SAMPLING.temperature, replies_per_item=1),
+        live_rounds=ROUNDS,
+    )
+    drift = evaluated.drift
+    assert drift is not None and drift.items == len(live_items()) and drift.kl > 0 and drift.low <= drift.kl
+    first_turns = [next(t.tokens for t in e.messages if t.role == "assistant") for e in evaluated.episodes]
+    assert drift.tokens == sum(first_turns[:: SAMPLING.samples])  # each item's first episode

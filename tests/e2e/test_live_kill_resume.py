@@ -4,10 +4,10 @@ A SIGKILL in the middle of a multi-turn step (a rollout's tool call about to run
 the newest checkpoint to exactly the uninterrupted run: its step metrics and its archive, transcripts included. Two
 ranks archive every rollout's transcript, and `audit --rescore` replays each one's tools clean.
 
-The run is the suite's short run with live episodes: the built-in model warm-started 200 steps on the pool's gold
-episodes, so it writes tool calls (all of them failing at that size; a failed call is a tool result the model reads
-and goes on from, as a good one is), and a learning rate low enough that it keeps writing them past the first
-checkpoint, where the kill lands.
+The run is the suite's short run with live episodes (the drift monitor on, as configs/local.yaml has it): the
+built-in model warm-started 200 steps on the pool's gold episodes, so it writes tool calls (all of them failing at that
+size; a failed call is a tool result the model reads and goes on from, as a good one is), and a learning rate low
+enough that it keeps writing them past the first checkpoint, where the kill lands.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ pytestmark = [pytest.mark.e2e, pytest.mark.filterwarnings("ignore:You are using 
 
 LIVE = {
     "data.episodes": "live",
-    "monitors.drift": None,  # its probe generates one-turn replies: refused with live episodes
     "model.warm_start_steps": 200,
     "train.max_completion_tokens": 256,
     "train.max_steps": 4,
@@ -98,6 +97,9 @@ def test_a_sigkill_during_a_tool_call_resumes_to_the_uninterrupted_run_transcrip
     assert [msgspec.to_builtins(r) for r in archived(killed, "train")] == [msgspec.to_builtins(r) for r in rows]
     rescored = rc1_here(killed, "audit", "--rescore")
     assert rescored.returncode == 0 and "audit passed" in rescored.stdout, rescored.stdout
+    # The drift monitor is on (configs/local.yaml's): every evaluation measured its episodes' first turns' drift.
+    evaluations = [e for e in events(killed) if e["type"] == "eval_completed"]
+    assert [e["step"] for e in evaluations] == [0, 2, 4] and all(e["drift"]["items"] > 0 for e in evaluations)
 
 
 def test_two_ranks_archive_every_rollout_s_transcript_and_rescore_clean(gated, tmp_path):

@@ -50,13 +50,11 @@ def test_max_tool_rounds_default_is_the_schemas_and_leaves_the_fingerprint():
     assert load_config(LOCAL, ["data.max_tool_rounds=6"]).sha256 == load_config(LOCAL).sha256
 
 
-def test_live_episodes_with_the_drift_monitor_are_refused_at_load_naming_the_fix():
-    """Before: the run went through rounds 1 and 2 and failed at training's step-0 evaluation (NotImplementedError)."""
-    with pytest.raises(BadInput) as refused:
-        load_config(LOCAL, ["data.episodes=live"])
-    assert "not yet evaluated with the drift probe (monitors.drift)" in str(refused.value)
-    assert "--set monitors.drift=null" in str(refused.value) and refused.value.exit_code == ExitCode.BAD_INPUT
-    assert load_config(LOCAL, ["data.episodes=live", "monitors.drift=null"]).config.monitors.drift is None
+def test_live_episodes_keep_the_drift_monitor():
+    """Before: refused at load (a live evaluation's replies were not scored for drift); now its episodes' first turns
+    are (tests/e2e/test_live_generation.py), so a live config is the recorded one with one key changed."""
+    live = load_config(LOCAL, ["data.episodes=live"]).config
+    assert live.monitors.drift == load_config(LOCAL).config.monitors.drift is not None
 
 
 def test_wiki_shows_the_pages_by_default_and_the_empty_control_is_live_only():

@@ -111,11 +111,10 @@ def untyped(text) -> str:
 
 
 def write_config(folder, tools, **data):
-    """configs/local.yaml with the documented changes (its monitors, live episodes), `tools` as its tools."""
+    """configs/local.yaml with the documented changes (live episodes), `tools` as its tools."""
     (folder / "my_tools.py").write_text(MY_TOOLS, encoding="utf-8")
     raw = yaml.safe_load(LOCAL.read_text(encoding="utf-8"))
     raw.setdefault("data", {}).update({**DOC_CONFIG["data"], "tools_of_yours": tools, **data})
-    raw.setdefault("monitors", {}).update(DOC_CONFIG["monitors"])
     path = folder / "mine.yaml"
     path.write_text(yaml.safe_dump(raw), encoding="utf-8")
     return path
