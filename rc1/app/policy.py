@@ -6,6 +6,8 @@ model's tokenizer here."""
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
 import sys
 from pathlib import Path
 
@@ -74,13 +76,15 @@ def _builtin_model(session: Session, pool: list[TaskItem], seed: int) -> Path:
     """The tiny model built on the training pool, then warm-started on its gold replies (both cached)."""
     from transformers import AutoTokenizer
 
+    from rc1.data.user_tools import tools_of
     from rc1.train.prompts import fit_prompt
     from rc1.train.tiny_model import build_tiny_qwen3
     from rc1.train.warm_start import warm_start, warm_start_losses
 
     config = session.config
     live = config.data.episodes == "live"
-    texts, live_pairs = _live_gold(pool) if live else ([_answered(item) for item in pool], [])
+    tools = tools_of(session.loaded) if live else ()
+    texts, live_pairs = _live_gold(pool, tools) if live else ([_answered(item) for item in pool], [])
     # Runs of other configs may share the cache (data/models): one builds, the others wait, then reuse it.
     with held_lock(session.ws.model_cache_dir / ".build.lock"):
         base = build_tiny_qwen3(texts, builtin_model_dir(session.ws, seed, live=live), seed)
@@ -94,7 +98,7 @@ def _builtin_model(session: Session, pool: list[TaskItem], seed: int) -> Path:
             pairs = [
                 (fit_prompt(tokenizer, item, config.train.max_prompt_tokens)[0], gold_reply(item)) for item in pool
             ]
-        out, trained = warm_start(base, base.with_name(f"{base.name}-sft{steps}"), pairs, steps=steps, seed=seed)
+        out, trained = warm_start(base, warm_start_dir(base, steps, tools), pairs, steps=steps, seed=seed)
     if trained:
         losses = warm_start_losses(out)
         print(
@@ -105,23 +109,37 @@ def _builtin_model(session: Session, pool: list[TaskItem], seed: int) -> Path:
     return out
 
 
+def warm_start_dir(base: Path, steps: int, tools=()) -> Path:
+    """Where the built-in model at `base` warm-started `steps` steps is cached. With tools of yours its prompts offer
+    them (`_live_gold`), so it has a name of its own per set of their schemas: runs of one pool with other tools
+    share the base, never the warm start."""
+    if not tools:
+        return base.with_name(f"{base.name}-sft{steps}")
+    from rc1.train.live_generation import tool_schemas
+
+    digest = hashlib.sha256(json.dumps(tool_schemas(tools), sort_keys=True).encode()).hexdigest()[:12]
+    return base.with_name(f"{base.name}-sft{steps}-tools-{digest}")
+
+
 def _answered(item: TaskItem) -> str:
     """An item's prompt and gold answer: what the built-in tokenizer learns its pieces from."""
     return f"{item.prompt}\nAnswer: {item.answer}"
 
 
-def _live_gold(pool: list[TaskItem]) -> tuple[list[str], list[tuple[str, str]]]:
+def _live_gold(pool: list[TaskItem], tools=()) -> tuple[list[str], list[tuple[str, str]]]:
     """A live run's built-in model's inputs, from the pool's gold episodes as the tool-calling template renders them
     (tools block, calls, results, answer): the texts its tokenizer learns its pieces from, so a tool call's markup is
     a few tokens (an item without a gold episode as a recorded run's), and its warm start's (prompt, turn) pairs,
-    every assistant turn of every gold episode with its prompt as TRL renders a live rollout's."""
+    every assistant turn of every gold episode with its prompt as TRL renders a live rollout's. `tools`: the run's
+    tools of yours, offered in the pairs' prompts as training offers them (a gold episode never calls one); the
+    texts offer the built-in tools only, so runs with and without tools of yours share one tokenizer and base."""
     from rc1.train.gold_episodes import gold_episode_text, gold_turn_pairs
     from rc1.train.live_generation import tool_schemas
     from rc1.train.live_tools import TOOL_CHAT_TEMPLATE
 
-    tools = tool_schemas()
-    texts = [gold_episode_text(item, TOOL_CHAT_TEMPLATE, tools) or _answered(item) for item in pool]
-    pairs = [pair for item in pool for pair in gold_turn_pairs(item, TOOL_CHAT_TEMPLATE, tools)]
+    built_in, offered = tool_schemas(), tool_schemas(tools)
+    texts = [gold_episode_text(item, TOOL_CHAT_TEMPLATE, built_in) or _answered(item) for item in pool]
+    pairs = [pair for item in pool for pair in gold_turn_pairs(item, TOOL_CHAT_TEMPLATE, offered)]
     return texts, pairs
 
 

@@ -41,7 +41,7 @@ def bench_training(repeat: int = 2) -> None:
     """`train.max_steps` GRPO steps of the embedded default, each way."""
     import torch
 
-    from rc1.app.policy import builtin_model_dir
+    from rc1.app.policy import builtin_model_dir, warm_start_dir
     from rc1.config.loading import load_config
     from rc1.core.workspace import Workspace
     from rc1.data.task import read_items
@@ -69,7 +69,7 @@ def bench_training(repeat: int = 2) -> None:
         ws = Workspace(root=root, run=config.run.name)
         pool = read_items(ws.balanced_pool_path)
         base = builtin_model_dir(ws, config.run.seed)
-        model_dir = base.with_name(f"{base.name}-sft{config.model.warm_start_steps}")
+        model_dir = warm_start_dir(base, config.model.warm_start_steps)
         weights = load_weights(loaded.weights_path, components_for(loaded))
         reward_fn = make_reward_fn(config.reward, weights, ScoringPipeline(rule_scorer(loaded, thinking=False)))
 

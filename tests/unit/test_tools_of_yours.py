@@ -299,3 +299,26 @@ def test_the_tool_files_are_fingerprinted_and_configs_without_tools_are_as_they_
     assert after.sha256 != before.sha256
     plain = load_config(LOCAL)
     assert plain.files == {} and load_config(LOCAL, ["data.tools_of_yours=[]"]).sha256 == plain.sha256
+
+
+def test_the_warm_start_offers_your_tools_as_training_does_in_a_cache_of_its_own(tmp_path):
+    """The built-in model's warm start on gold episodes (rc1/app/policy.py): its prompts offer your tools beside the
+    built-in ones, as a live rollout's do (no gold episode calls one); its tokenizer's texts offer the built-in ones
+    only, so runs of one pool with and without tools of yours share one base, and each set of tools warm-starts apart."""
+    from rc1.app.policy import _live_gold, warm_start_dir
+
+    tools = tools_of(load_config(write_config(tmp_path, [CONVERT])))
+    items = live_items()
+    texts, pairs = _live_gold(items, tools)
+    plain_texts, plain_pairs = _live_gold(items)
+    assert texts == plain_texts and len(pairs) == len(plain_pairs) > 0
+    assert all(
+        '"name": "convert"' in prompt and '"name": "convert"' not in plain
+        for (prompt, _), (plain, _) in zip(pairs, plain_pairs)
+    )
+    assert [turn for _, turn in pairs] == [turn for _, turn in plain_pairs]
+    base = tmp_path / "tiny-qwen3-live-abc-seed1234"
+    assert warm_start_dir(base, 60) == tmp_path / "tiny-qwen3-live-abc-seed1234-sft60"  # the name it always had
+    assert warm_start_dir(base, 60, tools).name.startswith("tiny-qwen3-live-abc-seed1234-sft60-tools-")
+    other = tools_of(load_config(write_config(tmp_path, [CONVERT, {"name": "fickle", "path": "my_tools:fickle"}])))
+    assert warm_start_dir(base, 60, other) != warm_start_dir(base, 60, tools)
