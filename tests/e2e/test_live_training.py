@@ -30,6 +30,7 @@ from rc1.data.gold_trajectory import gold_calls
 from rc1.data.user_tools import ToolOfYoursFailed, load_tools
 from rc1.scoring.archive import decode_shard
 from rc1.scoring.episode_record import Episode
+from rc1.scoring.episode_replay import replay_calls
 from rc1.scoring.pipeline import ScoringPipeline, components_for, make_reward_fn, rule_scorer
 from rc1.scoring.weights import load_weights
 from rc1.train.engines import build_engine
@@ -188,9 +189,19 @@ def test_two_live_grpo_steps_score_each_rollout_from_its_episode(tmp_path):
     assert engine.evaluate(items[:3], max_new_tokens=32).completions == evaluated.completions  # greedy: the same
 
 
-# A registry lookup of the user's: one that raises on every code, one that never returns within its 0.5 s.
+# A registry lookup of the user's: one that answers, one that raises on every code, one that never returns within
+# its 0.5 s.
 REGISTRY_TOOLS = '''
 import time
+
+
+def registry(code: str) -> str:
+    """Look a part code up in the registry.
+
+    Args:
+        code: The part code, e.g. "A-17".
+    """
+    return f"{code}: hex bolt, 12 mm" if code == "A-17" else f"error: no part {code!r}"
 
 
 def lookup(code: str) -> str:
@@ -213,12 +224,9 @@ def slow_lookup(code: str) -> str:
 '''
 
 
-@pytest.mark.parametrize(
-    "tool, why", [("lookup", "raised KeyError: 'A-17'"), ("slow_lookup", "did not return within 0.5 s")]
-)
-def test_a_tool_of_yours_that_raises_or_hangs_fails_the_grpo_batch_by_its_name(tmp_path, tool, why):
-    """TRL's tool loop catches what a tool raises and goes on (the model reads the error); rc1's reward function then
-    raises the environment's recorded failure, so the step fails before anything is trained, recorded or archived."""
+def registry_engine(tmp_path, tool: str):
+    """A live trl engine on the built-in model whose tools include `tool` of REGISTRY_TOOLS, each rollout's first turn
+    calling it with code "A-17"; its hooks and recorder."""
     module = f"registry_{tool}"  # a module of its own per case: Python imports a name once
     (tmp_path / f"{module}.py").write_text(REGISTRY_TOOLS)
     tools, problems = load_tools([ToolOfYoursConfig(name=tool, path=f"{module}:{tool}", timeout_s=0.5)], tmp_path)
@@ -235,8 +243,33 @@ def test_a_tool_of_yours_that_raises_or_hangs_fails_the_grpo_batch_by_its_name(t
     )
     engine = build_engine(config, items, reward_fn, model, tokenizer, tmp_path / "staging", "cpu", tools=tools)
     script_first_turns(engine.trainer, lambda environment: call(tool, "code", "A-17"))
-    hooks = Hooks(recorder)
+    return engine, Hooks(recorder), recorder, tools, items
 
-    with pytest.raises(ToolOfYoursFailed, match=f"^tool {tool} \\({module}:{tool}\\) {why}"):
+
+def test_a_tool_of_yours_trains_grpo_steps_on_the_record(tmp_path):
+    """Its calls run in TRL's tool loop like the built-in ones: each rollout's first call is in its archived
+    transcript with the tool's answer, and replaying the transcripts with the run's tools finds nothing."""
+    engine, hooks, _, tools, items = registry_engine(tmp_path, "registry")
+    engine.train(hooks, resume_from=None)
+    assert [m.step for m in hooks.steps] == list(range(1, STEPS + 1)) and hooks.staged == [STEPS]
+    rows = decode_shard(hooks.shards[0])
+    assert len(rows) == STEPS * live_config().train.per_device_batch_size
+    firsts = [row.episode.calls[0] for row in rows]
+    assert {(c.tool, c.arguments["code"], c.result, c.ok) for c in firsts} == {
+        ("registry", "A-17", "A-17: hex bolt, 12 mm", True)
+    }
+    by_id = {item.id: item for item in items}
+    assert all(replay_calls(by_id[row.item_id], row.episode.calls, tools) == [] for row in rows)
+
+
+@pytest.mark.parametrize(
+    "tool, why", [("lookup", "raised KeyError: 'A-17'"), ("slow_lookup", "did not return within 0.5 s")]
+)
+def test_a_tool_of_yours_that_raises_or_hangs_fails_the_grpo_batch_by_its_name(tmp_path, tool, why):
+    """TRL's tool loop catches what a tool raises and goes on (the model reads the error); rc1's reward function then
+    raises the environment's recorded failure, so the step fails before anything is trained, recorded or archived."""
+    engine, hooks, recorder, _, _ = registry_engine(tmp_path, tool)
+
+    with pytest.raises(ToolOfYoursFailed, match=f"^tool {tool} \\(registry_{tool}:{tool}\\) {why}"):
         engine.train(hooks, resume_from=None)
     assert hooks.steps == [] and hooks.staged == [] and recorder.take_shard() is None

@@ -304,7 +304,7 @@ def test_the_tool_files_are_fingerprinted_and_configs_without_tools_are_as_they_
 def test_the_warm_start_offers_your_tools_as_training_does_in_a_cache_of_its_own(tmp_path):
     """The built-in model's warm start on gold episodes (rc1/app/policy.py): its prompts offer your tools beside the
     built-in ones, as a live rollout's do (no gold episode calls one); its tokenizer's texts offer the built-in ones
-    only, so runs of one pool with and without tools of yours share one base, and each set of tools warm-starts apart."""
+    only, so runs of one pool with and without tools of yours share one base; each set of tools warm-starts apart."""
     from rc1.app.policy import _live_gold, warm_start_dir
 
     tools = tools_of(load_config(write_config(tmp_path, [CONVERT])))
