@@ -10,6 +10,8 @@ arms: the embedded default trained on its reward, a format-only one and a shuffl
 verdict, and the true reward's gain against the format-only arm's on the same gate items (rc1/bench/arms.py).
 live arms: the embedded default recorded, live, and live with wiki showing no pages, each with its verdict, the live
 arms' tool use at step 0 and at the selected checkpoint, the live gain against the control's (rc1/bench/live_arms.py).
+Not in `make bench`: `--warm-copy-only`, whether the live warm start teaches the built-in model to name a page
+(rc1/bench/warm_copy.py).
 """
 
 from __future__ import annotations
@@ -270,6 +272,11 @@ def main() -> int:
         from rc1.bench.live_arms import bench_live_arms
 
         bench_live_arms()
+        return 0
+    if "--warm-copy-only" in sys.argv:  # a measurement, not in make bench: minutes to half an hour
+        from rc1.bench.warm_copy import bench_warm_copy
+
+        bench_warm_copy()
         return 0
     if "--round1-only" not in sys.argv:
         bench_replay()

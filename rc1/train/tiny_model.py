@@ -49,10 +49,12 @@ ARCH = {
 }
 
 
-def build_tiny_qwen3(texts: list[str], out_dir: Path, seed: int) -> Path:
-    """Build (or reuse) the tiny model and tokenizer for `texts` in `out_dir`; return `out_dir`."""
+def build_tiny_qwen3(texts: list[str], out_dir: Path, seed: int, arch: dict | None = None) -> Path:
+    """Build (or reuse) the tiny model and tokenizer for `texts` in `out_dir`; return `out_dir`. `arch`: widths and
+    depth other than ARCH's (a measurement's: `python -m rc1.bench --warm-copy-only --wide`; runs use ARCH)."""
     out_dir = Path(out_dir)
-    fingerprint = _fingerprint(texts, seed)
+    arch = ARCH if arch is None else {**ARCH, **arch}
+    fingerprint = _fingerprint(texts, seed, arch)
     if _is_complete(out_dir, fingerprint):
         return out_dir
     out_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -62,7 +64,7 @@ def build_tiny_qwen3(texts: list[str], out_dir: Path, seed: int) -> Path:
     tmp.mkdir()
     tokenizer = _train_tokenizer(texts)
     tokenizer.save_pretrained(tmp)
-    model = _init_model(tokenizer, seed)
+    model = _init_model(tokenizer, seed, arch)
     model.save_pretrained(tmp)
     (tmp / BUILD_NAME).write_text(json.dumps(fingerprint, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     fsync_tree(tmp)
@@ -77,7 +79,7 @@ def build_tiny_qwen3(texts: list[str], out_dir: Path, seed: int) -> Path:
     return out_dir
 
 
-def _fingerprint(texts: list[str], seed: int) -> dict:
+def _fingerprint(texts: list[str], seed: int, arch: dict) -> dict:
     digest = hashlib.sha256()
     for text in texts:
         digest.update(hashlib.sha256(text.encode("utf-8")).digest())
@@ -85,7 +87,7 @@ def _fingerprint(texts: list[str], seed: int) -> dict:
         "kind": BUILTIN_TINY,
         "seed": seed,
         "texts_sha256": digest.hexdigest(),
-        "arch": ARCH,
+        "arch": arch,
         "vocab_size": VOCAB_SIZE,
         "chat_template_sha256": hashlib.sha256(CHAT_TEMPLATE.encode()).hexdigest(),
     }
@@ -125,7 +127,7 @@ def _train_tokenizer(texts: list[str]) -> PreTrainedTokenizerFast:
     )
 
 
-def _init_model(tokenizer: PreTrainedTokenizerFast, seed: int) -> Qwen3ForCausalLM:
+def _init_model(tokenizer: PreTrainedTokenizerFast, seed: int, arch: dict) -> Qwen3ForCausalLM:
     eos_id = tokenizer.convert_tokens_to_ids(EOS)
     config = Qwen3Config(
         vocab_size=len(tokenizer),
@@ -133,7 +135,7 @@ def _init_model(tokenizer: PreTrainedTokenizerFast, seed: int) -> Qwen3ForCausal
         eos_token_id=eos_id,
         pad_token_id=eos_id,
         bos_token_id=None,
-        **ARCH,
+        **arch,
     )
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
