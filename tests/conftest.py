@@ -82,7 +82,8 @@ def pytest_collection_modifyitems(config, items):
 
     The order is the order `make test` deals the work out in: first a test of the completed run, whose worker builds
     the built-in model, its warm start and the run (about a minute, under locks every other test of a model waits on);
-    then the end-to-end tests that need no model (the simulations), which keep the other worker busy meanwhile; then
+    then the units marked `long` (minutes each alone: dealt late, one ran on after everything else, the suite's long
+    pole), in the order of their places below; then the end-to-end tests that need no model (the simulations); then
     those that need the model but not the completed run; then those that read the completed run; the unit tests last,
     small units that even out the end. Order decides no result."""
     for item in items:
@@ -103,12 +104,13 @@ def pytest_collection_modifyitems(config, items):
             return 1
         return 3 if reads_the_completed_run(item) else 2
 
-    def long_units_first(item) -> tuple[int, int]:
+    def long_units_first(item) -> tuple[int, int, int]:
         # Within a place, a module that builds a module-scoped fixture is one unit of work
         # (`pytest_xdist_make_scheduler`), minutes long for the live and launch modules: dealt first, it runs beside
         # the short units instead of after them.
         module = str(Path(item.fspath).relative_to(REPO))
-        return place(item), 0 if _builds_a_module_fixture(module) else 1
+        kind = 0 if item is first else 1 if item.get_closest_marker("long") is not None else 2
+        return kind, place(item), 0 if _builds_a_module_fixture(module) else 1
 
     items.sort(key=long_units_first)  # stable: within a place and kind, the collected order
 

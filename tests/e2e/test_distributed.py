@@ -17,6 +17,8 @@ from rc1.core.errors import BadInput
 from rc1.eventlog.log import read_log
 from rc1.views.archive import archive_shards, read_shard
 
+pytestmark = pytest.mark.long
+
 # What differs between two runs of the same evaluation: when (and in which session) it was written, how long it took.
 CIRCUMSTANCE = {"seq", "ts", "prev", "seconds", "mem_peak_mb"}  # a process's own time and memory
 

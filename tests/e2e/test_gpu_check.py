@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 import subprocess
 
+import pytest
 from conftest import PATIENCE, REPO
 
 
+@pytest.mark.long
 def test_make_gpu_check_runs_its_dry_run_here_and_ends_on_one_json_line():
     result = subprocess.run(
         ["make", "-s", "gpu-check"], cwd=REPO, capture_output=True, text=True, timeout=PATIENCE, check=False

@@ -23,7 +23,11 @@ from conftest import events, failure, launch, make_workspace, rc1, rc1_forked, r
 from rc1.eventlog.log import read_log
 from rc1.views.archive import archive_shards, read_shard
 
-pytestmark = [pytest.mark.e2e, pytest.mark.filterwarnings("ignore:You are using 'environment_factory'")]
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.long,
+    pytest.mark.filterwarnings("ignore:You are using 'environment_factory'"),
+]
 
 LIVE = {
     "data.episodes": "live",

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from conftest import PATIENCE, REPO, events, finished_with_launcher
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.long]
 
 FENCE = re.compile(r"^```([^\n`]*)\n(.*?)^```\s*$", re.MULTILINE | re.DOTALL)
 

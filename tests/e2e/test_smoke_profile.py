@@ -16,7 +16,7 @@ import yaml
 from conftest import REPO, events, rc1_here
 from judge_server import JudgeServer
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.long]
 
 KEY = "sk-rc1-smoke-5c2e"
 
