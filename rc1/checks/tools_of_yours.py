@@ -4,7 +4,7 @@ writes, with a str, within its timeout, the same twice.
 A policy calls a tool with whatever it writes: an empty string, a name no record holds, 0, a negative or a huge
 number. A tool that raises on such a call, hangs past its `timeout_s` or returns something other than a str fails
 the batch being trained (rc1/data/user_tools.py: never an error the model reads), which on a GPU is hours in; one
-whose answer changes between two calls breaks `audit --rescore` and exact resume. So each rounds calls every tool of
+whose answer changes between two calls breaks `audit --rescore` and exact resume. So each round calls every tool of
 yours with the probe arguments below, each call twice, and fails on the first such call, naming the tool and its
 arguments. Without tools of yours the check does not apply and records nothing, so every other run's checks are those
 it had.
@@ -30,7 +30,7 @@ PROBE_VALUES: dict[type, tuple[Any, ...]] = {
     float: (0.0, -1.5, 1e12),
     bool: (False, True, True),
 }
-PROBE_CALLS = 3
+PROBE_CALLS = len(PROBE_VALUES[str])
 
 
 def probe_arguments(tool: ToolOfYours) -> list[dict[str, Any]]:
@@ -73,8 +73,8 @@ def tools_of_yours_check(tools: tuple[ToolOfYours, ...]) -> CheckResult:
         measured={"tools": float(len(tools)), "probe_calls": float(calls), "failing": float(len(problems))},
         thresholds={"failing": 0.0},
         detail="; ".join(problems)
-        or f"tools of yours ({names}): each answered its {calls // max(1, len(tools))} probe calls (empty and unknown "
-        "strings, 0, negative and huge numbers) twice alike, with a str, within its timeout",
+        or f"tools of yours ({names}): {calls} probe calls (empty and unknown strings, 0, negative and huge numbers), "
+        "each answered twice alike, with a str, within its timeout",
     )
 
 

@@ -248,7 +248,7 @@ def _observe_first_turns(drift: DriftProbe, model, tokenizer, rollouts, device) 
     alone), scored as a one-turn reply is. Later turns follow tool results, which the step-0 policy would not have
     been shown. Turns of one length share a forward pass: a turn cut by the budget has no end token for the mask to
     stop at, so none is padded."""
-    from rc1.train.live_generation import turn_end_ids
+    from rc1.train.live_generation import left_padded, turn_end_ids
 
     eos_ids = turn_end_ids(model, tokenizer)
     by_length: dict[int, list] = {}
@@ -256,18 +256,9 @@ def _observe_first_turns(drift: DriftProbe, model, tokenizer, rollouts, device) 
         if rollout.sample < drift.replies_per_item and rollout.first_turn:
             by_length.setdefault(len(rollout.first_turn), []).append(rollout)
     for _, group in sorted(by_length.items()):
-        width = max(len(r.prompt_ids) for r in group)
-        prompts = [[tokenizer.pad_token_id] * (width - len(r.prompt_ids)) + r.prompt_ids for r in group]
-        attention = [[0] * (width - len(r.prompt_ids)) + [1] * len(r.prompt_ids) for r in group]
-        drift.observe(
-            model,
-            tokenizer,
-            [r.item_id for r in group],
-            torch.tensor(prompts, device=device),
-            torch.tensor(attention, device=device),
-            torch.tensor([r.first_turn for r in group], device=device),
-            eos_ids,
-        )
+        prompts, attention = left_padded([r.prompt_ids for r in group], tokenizer.pad_token_id, device)
+        turns = torch.tensor([r.first_turn for r in group], device=device)
+        drift.observe(model, tokenizer, [r.item_id for r in group], prompts, attention, turns, eos_ids)
 
 
 class EvaluationFailed(RuntimeError):

@@ -101,6 +101,14 @@ def tool_schemas(tools: Sequence[ToolOfYours] = ()) -> list[dict[str, Any]]:
     ]
 
 
+def left_padded(sequences: Sequence[list[int]], pad: int, device) -> tuple[torch.Tensor, torch.Tensor]:
+    """`sequences` as one batch padded on the left with `pad` (a generation prompt's side), and its attention mask."""
+    width = max(len(s) for s in sequences)
+    ids = torch.tensor([[pad] * (width - len(s)) + list(s) for s in sequences], device=device)
+    mask = torch.tensor([[0] * (width - len(s)) + [1] * len(s) for s in sequences], device=device)
+    return ids, mask
+
+
 def turn_end_ids(model, tokenizer: PreTrainedTokenizerBase) -> list[int]:
     """The tokens that end a turn, as TRL reads them (G:408-416): the tokenizer's eos (`<|im_end|>` for the tool
     tokenizer), then every eos of the model's generation config."""
@@ -159,9 +167,8 @@ class _Loop:
         if not rows:
             return out
         pad = self.tokenizer.pad_token_id
-        width = max(len(sequences[i]) for i in rows)
-        input_ids = torch.tensor([[pad] * (width - len(sequences[i])) + sequences[i] for i in rows], device=self.device)
-        mask = torch.tensor([[0] * (width - len(sequences[i])) + [1] * len(sequences[i]) for i in rows])
+        input_ids, mask = left_padded([sequences[i] for i in rows], pad, self.device)
+        width = input_ids.size(1)
         config = GenerationConfig(
             max_new_tokens=max(limits[i] for i in rows),
             do_sample=False,
@@ -178,7 +185,7 @@ class _Loop:
             processors = LogitsProcessorList([RolloutSampler(self.sampling, seeds, self.device)])
         output = self.model.generate(
             input_ids=input_ids,
-            attention_mask=mask.to(self.device),
+            attention_mask=mask,
             generation_config=config,
             logits_processor=processors,
         )
