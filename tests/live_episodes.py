@@ -1,11 +1,12 @@
 """What the live-episode tests share (tests/e2e/test_live_tools_trl.py, test_live_generation.py): their items, a
-tool call as the model writes one, the built-in model as `rc1 advance` builds it, and TRL's arguments for one step on
-the CPU."""
+tool call as the model writes one, the built-in model as `rc1 advance` builds it, TRL's arguments for one step on
+the CPU, and docs/bring-your-own.md's tool of yours as a user copies it."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import yaml
 from trl import GRPOConfig
 
 from rc1.data.episodes import dress
@@ -17,6 +18,15 @@ from rc1.train.tiny_model import build_tiny_qwen3
 SEED = 11
 PACK_DIR = Path(__file__).resolve().parents[1] / "configs" / "templates" / "pack_v2"
 CALL = '<tool_call>\n{{"name": "{tool}", "arguments": {{"{argument}": "{value}"}}}}\n</tool_call><|im_end|>'
+
+
+def documented_tool() -> tuple[str, dict]:
+    """docs/bring-your-own.md's "A tool of yours": its module and its config changes, as a user copies them."""
+    page = (PACK_DIR.parents[2] / "docs" / "bring-your-own.md").read_text(encoding="utf-8")
+    section = page[page.index("## A tool of yours") :]
+    module = section[section.index("```python\n") + 10 : section.index("```", section.index("```python\n") + 10)]
+    start = section.index("```yaml\n") + 8
+    return module, yaml.safe_load(section[start : section.index("```", start)])
 
 
 def call(tool: str, argument: str, value: str) -> str:

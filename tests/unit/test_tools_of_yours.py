@@ -10,7 +10,7 @@ import time
 import pytest
 import yaml
 from conftest import REPO
-from live_episodes import live_items
+from live_episodes import documented_tool, live_items
 from transformers.utils import get_json_schema
 
 from rc1.app.checks import CHECKS
@@ -28,16 +28,7 @@ from rc1.train.live_tools import LiveEnvironment, live_environment_class, live_e
 LOCAL = REPO / "configs" / "local.yaml"
 
 
-def _documented() -> tuple[str, dict]:
-    """docs/bring-your-own.md's "A tool of yours": its module and its config changes, as a user copies them."""
-    page = (REPO / "docs" / "bring-your-own.md").read_text(encoding="utf-8")
-    section = page[page.index("## A tool of yours") :]
-    module = section[section.index("```python\n") + 10 : section.index("```", section.index("```python\n") + 10)]
-    start = section.index("```yaml\n") + 8
-    return module, yaml.safe_load(section[start : section.index("```", start)])
-
-
-DOC_MODULE, DOC_CONFIG = _documented()
+DOC_MODULE, DOC_CONFIG = documented_tool()
 MY_TOOLS = (
     DOC_MODULE
     + '''
