@@ -18,6 +18,7 @@ items, and 4,000 fresh items on the wide model (600 steps) each opened 0 pages o
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -68,8 +69,16 @@ def read_copying(episodes: list[tuple[TaskItem, list[ToolCall]]]) -> CopyReading
 
 
 def _copied(question: str, call: ToolCall) -> bool:
+    """The call's title is a run of whole words of the question (case aside): "Lake Anne" of "… Lake Anne's …", not
+    "Lake A"."""
     title = call.arguments.get("title") if isinstance(call.arguments, dict) else None
-    return isinstance(title, str) and bool(title.strip()) and title.strip().lower() in question.lower()
+    words = _words(title) if isinstance(title, str) else []
+    asked = _words(question)
+    return bool(words) and any(asked[i : i + len(words)] == words for i in range(len(asked) - len(words) + 1))
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w+", text.lower())
 
 
 def report(reading: CopyReading, label: str) -> None:

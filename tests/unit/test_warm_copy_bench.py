@@ -22,7 +22,8 @@ def test_a_page_opened_by_a_title_copied_from_the_question_counts_as_both():
         (item, transcript(item, ("wiki", {"title": named}), ("calc", {"expression": "2 * 3"}))),
         (other, transcript(other, ("wiki", {"title": "Balveia"}), ("calc", {"expression": "two"}))),
         (item, transcript(item, ("wiki", {"title": "  "}), ("wiki", {"page": named}))),
+        (item, transcript(item, ("wiki", {"title": named[:-1]}))),  # a word cut short is not copied
     ]
     assert read_copying(episodes) == CopyReading(
-        episodes=3, wiki_calls=4, pages_opened=1, copied=1, calc_calls=2, calc_parsed=1
+        episodes=4, wiki_calls=5, pages_opened=1, copied=1, calc_calls=2, calc_parsed=1
     )
