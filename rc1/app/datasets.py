@@ -23,6 +23,7 @@ from rc1.core.workspace import Workspace
 from rc1.data import pool as pool_builder
 from rc1.data.balance import Balanced, rebalance
 from rc1.data.difficulty import ItemMetrics, measure
+from rc1.data.environment import PageModel
 from rc1.data.episodes import dress
 from rc1.data.sources import measuring, pool_sources, replace_from_sources, shadow_sources
 from rc1.data.task import TaskItem
@@ -123,11 +124,12 @@ def build_seed_pool(loaded: LoadedConfig, ws: Workspace) -> list[TaskItem]:
     return dress_items(loaded, pool, seed, "pool")
 
 
-def measure_all(items: list[TaskItem]) -> list[ItemMetrics]:
+def measure_all(items: list[TaskItem], pages_by: PageModel = "titles") -> list[ItemMetrics]:
+    """Every item's metrics; a live item's on its gold path under `pages_by` (data.pages)."""
     with progress("measuring difficulty", total=len(items)) as bar:
         metrics = []
         for item in items:
-            metrics.append(measure(item))
+            metrics.append(measure(item, pages_by))
             bar.update()
     return metrics
 

@@ -89,7 +89,9 @@ class FreshItems:
             if not find_leaks([dressed], self._held_out, preflight.leak_ngram, preflight.leak_similarity):
                 if task in given_tasks(self._session.config.data):  # its own difficulty (task_difficulty.py)
                     return dressed
-                return msgspec.structs.replace(dressed, difficulty=bucket(measure(dressed)))
+                return msgspec.structs.replace(
+                    dressed, difficulty=bucket(measure(dressed, self._session.config.data.pages))
+                )
             self.leaks_replaced += 1
         raise TrainingError(
             f"priority sampling: {ATTEMPTS} fresh {task} items for step {step} all leak from the held-out sets"

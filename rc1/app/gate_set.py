@@ -19,6 +19,7 @@ from rc1.config.schema import Config
 from rc1.core.catalog import is_release
 from rc1.core.fsutil import sha256_file
 from rc1.core.runbook import Runbook
+from rc1.data.environment import wiki_view
 from rc1.data.episodes import dressed_live
 from rc1.data.task import TaskItem, read_items
 from rc1.run import events as ev
@@ -88,7 +89,7 @@ def sampled_as_trained(
         ),
         live_rounds=live_rounds,
         live_tools=tools if live_rounds is not None else (),
-        live_wiki=config.data.wiki,
+        live_wiki=wiki_view(config.data),
     )
 
 
@@ -139,7 +140,7 @@ def success_counts(session: Session, policy: Policy, items: list[TaskItem]) -> t
         device=policy.device,
         live_rounds=live_rounds,
         live_tools=tools_of(session.loaded) if live_rounds is not None else (),
-        live_wiki=config.data.wiki,
+        live_wiki=wiki_view(config.data),
     )
     greedy = evaluate_policy(policy.model, asked_with, items, **common)
     sampled = evaluate_policy(policy.model, asked_with, items, **common, sampling=gate_sampling(config))

@@ -64,41 +64,53 @@ def base_model_source(session: Session, pool: list[TaskItem], base_seed: int) ->
     return session.config.model.name
 
 
-def builtin_model_dir(ws: Workspace, seed: int, *, live: bool = False) -> Path:
+def builtin_model_dir(ws: Workspace, seed: int, *, live: bool = False, pages_by: str = "titles") -> Path:
     """Where the built-in tiny model of this run's balanced pool and seed is (or will be) built. A live run's has a
-    name of its own: its tokenizer is trained on other texts (the rendered gold episodes), and a recorded and a live
-    run of one pool share the cache (`make bench` runs them side by side), each loading its own."""
-    kind = "tiny-qwen3-live" if live else "tiny-qwen3"
+    name of its own: its tokenizer is trained on other texts (the rendered gold episodes, which differ by how the
+    material is cut into pages), and a recorded and a live run of one pool share the cache (`make bench` runs them side
+    by side), each loading its own."""
+    kind = ("tiny-qwen3-live" + ("-mentions" if pages_by == "mentions" else "")) if live else "tiny-qwen3"
     return ws.model_cache_dir / f"{kind}-{sha256_file(ws.balanced_pool_path)[:12]}-seed{seed}"
 
 
 def _builtin_model(session: Session, pool: list[TaskItem], seed: int) -> Path:
-    """The tiny model built on the training pool, then warm-started on its gold replies (both cached)."""
+    """The built-in model (the reader as shipped, or the tiny model built on the training pool), then warm-started
+    on the pool's gold replies or gold turns (cached)."""
     from transformers import AutoTokenizer
 
+    from rc1.core.catalog import BUILTIN_READER
     from rc1.data.user_tools import tools_of
     from rc1.train.prompts import fit_prompt
-    from rc1.train.tiny_model import build_tiny_qwen3
     from rc1.train.warm_start import warm_start, warm_start_losses
 
     config = session.config
     live = config.data.episodes == "live"
     tools = tools_of(session.loaded) if live else ()
-    texts, live_pairs = _live_gold(pool, tools) if live else ([_answered(item) for item in pool], [])
+    pages_by = config.data.pages
     # Runs of other configs may share the cache (data/models): one builds, the others wait, then reuse it.
     with held_lock(session.ws.model_cache_dir / ".build.lock"):
-        base = build_tiny_qwen3(texts, builtin_model_dir(session.ws, seed, live=live), seed)
+        if config.model.name == BUILTIN_READER:
+            from rc1.reader.shipped import reader_dir
+
+            base = reader_dir()
+        else:
+            from rc1.train.tiny_model import build_tiny_qwen3
+
+            texts = _gold_texts(pool, pages_by) if live else [_answered(item) for item in pool]
+            base = build_tiny_qwen3(texts, builtin_model_dir(session.ws, seed, live=live, pages_by=pages_by), seed)
         steps = config.model.warm_start_steps
         if not steps:
             return base
         tokenizer = AutoTokenizer.from_pretrained(base)
         if live:
-            pairs = live_pairs
+            pairs = _live_pairs(pool, tools, pages_by)
         else:
             pairs = [
                 (fit_prompt(tokenizer, item, config.train.max_prompt_tokens)[0], gold_reply(item)) for item in pool
             ]
-        out, trained = warm_start(base, warm_start_dir(base, steps, tools), pairs, steps=steps, seed=seed)
+        place = warm_start_dir(base, steps, tools, pages_by) if config.model.name != BUILTIN_READER else None
+        place = place or reader_warm_start_dir(session.ws, seed, steps, tools, live=live, pages_by=pages_by)
+        out, trained = warm_start(base, place, pairs, steps=steps, seed=seed)
     if trained:
         losses = warm_start_losses(out)
         print(
@@ -109,16 +121,34 @@ def _builtin_model(session: Session, pool: list[TaskItem], seed: int) -> Path:
     return out
 
 
-def warm_start_dir(base: Path, steps: int, tools=()) -> Path:
-    """Where the built-in model at `base` warm-started `steps` steps is cached. With tools of yours its prompts offer
-    them (`_live_gold`), so it has a name of its own per set of their schemas: runs of one pool with other tools
-    share the base, never the warm start."""
+def warm_start_dir(base: Path, steps: int, tools=(), pages_by: str = "titles") -> Path:
+    """Where the built-in tiny model at `base` warm-started `steps` steps is cached. With tools of yours its prompts
+    offer them (`_live_pairs`), so it has a name of its own per set of their schemas (and of wiki's, which follow
+    data.pages): runs of one pool with other tools share the base, never the warm start."""
     if not tools:
         return base.with_name(f"{base.name}-sft{steps}")
+    return base.with_name(f"{base.name}-sft{steps}-tools-{_schemas_digest(tools, pages_by)}")
+
+
+def reader_warm_start_dir(
+    ws: Workspace, seed: int, steps: int, tools=(), *, live: bool, pages_by: str = "titles"
+) -> Path:
+    """Where the reader warm-started on this run's balanced pool is cached: one folder per pool, seed, steps, kind of
+    episode (recorded, or live with its pages) and set of tools of yours, so runs that share the cache never share a
+    warm start they did not ask for."""
+    from rc1.reader.shipped import reader_sha256
+
+    kind = f"live-{pages_by}" if live else "recorded"
+    name = f"reader-{reader_sha256()[:12]}-{kind}-{sha256_file(ws.balanced_pool_path)[:12]}-seed{seed}-sft{steps}"
+    return ws.model_cache_dir / (name + (f"-tools-{_schemas_digest(tools, pages_by)}" if tools else ""))
+
+
+def _schemas_digest(tools, pages_by: str) -> str:
+    from rc1.data.environment import WikiView
     from rc1.train.live_generation import tool_schemas
 
-    digest = hashlib.sha256(json.dumps(tool_schemas(tools), sort_keys=True).encode()).hexdigest()[:12]
-    return base.with_name(f"{base.name}-sft{steps}-tools-{digest}")
+    schemas = tool_schemas(tools, WikiView(pages=pages_by))
+    return hashlib.sha256(json.dumps(schemas, sort_keys=True).encode()).hexdigest()[:12]
 
 
 def _answered(item: TaskItem) -> str:
@@ -126,21 +156,31 @@ def _answered(item: TaskItem) -> str:
     return f"{item.prompt}\nAnswer: {item.answer}"
 
 
-def _live_gold(pool: list[TaskItem], tools=()) -> tuple[list[str], list[tuple[str, str]]]:
-    """A live run's built-in model's inputs, from the pool's gold episodes as the tool-calling template renders them
-    (tools block, calls, results, answer): the texts its tokenizer learns its pieces from, so a tool call's markup is
-    a few tokens (an item without a gold episode as a recorded run's), and its warm start's (prompt, turn) pairs,
-    every assistant turn of every gold episode with its prompt as TRL renders a live rollout's. `tools`: the run's
-    tools of yours, offered in the pairs' prompts as training offers them (a gold episode never calls one); the
-    texts offer the built-in tools only, so runs with and without tools of yours share one tokenizer and base."""
-    from rc1.train.gold_episodes import gold_episode_text, gold_turn_pairs
+def _gold_texts(pool: list[TaskItem], pages_by: str = "titles") -> list[str]:
+    """The texts a live run's tiny tokenizer learns its pieces from: the pool's gold episodes as the tool-calling
+    template renders them (tools block, calls, results, answer), so a tool call's markup is a few tokens (an item
+    without a gold episode as a recorded run's). They offer the built-in tools only, so runs with and without tools
+    of yours share one tokenizer and base."""
+    from rc1.data.environment import WikiView
+    from rc1.train.gold_episodes import gold_episode_text
     from rc1.train.live_generation import tool_schemas
     from rc1.train.live_tools import TOOL_CHAT_TEMPLATE
 
-    built_in, offered = tool_schemas(), tool_schemas(tools)
-    texts = [gold_episode_text(item, TOOL_CHAT_TEMPLATE, built_in) or _answered(item) for item in pool]
-    pairs = [pair for item in pool for pair in gold_turn_pairs(item, TOOL_CHAT_TEMPLATE, offered)]
-    return texts, pairs
+    built_in = tool_schemas(wiki=WikiView(pages=pages_by))
+    return [gold_episode_text(item, TOOL_CHAT_TEMPLATE, built_in, pages_by) or _answered(item) for item in pool]
+
+
+def _live_pairs(pool: list[TaskItem], tools=(), pages_by: str = "titles") -> list[tuple[str, str]]:
+    """A live run's warm-start (prompt, turn) pairs: every assistant turn of every gold episode of the pool with its
+    prompt as TRL renders a live rollout's. `tools`: the run's tools of yours, offered in the prompts as training
+    offers them (a gold episode never calls one)."""
+    from rc1.data.environment import WikiView
+    from rc1.train.gold_episodes import gold_turn_pairs
+    from rc1.train.live_generation import tool_schemas
+    from rc1.train.live_tools import TOOL_CHAT_TEMPLATE
+
+    offered = tool_schemas(tools, WikiView(pages=pages_by))
+    return [pair for item in pool for pair in gold_turn_pairs(item, TOOL_CHAT_TEMPLATE, offered, pages_by)]
 
 
 def _quiet_library_progress_bars() -> None:

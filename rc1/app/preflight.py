@@ -65,7 +65,7 @@ def materialize(session: Session) -> tuple[list[TaskItem], HeldOut, list[ItemMet
     pool = datasets.build_seed_pool(session.loaded, session.ws)
     write_held_out(session, held)
     write_artifact(session, session.ws.pool_path, pool, "pool")
-    metrics = datasets.measure_all(pool)
+    metrics = datasets.measure_all(pool, session.config.data.pages)
     datasets.write_metrics(session.ws, metrics)
     balanced = datasets.balance(session.config, pool, metrics)
     write_artifact(session, session.ws.balanced_pool_path, balanced.items, "balanced_pool")
@@ -97,7 +97,7 @@ def run_round2(session: Session) -> None:
     with cyclic_gc_paused():
         pool, on_disk = _read(ws.pool_path), _read(ws.balanced_pool_path)
         held = HeldOut(shadow=_read(ws.shadow_path), gate=_read(ws.gate_path))
-        metrics = datasets.measure_all(pool)
+        metrics = datasets.measure_all(pool, session.config.data.pages)
         balanced = datasets.balance(session.config, pool, metrics)
         results = run_checks(_context(session, 2, scoring, pool, held, metrics, balanced, on_disk), round_no=2)
     record_checks(session, 2, results, fingerprints, _drain(scoring))

@@ -34,6 +34,7 @@ from rc1.app.rescore_live import read_live_row
 from rc1.app.scoring import policy_thinking
 from rc1.config.loading import LoadedConfig
 from rc1.core.workspace import Workspace
+from rc1.data.environment import wiki_view
 from rc1.data.task import TaskItem
 from rc1.eventlog.audit import Finding
 from rc1.run import events as ev
@@ -195,7 +196,7 @@ def _rescore_rows(
     for seq, row in rows:
         where = f"{row.kind} step {row.step} item {row.item_id}"
         if isinstance(row.episode, Episode):  # the reply and its `c` read again from the episode, its tools run again
-            reading = read_live_row(row, row.episode, known, tools, config.data.wiki)
+            reading = read_live_row(row, row.episode, known, tools, wiki_view(config.data))
             findings += [Finding(check="rescore", seq=seq, message=f"{where}: {p}") for p in reading.problems]
             replayed, not_replayed = replayed + reading.replayed, not_replayed + (not reading.replayed)
             item, text, clarifications = reading.item, reading.text, reading.clarifications

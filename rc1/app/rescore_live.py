@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import msgspec
 
-from rc1.data.environment import WikiMode
+from rc1.data.environment import TITLED_PAGES, WikiView
 from rc1.data.task import TaskItem
 from rc1.data.user_tools import ToolOfYours
 from rc1.scoring.archive import Rollout, item_of
@@ -40,9 +40,10 @@ def read_live_row(
     episode: Episode,
     known: dict[str, TaskItem],
     tools: Sequence[ToolOfYours] = (),
-    wiki: WikiMode = "pages",
+    wiki: WikiView = TITLED_PAGES,
 ) -> LiveReading:
-    """`tools`: the run's tools of yours, run again beside the built-in ones; `wiki`: what wiki showed (data.wiki)."""
+    """`tools`: the run's tools of yours, run again beside the built-in ones; `wiki`: what wiki showed (data.pages,
+    data.wiki)."""
     problems: list[str] = []
     item = known.get(row.item_id)
     if item is None:

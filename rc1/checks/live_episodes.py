@@ -26,8 +26,10 @@ from rc1.checks.leak import most_contained
 from rc1.checks.result import CheckResult
 from rc1.checks.spec import Check
 from rc1.core.runbook import Runbook
+from rc1.data.environment import PageModel
 from rc1.data.gold_trajectory import replay
-from rc1.data.pages import names, pages
+from rc1.data.mentions import mention_page
+from rc1.data.pages import names, pages, units
 from rc1.data.task import TaskItem
 from rc1.data.text import normalize
 
@@ -35,13 +37,18 @@ SHOWN = 5  # items a detail names; the rest are counted
 
 
 def live_episodes_check(
-    pool: list[TaskItem], shadow: list[TaskItem], gate: list[TaskItem], ngram: int, similarity: float
+    pool: list[TaskItem],
+    shadow: list[TaskItem],
+    gate: list[TaskItem],
+    ngram: int,
+    similarity: float,
+    pages_by: PageModel = "titles",
 ) -> CheckResult:
+    """`pages_by`: how the material is cut into pages (data.pages): the gold paths and the pages read follow it."""
     items = pool + shadow + gate
-    failed = [
-        (item, gold) for item, gold in ((item, replay(item)) for item in items) if not gold.all_ok or not gold.reachable
-    ]
-    leaks = find_page_leaks(pool, shadow + gate, ngram, similarity)
+    replayed = ((item, replay(item, pages_by)) for item in items)
+    failed = [(item, gold) for item, gold in replayed if not gold.all_ok or not gold.reachable]
+    leaks = find_page_leaks(pool, shadow + gate, ngram, similarity, pages_by)
     problems = []
     if failed:
         shown = "; ".join(f"{item.id} ({gold.why})" for item, gold in failed[:SHOWN])
@@ -73,13 +80,13 @@ def live_episodes_check(
 
 
 def find_page_leaks(
-    pool: list[TaskItem], held_out: list[TaskItem], ngram: int, similarity: float
+    pool: list[TaskItem], held_out: list[TaskItem], ngram: int, similarity: float, pages_by: PageModel = "titles"
 ) -> list[tuple[str, str, str]]:
     """(pool item id, held-out item id, why) for every pool item one of whose pages holds a held-out item's question
     or one of its own pages, in pool order (the first such page and material named)."""
-    material = [(h, what, text) for h in held_out for what, text in _own_material(h)]
+    material = [(h, what, text) for h in held_out for what, text in _own_material(h, pages_by)]
     whole = {normalize(text): m for m, (_, _, text) in enumerate(material)}
-    page_of = [(item, page.text) for item in pool for page in pages(item.context)]
+    page_of = [(item, text) for item in pool for text in readable(item.context, pages_by)]
     found = most_contained(
         [normalize(text).split() for _, text in page_of],
         [normalize(text).split() for _, _, text in material],
@@ -97,13 +104,26 @@ def find_page_leaks(
     return list(leaks.values())
 
 
-def _own_material(item: TaskItem) -> list[tuple[str, str]]:
+def readable(context: str, pages_by: PageModel) -> list[str]:
+    """Every text `wiki` can show of `context`: its titled pages; under mentions each passage alone and the page of
+    each of its names."""
+    if pages_by == "titles":
+        return [page.text for page in pages(context)]
+    named = (mention_page(context, name) for name in dict.fromkeys(names(context)))
+    return list(dict.fromkeys([*units(context), *(text for text in named if text is not None)]))
+
+
+def _own_material(item: TaskItem, pages_by: PageModel = "titles") -> list[tuple[str, str]]:
     """A held-out item's question, and its pages that name a name of the question, each with what it is."""
-    asked = {normalize(name) for name in names(item.question)} - {""}
+    asked = list(dict.fromkeys(name for name in names(item.question) if normalize(name)))
+    if pages_by == "mentions":
+        own = [(f"page {name!r}", mention_page(item.context, name)) for name in asked]
+        return [("question", item.question), *((what, text) for what, text in own if text is not None)]
+    wanted = {normalize(name) for name in asked}
     own = [
         (f"page {page.title!r}", page.text)
         for page in pages(item.context)
-        if any(f" {name} " in f" {normalize(page.text)} " for name in asked)
+        if any(f" {name} " in f" {normalize(page.text)} " for name in wanted)
     ]
     return [("question", item.question), *own]
 
@@ -121,7 +141,12 @@ CHECK = Check(
         None
         if r.config.data.episodes != "live"
         else live_episodes_check(
-            r.pool, r.shadow, r.gate, r.config.preflight.leak_ngram, r.config.preflight.leak_similarity
+            r.pool,
+            r.shadow,
+            r.gate,
+            r.config.preflight.leak_ngram,
+            r.config.preflight.leak_similarity,
+            r.config.data.pages,
         )
     ),
     runbook=Runbook(

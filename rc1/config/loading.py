@@ -50,6 +50,7 @@ _LATER_KEYS = {
     "data.max_tool_rounds": 6,  # equal to the schema default (rc1/config/sections/data.py)
     "data.tools_of_yours": [],  # your tools (issue 43): none in a run kept before them
     "data.wiki": "pages",
+    "data.pages": "titles",  # a page per name (issue 50): none in a run kept before it
 }
 # The same for the keys a reward.functions[] entry gained with TRL's formats, factories, reward models and ranges. A
 # run kept before them called its functions with text (rc1/config/kept.py reads its entries back so), hence `format`

@@ -74,6 +74,11 @@ def _episode_problems(config) -> list[str]:
         return tool_problems
     if config.data.wiki != "pages" and config.data.episodes != "live":
         return [f"data.wiki: {config.data.wiki} is what wiki shows in live episodes; use --set data.episodes=live"]
+    if config.data.pages != "titles" and config.data.episodes != "live":
+        return [
+            f"data.pages: {config.data.pages} is how live episodes' material is cut into pages (a recorded episode "
+            "writes its material into the prompt); use --set data.episodes=live, or data.pages=titles"
+        ]
     if config.data.episodes == "live" and (engine, strategy) != ("trl", "grpo"):
         return [
             f"data.episodes: live episodes run in TRL's tool loop (GRPOTrainer's environment_factory), which "

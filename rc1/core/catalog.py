@@ -64,10 +64,13 @@ DifficultySignal = Literal["auto", "declared", "measured", "heuristic"]
 # The balanced pool's difficulty buckets within every task (and priority sampling's default weights).
 DIFFICULTY_MIX: dict[str, float] = {"easy": 0.25, "medium": 0.45, "hard": 0.30}
 
-# A small Qwen3-architecture model built offline from the pool (rc1/train/tiny_model.py): the embedded default.
+# The built-in models, both small Qwen3-architecture models trained on this machine: tiny-qwen3, built offline from
+# the pool with a random initialisation (rc1/train/tiny_model.py); the reader, the same size, shipped in the repo
+# already trained to copy from its context and to read generated episodes (rc1/reader/): the embedded default's.
 BUILTIN_PREFIX = "builtin:"
 BUILTIN_TINY = "builtin:tiny-qwen3"
-BUILTIN_MODELS: tuple[str, ...] = (BUILTIN_TINY,)
+BUILTIN_READER = "builtin:reader"
+BUILTIN_MODELS: tuple[str, ...] = (BUILTIN_TINY, BUILTIN_READER)
 
 
 def is_builtin(model_name: str) -> bool:

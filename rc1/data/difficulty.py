@@ -40,6 +40,7 @@ import re
 
 import msgspec
 
+from rc1.data.environment import PageModel
 from rc1.data.episodes import dressed_live
 from rc1.data.gold_trajectory import replay
 from rc1.data.task import DIFFICULTIES, Difficulty, TaskItem
@@ -120,7 +121,9 @@ LIVE_TOOL_HOPS: dict[str, tuple[float, float]] = {
 }
 
 
-def measure(item: TaskItem) -> ItemMetrics:
+def measure(item: TaskItem, pages_by: PageModel = "titles") -> ItemMetrics:
+    """The item's metrics; a live item's on its gold path with its material cut into pages by `pages_by`
+    (data.pages)."""
     text = f"{item.context}\n{item.question}" if item.context else item.question
     words = tokens(text)
     lower = [w.lower() for w in words]
@@ -128,7 +131,8 @@ def measure(item: TaskItem) -> ItemMetrics:
     # The switch lives here, on the item, rather than in the callers or in config: every caller (the seed pool's
     # metrics and balance, a fresh item's bucket, the difficulty command) measures the item the policy is shown, the
     # item says how it is shown (its `<task>/live` template), and a recorded item takes exactly the path it took before.
-    len_tokens, turns, tool_hops, tool_rounds = _as_played(item) if dressed_live(item) else (*_as_shown(item), None)
+    shown = _as_played(item, pages_by) if dressed_live(item) else (*_as_shown(item), None)
+    len_tokens, turns, tool_hops, tool_rounds = shown
     return ItemMetrics(
         id=item.id,
         task=item.task,
@@ -151,10 +155,10 @@ def _as_shown(item: TaskItem) -> tuple[int, int, int]:
     return len(tokens(item.prompt)), item.user_turns(), item.tool_hops
 
 
-def _as_played(item: TaskItem) -> tuple[int, int, int, int]:
+def _as_played(item: TaskItem, pages_by: PageModel) -> tuple[int, int, int, int]:
     """A live episode's length, user turns, tool hops and tool rounds on its gold trajectory: the prompt plus what each
     successful call's result serves, 1 + the asks, the successful wiki/calc calls, every call (one round each)."""
-    made = replay(item).calls
+    made = replay(item, pages_by).calls
     calls = [c for c in made if c.ok]
     served = sum(len(tokens(c.result)) for c in calls)
     asks = sum(c.tool == "ask" for c in calls)

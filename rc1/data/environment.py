@@ -22,15 +22,42 @@ import msgspec
 
 from rc1.data import calc as calculator
 from rc1.data import simulated_user
+from rc1.data.mentions import mention_page
 from rc1.data.pages import Page, normal, pages
 from rc1.data.task import TaskItem
 from rc1.data.user_tools import ToolOfYours, ToolOfYoursFailed
 
 TOOLS = ("wiki", "calc", "ask")
 PARAMETERS = {"wiki": "title", "calc": "expression", "ask": "question"}
-# What `wiki` shows (data.wiki): the item's pages, or none (a control arm: a gain that holds without the pages was not
-# earned by reading them). Every built-in item's gold path reads pages, so round 1 checks it with `pages` always.
-WikiMode = Literal["pages", "empty"]
+# How an item's material is cut into the pages `wiki` opens (data.pages): one page per title, each unit of the context
+# on the page of its heading or leading name (rc1/data/pages.py), or one page per name, every unit that names it
+# (rc1/data/mentions.py).
+PageModel = Literal["titles", "mentions"]
+
+
+class WikiView(msgspec.Struct, frozen=True, kw_only=True):
+    """What `wiki` shows: the item's pages cut by `pages`, or, `shown` false, none (data.wiki: empty, a control arm: a
+    gain that holds without the pages was not earned by reading them). The tools' schemas follow `pages` either way,
+    so a control arm is shown the prompts of the run it controls."""
+
+    pages: PageModel = "titles"
+    shown: bool = True
+
+
+TITLED_PAGES = WikiView()  # the default: issue 43's pages, shown
+
+
+def wiki_view(data: Any) -> WikiView:
+    """A config's `data` section as the view its episodes get (data.pages, data.wiki)."""
+    return WikiView(pages=data.pages, shown=data.wiki == "pages")
+
+
+# The docstring TRL renders as wiki's schema under `data.pages: mentions` (under titles: `EpisodeEnvironment.wiki`'s).
+MENTIONS_WIKI_DOC = """Read what the material this question comes with says about a name: every passage that names it.
+
+        Args:
+            title: A name from the question or from a passage read before (case does not matter).
+        """
 ErrorKind = Literal[
     "", "unknown_tool", "malformed_call", "no_such_page", "withheld", "bad_expression", "too_large", "division_by_zero"
 ]
@@ -50,11 +77,12 @@ class ToolCall(msgspec.Struct, frozen=True, kw_only=True):
 class EpisodeEnvironment:
     """The tools of one item's episode, and the transcript of the calls made to them."""
 
-    def __init__(self, item: TaskItem, tools: Sequence[ToolOfYours] = (), *, wiki: WikiMode = "pages") -> None:
+    def __init__(self, item: TaskItem, tools: Sequence[ToolOfYours] = (), *, wiki: WikiView = TITLED_PAGES) -> None:
         self._item = item
         self._tools = {tool.name: tool for tool in tools}  # yours (data.tools_of_yours), by name
         self._failure: ToolOfYoursFailed | None = None  # a tool of yours that raised or hung in this episode
-        self._pages: list[Page] = pages(item.context) if wiki == "pages" else []
+        self._pages: list[Page] = pages(item.context) if wiki.shown else []
+        self._by_name = wiki.pages == "mentions"
         self._calls: list[ToolCall] = []
         self._shared = False  # the user has given back what the item withholds (`ask`)
 
@@ -92,13 +120,22 @@ class EpisodeEnvironment:
         if simulated_user.pages_withheld(self._item) and not self._shared:
             message = "error: the user has not shared the material yet; ask them for it"
             return self._record("wiki", {"title": title}, message, "withheld")
-        page = next((p for p in self._pages if normal(p.title) == normal(title)), None)
-        if page is not None:
-            return self._record("wiki", {"title": title}, page.text, "")
+        text = self._page_text(title)
+        if text is not None:
+            return self._record("wiki", {"title": title}, text, "")
         listing = ", ".join(f"'{p.title}'" for p in self._pages) or "none (this question comes with no material)"
         return self._record(
             "wiki", {"title": title}, f"error: no page titled '{title}'; pages: {listing}", "no_such_page"
         )
+
+    def _page_text(self, title: str) -> str | None:
+        """The text `title` opens: under titles the page of that title, under mentions every unit naming it."""
+        if not self._pages:
+            return None
+        if self._by_name:
+            return mention_page(self._item.context, title)
+        page = next((p for p in self._pages if normal(p.title) == normal(title)), None)
+        return None if page is None else page.text
 
     def calc(self, expression: str) -> str:
         """Compute an arithmetic expression exactly: numbers, + - * / // % ** and parentheses.

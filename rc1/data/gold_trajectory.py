@@ -2,9 +2,13 @@
 
 The calls, in order:
 - `ask` first, exactly when the item needs clarification (one fixed question: the user answers every one alike);
-- with a context, `wiki` for each gold page (`gold_titles`): the pages that hold a name of the question, or a word of
-  it that no other page holds ("crate", a lower-case species), then, round by round, the pages that share a name with
-  those read, until a span answer has been read or no page is left to add (at most `MAX_ROUNDS` rounds);
+- with a context, `wiki` for each gold page. Under `data.pages: titles` (`gold_titles`): the pages that hold a name of
+  the question, or a word of it that no other page holds ("crate", a lower-case species), then, round by round, the
+  pages that share a name with those read, until a span answer has been read or no page is left to add (at most
+  `MAX_ROUNDS` rounds); in context order, which the question does not show. Under `data.pages: mentions`
+  (`gold_names`): what a reader of the question and of each page can do, name by name: the question's names in its
+  order (a yes/no question's rare words after them, each unless a passage read holds it already), then round by round
+  the names of the sentences read that hold a name looked up, in reading order, until a span answer has been read;
 - without one, `calc` for each operation a generated GSM8K-style question describes (`gsm8k_steps`), each on the
   running value the last call returned.
 
@@ -21,19 +25,17 @@ import re
 import msgspec
 
 from rc1.data.calc import calc
-from rc1.data.environment import EpisodeEnvironment, ToolCall, call_tool
+from rc1.data.environment import EpisodeEnvironment, PageModel, ToolCall, WikiView, call_tool
 from rc1.data.gsm8k_steps import steps
-from rc1.data.pages import names, normal, pages
+from rc1.data.mentions import COMMON, holds, mention_page
+from rc1.data.pages import names, normal, pages, units
 from rc1.data.task import TaskItem
 
 MAX_ROUNDS = 4
+MAX_NAMED_CALLS = 6  # a `gold_names` path's most wiki calls: data.max_tool_rounds' default (one round a call)
 CLARIFY = "Could you give me what you left out?"
 _WORD = re.compile(r"\b[a-z][a-z'’]{3,}\b")
-_COMMON = frozenset(
-    "could would should have been with from that this what which when where were does than into over under after "
-    "before ever alone once their there they them your about also each every some many more most much such only "
-    "same other another either both being make made take took come came here just like then well still even".split()
-)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
 class GoldCall(msgspec.Struct, frozen=True, kw_only=True):
@@ -52,10 +54,12 @@ class GoldReplay(msgspec.Struct, frozen=True, kw_only=True):
     why: str = ""
 
 
-def gold_calls(item: TaskItem) -> list[GoldCall]:
+def gold_calls(item: TaskItem, pages_by: PageModel = "titles") -> list[GoldCall]:
+    """The item's gold calls with its material cut into pages by `pages_by` (data.pages)."""
     calls = [GoldCall(tool="ask", arguments={"question": CLARIFY})] if item.needs_clarification else []
     if item.context:
-        return calls + [GoldCall(tool="wiki", arguments={"title": t}) for t in gold_titles(item)]
+        titles = gold_titles(item) if pages_by == "titles" else gold_names(item)
+        return calls + [GoldCall(tool="wiki", arguments={"title": t}) for t in titles]
     found = steps(item.question)
     running = str(found.start) if found else ""
     for operation in found.operations if found else []:
@@ -85,9 +89,56 @@ def gold_titles(item: TaskItem) -> list[str]:
     return [book[i].title for i in chosen]
 
 
-def replay(item: TaskItem) -> GoldReplay:
-    env = EpisodeEnvironment(item)
-    for call in gold_calls(item):
+def gold_names(item: TaskItem) -> list[str]:
+    """The names a reader looks up, in order, under `data.pages: mentions` (the module docstring's rule; at most
+    `MAX_NAMED_CALLS`). Each opens a page: a name is looked up only where a passage holds it."""
+    passages = units(item.context)
+    looked: list[str] = []
+    read: list[str] = []  # passages read so far, in reading order
+
+    def look(name: str) -> bool:
+        if normal(name) in {normal(n) for n in looked} or len(looked) >= MAX_NAMED_CALLS:
+            return False
+        if mention_page(item.context, name) is None:
+            return False
+        looked.append(name)
+        read.extend(p for p in passages if holds(p, name) and p not in read)
+        return True
+
+    def answered() -> bool:
+        return not _yes_no(item) and normal(item.answer) in normal(" ".join(read))
+
+    wanted = list(dict.fromkeys(names(item.question, stems=False)))
+    if _yes_no(item):
+        wanted += _rare_by_passage(item, passages)
+    first = True
+    for _ in range(MAX_ROUNDS):
+        found = []
+        for name in wanted:
+            if first and any(holds(p, name) for p in read):
+                continue  # a name of the question a passage read already holds needs no call of its own
+            if look(name):
+                found.append(name)
+            if answered():
+                return looked
+        if not found:
+            break
+        first = False
+        sentences = [s for p in read for s in _SENTENCE.split(p)]
+        wanted = [n for s in sentences if any(holds(s, f) for f in found) for n in names(s)]
+    return looked
+
+
+def _rare_by_passage(item: TaskItem, passages: list[str]) -> list[str]:
+    """Lower-case words of a yes/no question that exactly one passage holds ("crate", a species)."""
+    wanted = [w for w in dict.fromkeys(_WORD.findall(item.question)) if w not in COMMON]
+    return [w for w in wanted if sum(holds(p, w) for p in passages) == 1]
+
+
+def replay(item: TaskItem, pages_by: PageModel = "titles") -> GoldReplay:
+    """The item's gold path run through its environment with pages cut by `pages_by`."""
+    env = EpisodeEnvironment(item, wiki=WikiView(pages=pages_by))
+    for call in gold_calls(item, pages_by):
         call_tool(env, call.tool, call.arguments)
     calls = list(env.transcript)
     failed = [c for c in calls if not c.ok]
@@ -116,7 +167,7 @@ def _reachable(item: TaskItem, calls: list[ToolCall]) -> tuple[bool, str]:
 def _rare_words(item: TaskItem) -> list[str]:
     """Lower-case words of the question that exactly one page holds."""
     book = [_words(p.text) for p in pages(item.context)]
-    wanted = [w for w in _WORD.findall(item.question) if w not in _COMMON]
+    wanted = [w for w in _WORD.findall(item.question) if w not in COMMON]
     return [w for w in dict.fromkeys(wanted) if sum(w in page for page in book) == 1]
 
 

@@ -53,7 +53,7 @@ def pages(context: str) -> list[Page]:
     """The context's pages, in the order their titles first come; units of one title make one page."""
     lines = "\n" in context
     grouped: dict[str, tuple[str, list[str]]] = {}
-    for unit in _units(context):
+    for unit in units(context):
         title = _title(unit)
         grouped.setdefault(normal(title), (title, []))[1].append(unit)
     return [Page(title=title, text=("\n" if lines else " ").join(units)) for title, units in grouped.values()]
@@ -61,12 +61,13 @@ def pages(context: str) -> list[Page]:
 
 def raw_titles(context: str) -> list[str]:
     """Each unit's title, before units of one title are made one page (what the uniqueness measurement counts)."""
-    return [_title(unit) for unit in _units(context)]
+    return [_title(unit) for unit in units(context)]
 
 
-def _units(context: str) -> list[str]:
-    units = context.split("\n") if "\n" in context else _SENTENCE.split(context)
-    return [u.strip() for u in units if u.strip()]
+def units(context: str) -> list[str]:
+    """The context's units: its lines when it has several, else its sentences."""
+    parts = context.split("\n") if "\n" in context else _SENTENCE.split(context)
+    return [part.strip() for part in parts if part.strip()]
 
 
 def normal(text: str) -> str:

@@ -35,6 +35,7 @@ Rules, with the choices the issue leaves open:
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Sequence
 
 import msgspec
@@ -59,6 +60,12 @@ class EpisodeOutcome(msgspec.Struct, frozen=True, kw_only=True):
     turns: int  # assistant messages
     rolled_back: int  # calls rc1 ran whose results the completion does not show
     malformed: str = ""  # what was not as TRL writes a completion ("" when all was)
+    # What the calls copied (issue 50): wiki calls and those that opened a page; calc calls and those whose every
+    # number is one of the question's or of a result read before (`grounded`), not one the model made up.
+    wiki_calls: int = 0
+    wiki_opened: int = 0
+    calc_calls: int = 0
+    calc_grounded: int = 0
 
 
 class CorrectnessInput(msgspec.Struct, frozen=True, kw_only=True):
@@ -168,7 +175,24 @@ def _tally(
         turns=turns,
         rolled_back=rolled_back,
         malformed=problem,
+        wiki_calls=sum(c.tool == "wiki" for c in calls),
+        wiki_opened=sum(c.tool == "wiki" and c.ok for c in calls),
+        calc_calls=sum(c.tool == "calc" for c in calls),
+        calc_grounded=sum(c.tool == "calc" and grounded(item, calls[:i], c) for i, c in enumerate(calls)),
     )
+
+
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+def grounded(item: TaskItem, before: Sequence[ToolCall], call: ToolCall) -> bool:
+    """Every number of `call`'s arguments is a number of the item's question or of a result read `before` it
+    (thousands separators aside): the call computes on what it was given. A call with no number is not grounded."""
+    text = " ".join(str(value) for value in call.arguments.values())
+    used = _NUMBER.findall(text)
+    given = " ".join([item.question, *(c.result for c in before if c.ok)]).replace(",", "")
+    known = set(_NUMBER.findall(given))
+    return bool(used) and all(number in known for number in used)
 
 
 def _empty(message: dict) -> bool:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import msgspec
 
-from rc1.data.environment import TOOLS, EpisodeEnvironment, ToolCall, WikiMode, call_tool
+from rc1.data.environment import TITLED_PAGES, TOOLS, EpisodeEnvironment, ToolCall, WikiView, call_tool
 from rc1.data.task import TaskItem
 from rc1.data.user_tools import ToolOfYours
 from rc1.scoring.episode_outcome import CorrectnessInput, clarifications, correctness_input, live_components, outcome
@@ -33,7 +33,7 @@ class CallDiffers(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def replay_calls(
-    item: TaskItem, calls: Sequence[ToolCall], tools: Sequence[ToolOfYours] = (), wiki: WikiMode = "pages"
+    item: TaskItem, calls: Sequence[ToolCall], tools: Sequence[ToolOfYours] = (), wiki: WikiView = TITLED_PAGES
 ) -> list[CallDiffers]:
     """Each recorded call run again, in order, on a fresh environment of `item` with the run's tools of yours
     (`tools`) and wiki as the run showed it (`wiki`, data.wiki); one entry per call that differs. A tool of yours that

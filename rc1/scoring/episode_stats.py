@@ -23,6 +23,10 @@ ASKED_WHEN_NEEDED = "ask_rate_needed"  # their share that asked (1 - the never-a
 NOT_NEEDED = "needed_no_ask"  # episodes whose item needed none
 ASKED_NEEDLESSLY = "ask_rate_not_needed"  # their share that asked anyway (the over-asking rate)
 UNFINISHED = "unfinished_share"  # episodes that ended on a tool call, with no answer
+WIKI_CALLS = "wiki_calls"
+WIKI_OPENED = "wiki_opened_share"  # wiki calls that opened a page / wiki calls
+CALC_CALLS = "calc_calls"
+CALC_GROUNDED = "calc_grounded_share"  # calc calls whose numbers were all given (question, results read) / calc calls
 
 
 def episode_stats(needed: Sequence[bool], outcomes: Sequence[EpisodeOutcome]) -> dict[str, float]:
@@ -47,6 +51,12 @@ def episode_stats(needed: Sequence[bool], outcomes: Sequence[EpisodeOutcome]) ->
     }
     if calls:
         stats[FAILURE_SHARE] = sum(o.failed_calls for o in outcomes) / calls
+    wiki, calc = sum(o.wiki_calls for o in outcomes), sum(o.calc_calls for o in outcomes)
+    stats[WIKI_CALLS], stats[CALC_CALLS] = float(wiki), float(calc)
+    if wiki:
+        stats[WIKI_OPENED] = sum(o.wiki_opened for o in outcomes) / wiki
+    if calc:
+        stats[CALC_GROUNDED] = sum(o.calc_grounded for o in outcomes) / calc
     if wanted:
         stats[ASKED_WHEN_NEEDED] = sum(o.asks > 0 for o in wanted) / len(wanted)
     if unwanted:

@@ -40,6 +40,7 @@ from transformers.trainer_callback import PrinterCallback
 from rc1.config.schema import Config, TrainConfig
 from rc1.core import distributed
 from rc1.core.errors import BadInput, TrainingError
+from rc1.data.environment import wiki_view
 from rc1.data.task import TaskItem, episode_messages
 from rc1.data.user_tools import ToolOfYours
 from rc1.registry.spec import load
@@ -139,7 +140,7 @@ class TrlEngine:
             trainer_kwargs = {"reward_funcs": [self._make_trl_reward(probe)]}
             if self.live:
                 live_items = self._live_items
-                environment = live_environment_class(self._tools, config.data.wiki)
+                environment = live_environment_class(self._tools, wiki_view(config.data))
                 trainer_kwargs["environment_factory"] = lambda: environment(live_items)
         sampler_state = lambda step: self.sampler.state_dict(next_step=step + 1)  # noqa: E731
         self._bridge = _HookBridge(
@@ -259,7 +260,7 @@ class TrlEngine:
             drift=probe,
             live_rounds=self.config.data.max_tool_rounds if self.live else None,
             live_tools=self._tools,
-            live_wiki=self.config.data.wiki,
+            live_wiki=wiki_view(self.config.data),
         )
 
     def _at(self, position: int) -> TaskItem:

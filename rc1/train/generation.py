@@ -11,7 +11,7 @@ import torch
 from transformers import GenerationConfig, PreTrainedTokenizerBase
 
 from rc1.core import distributed
-from rc1.data.environment import WikiMode
+from rc1.data.environment import TITLED_PAGES, WikiView
 from rc1.data.task import TaskItem
 from rc1.train.drift import DriftProbe
 from rc1.train.metrics import EvalResult, Sampling
@@ -94,7 +94,7 @@ def evaluate_policy(
     drift: DriftProbe | None = None,
     live_rounds: int | None = None,
     live_tools: Sequence = (),
-    live_wiki: WikiMode = "pages",
+    live_wiki: WikiView = TITLED_PAGES,
 ) -> EvalResult:
     """Replies of `model` to `items`: greedy, or `sampling.samples` sampled ones per item. `batch_size` counts replies
     per forward pass; the items are cut into fixed batches by position, and under a multi-process launch every rank
@@ -211,7 +211,7 @@ def evaluate_policy(
 
 
 def _live_replies(
-    model, tokenizer, batch, max_new_tokens, rounds, device, sampling, tools=(), wiki="pages", drift=None
+    model, tokenizer, batch, max_new_tokens, rounds, device, sampling, tools=(), wiki=TITLED_PAGES, drift=None
 ):
     """One batch's live episodes as evaluate_policy's (final texts, token counts, ended, outcomes, records): item by
     item, samples in order; with `drift`, their first turns observed by it."""

@@ -16,6 +16,7 @@ from typing import Any
 
 import msgspec
 
+from rc1.data.environment import PageModel
 from rc1.data.gold_trajectory import replay
 from rc1.data.task import TaskItem, episode_messages
 from rc1.scoring.rules import gold_reply
@@ -24,11 +25,11 @@ Message = dict[str, Any]
 END_OF_TURN = "<|im_end|>"
 
 
-def gold_messages(item: TaskItem) -> list[Message] | None:
+def gold_messages(item: TaskItem, pages_by: PageModel = "titles") -> list[Message] | None:
     """The item's live episode as a good policy plays it: its prompt, one assistant turn per gold call with the tool's
     reply after it, then `Answer: <gold>`. None when the gold path fails a call or does not reach the answer (such an
-    item is never trained on a path that is wrong)."""
-    gold = replay(item)
+    item is never trained on a path that is wrong). `pages_by`: how the material is cut into pages (data.pages)."""
+    gold = replay(item, pages_by)
     if not (gold.all_ok and gold.reachable):
         return None
     messages: list[Message] = list(episode_messages(item))
@@ -45,19 +46,21 @@ def gold_messages(item: TaskItem) -> list[Message] | None:
     return messages
 
 
-def gold_turn_pairs(item: TaskItem, chat_template: str, tools: list[dict[str, Any]]) -> list[tuple[str, str]]:
+def gold_turn_pairs(
+    item: TaskItem, chat_template: str, tools: list[dict[str, Any]], pages_by: PageModel = "titles"
+) -> list[tuple[str, str]]:
     """One (prompt, turn) pair per assistant turn of the item's gold episode: the prompt is everything before the
     turn with the generation prompt, as TRL renders a live rollout (prefix-preserving template, so the two agree);
     the turn ends at its `<|im_end|>`. Empty when the item has no gold episode."""
-    messages = gold_messages(item)
+    messages = gold_messages(item, pages_by)
     if messages is None:
         return []
     pairs = []
     for end, message in enumerate(messages):
         if message["role"] != "assistant":
             continue
-        prompt = _render(messages[:end], chat_template, tools, generation_prompt=True)
-        whole = _render(messages[: end + 1], chat_template, tools, generation_prompt=False)
+        prompt = render_messages(messages[:end], chat_template, tools, generation_prompt=True)
+        whole = render_messages(messages[: end + 1], chat_template, tools, generation_prompt=False)
         if not whole.startswith(prompt):
             raise ValueError(f"item {item.id}: the chat template is not prefix-preserving at turn {end}")
         turn = whole[len(prompt) :]
@@ -65,15 +68,18 @@ def gold_turn_pairs(item: TaskItem, chat_template: str, tools: list[dict[str, An
     return pairs
 
 
-def gold_episode_text(item: TaskItem, chat_template: str, tools: list[dict[str, Any]]) -> str | None:
+def gold_episode_text(
+    item: TaskItem, chat_template: str, tools: list[dict[str, Any]] | None, pages_by: PageModel = "titles"
+) -> str | None:
     """The whole gold episode as one rendered text (what the tokenizer learns its pieces from)."""
-    messages = gold_messages(item)
-    return None if messages is None else _render(messages, chat_template, tools, generation_prompt=False)
+    messages = gold_messages(item, pages_by)
+    return None if messages is None else render_messages(messages, chat_template, tools, generation_prompt=False)
 
 
-def _render(
-    messages: list[Message], chat_template: str, tools: list[dict[str, Any]], *, generation_prompt: bool
+def render_messages(
+    messages: list[Message], chat_template: str, tools: list[dict[str, Any]] | None, *, generation_prompt: bool
 ) -> str:
+    """`messages` through `chat_template` (with the tools' schema block where `tools` is given), as TRL renders them."""
     from transformers.utils.chat_template_utils import render_jinja_template
 
     rendered, _ = render_jinja_template(

@@ -50,7 +50,7 @@ from transformers.utils import get_json_schema
 from trl.chat_template_utils import parse_response
 
 from rc1.core.errors import BadInput
-from rc1.data.environment import EpisodeEnvironment, ToolCall, WikiMode, call_tool
+from rc1.data.environment import TITLED_PAGES, EpisodeEnvironment, ToolCall, WikiView, call_tool
 from rc1.data.task import TaskItem
 from rc1.data.user_tools import ToolOfYours
 from rc1.scoring.episode_outcome import EpisodeOutcome, outcome
@@ -88,11 +88,11 @@ class LiveRollout(msgspec.Struct, frozen=True, kw_only=True):
     first_turn: list[int] = msgspec.field(default_factory=list)  # the model's first turn, before any tool result
 
 
-def tool_schemas(tools: Sequence[ToolOfYours] = ()) -> list[dict[str, Any]]:
+def tool_schemas(tools: Sequence[ToolOfYours] = (), wiki: WikiView = TITLED_PAGES) -> list[dict[str, Any]]:
     """The tools' JSON schemas exactly as TRL renders them for the environment class of a run with `tools` of yours
-    (`live_environment_class`; none: `LiveEnvironment`) (G:691-702): every public function of the class but `reset`
-    and `get_reward`, in name order, from the type hints and docstrings."""
-    cls = live_environment_class(tools)
+    and `wiki` (`live_environment_class`; neither: `LiveEnvironment`) (G:691-702): every public function of the class
+    but `reset` and `get_reward`, in name order, from the type hints and docstrings."""
+    cls = live_environment_class(tools, wiki)
     probe = cls({})
     return [
         get_json_schema(getattr(probe, name))
@@ -121,7 +121,7 @@ class _Episode:
     """One rollout while the loop runs: TRL's per-rollout state (prompt ids, completion ids, messages) and its tools."""
 
     def __init__(
-        self, item: TaskItem, sample: int, prompt_ids: list[int], tools: Sequence[ToolOfYours], wiki: WikiMode
+        self, item: TaskItem, sample: int, prompt_ids: list[int], tools: Sequence[ToolOfYours], wiki: WikiView
     ) -> None:
         self.item, self.sample, self.prompt_ids = item, sample, prompt_ids
         self.env = EpisodeEnvironment(item, tools, wiki=wiki)
@@ -138,11 +138,14 @@ class _Episode:
 class _Loop:
     """The loop's fixed parts: model, tokenizer, budget, sampling, and the one generate call a turn goes through."""
 
-    def __init__(self, model, tokenizer, *, budget, device, sampling, chat_template_kwargs, yours=()) -> None:
+    def __init__(
+        self, model, tokenizer, *, budget, device, sampling, chat_template_kwargs, yours=(), wiki=TITLED_PAGES
+    ) -> None:
         self.model, self.tokenizer, self.budget, self.device, self.sampling = model, tokenizer, budget, device, sampling
         self.kwargs = dict(chat_template_kwargs or {})
         self.yours = tuple(yours)  # the run's tools of yours (data.tools_of_yours)
-        self.tools = tool_schemas(self.yours)
+        self.wiki = wiki  # what wiki shows (data.pages, data.wiki): its schema, and each episode's pages
+        self.tools = tool_schemas(self.yours, wiki)
         self.eos_ids = turn_end_ids(model, tokenizer)
         self.context = model.config.max_position_embeddings  # TRL's ceiling on the transformers path (G:2052-2053)
 
@@ -253,7 +256,7 @@ def run_live_episodes(
     forced_turns: Mapping[str, Sequence[str]] | None = None,
     chat_template_kwargs: Mapping[str, Any] | None = None,
     tools: Sequence[ToolOfYours] = (),
-    wiki: WikiMode = "pages",
+    wiki: WikiView = TITLED_PAGES,
 ) -> list[LiveRollout]:
     """The live episodes of `items`, greedy or `sampling.samples` sampled ones per item, item by item; every turn of
     every rollout still running goes through one batched `generate` per round, and each rollout's result is the same
@@ -264,7 +267,7 @@ def run_live_episodes(
     budget, then parsed and run like any turn); for tests and warm-start data, never an evaluation's. The global RNGs
     are not drawn from; the model's train/eval mode is left as found. `tools`: the run's tools of yours, offered and
     run beside the built-in ones (one that raises or hangs is ToolOfYoursFailed, naming it); `wiki` what wiki shows
-    (data.wiki).
+    (data.pages, data.wiki).
 
     Raises BadInput (about `model.name`) when the tokenizer cannot parse a turn (no `response_template`) or cannot pad
     a round's batch (no pad token)."""
@@ -285,6 +288,7 @@ def run_live_episodes(
         sampling=sampling,
         chat_template_kwargs=chat_template_kwargs,
         yours=tools,
+        wiki=wiki,
     )
     forced = {key: list(turns) for key, turns in (forced_turns or {}).items()}
     samples = 1 if sampling is None else sampling.samples

@@ -30,7 +30,7 @@ from typing import Any
 
 from rc1.core import failpoints
 from rc1.core.errors import BadInput
-from rc1.data.environment import EpisodeEnvironment, ToolCall, WikiMode
+from rc1.data.environment import MENTIONS_WIKI_DOC, TITLED_PAGES, EpisodeEnvironment, ToolCall, WikiView
 from rc1.data.task import TaskItem, episode_messages
 from rc1.data.user_tools import ToolOfYours, ToolOfYoursFailed
 from rc1.scoring.thinking import template_opens_thinking
@@ -192,7 +192,7 @@ class LiveEnvironment:
     the row's item."""
 
     _yours: tuple[ToolOfYours, ...] = ()  # the run's tools of yours (`live_environment_class`)
-    _wiki: WikiMode = "pages"  # what wiki shows (data.wiki; `live_environment_class`)
+    _wiki: WikiView = TITLED_PAGES  # what wiki shows (data.wiki; `live_environment_class`)
 
     def __init__(self, items: Mapping[str, TaskItem]) -> None:
         self._items = items
@@ -253,21 +253,35 @@ class LiveEnvironment:
         return self._started()
 
 
-def live_environment_class(tools: Sequence[ToolOfYours], wiki: WikiMode = "pages") -> type[LiveEnvironment]:
+def live_environment_class(tools: Sequence[ToolOfYours], wiki: WikiView = TITLED_PAGES) -> type[LiveEnvironment]:
     """The environment class TRL sees for a run with `tools` of yours: `LiveEnvironment` itself without any, else a
     subclass with one method per tool, named as the config names it, whose signature, annotations and docstring are
     the function's, so TRL's `get_json_schema` renders the user's schema (G:691-702). A call goes through
     `call_tool`, so it is recorded in the transcript and replayed as `audit --rescore` replays it; one that raises or
     hangs is ToolOfYoursFailed, which TRL's loop catches (G:1986-1995) and rc1's reward function raises again from
     `failure` (rc1/scoring/pipeline.py `make_reward_fn`), failing the batch by the tool's name."""
-    if not tools and wiki == "pages":
+    if not tools and wiki == TITLED_PAGES:
         return LiveEnvironment
-    if not tools:  # the control arm's (data.wiki: empty): the same tools, wiki showing no pages
-        return type("LiveEnvironmentWithoutPages", (LiveEnvironment,), {"_wiki": wiki})
     methods: dict[str, Any] = {"_yours": tuple(tools), "_wiki": wiki}
+    if wiki.pages == "mentions":  # the same call, described as what it does there (a page per name)
+        methods["wiki"] = _mentions_wiki
     for tool in tools:
         methods[tool.name] = _tool_method(tool)
-    return type("LiveEnvironmentWithYours", (LiveEnvironment,), methods)
+    return type(_class_name(tools, wiki), (LiveEnvironment,), methods)
+
+
+def _class_name(tools: Sequence[ToolOfYours], wiki: WikiView) -> str:
+    if tools:
+        return "LiveEnvironmentWithYours"
+    return "LiveEnvironmentWithoutPages" if not wiki.shown else "LiveEnvironmentOfMentions"
+
+
+def _mentions_wiki(self, title: str) -> str:  # no hint on self: TRL reads every hint into the schema
+    return self._calling().wiki(title)
+
+
+_mentions_wiki.__doc__ = MENTIONS_WIKI_DOC
+_mentions_wiki.__name__ = _mentions_wiki.__qualname__ = "wiki"
 
 
 def _tool_method(tool: ToolOfYours) -> Callable[..., str]:
@@ -288,7 +302,7 @@ def _tool_method(tool: ToolOfYours) -> Callable[..., str]:
 
 
 def live_environment_factory(
-    items: Sequence[TaskItem], tools: Sequence[ToolOfYours] = (), wiki: WikiMode = "pages"
+    items: Sequence[TaskItem], tools: Sequence[ToolOfYours] = (), wiki: WikiView = TITLED_PAGES
 ) -> Callable[[], LiveEnvironment]:
     """TRL's `environment_factory` for episodes of `items` (with `tools` of yours): each environment it builds serves
     any row whose `item_id` is one of theirs. Raises ValueError when two items share an id."""

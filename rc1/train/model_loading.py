@@ -1,4 +1,4 @@
-"""Load the policy model and tokenizer: the built-in tiny model, a local directory, or a hub id.
+"""Load the policy model and tokenizer: a built-in model's folder, a local directory, or a hub id.
 
 The hub path is the production one (`Qwen/Qwen3-4B-Thinking-2507`, sdpa attention, optional QLoRA on
 CUDA); it is not exercised offline but stays real. Tokenizers are left-padded, as GRPO generation needs.
@@ -15,7 +15,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, P
 
 from rc1.config.schema import ModelConfig
 from rc1.core import distributed
-from rc1.core.catalog import BUILTIN_TINY, is_builtin
+from rc1.core.catalog import BUILTIN_MODELS, is_builtin
 from rc1.core.errors import BadInput
 
 
@@ -30,14 +30,14 @@ def load_policy(
             "finetune.method: qlora loads the base model in 4 bits with bitsandbytes, which is not "
             "installed: pip install -e '.[qlora]'"
         )
-    if model_cfg.name == BUILTIN_TINY:
+    if model_cfg.name in BUILTIN_MODELS:
         if finetune_method == "qlora":
             raise BadInput("finetune.method: qlora needs a CUDA model from the hub; use lora with builtin models")
         source = str(builtin_dir)
         if not (Path(builtin_dir) / "config.json").is_file():
-            raise BadInput(f"{builtin_dir}: the built-in tiny model has not been built there")
+            raise BadInput(f"{builtin_dir}: the built-in model {model_cfg.name} has not been built there")
     elif is_builtin(model_cfg.name):
-        raise BadInput(f"model.name: unknown built-in {model_cfg.name!r}; the only one is {BUILTIN_TINY}")
+        raise BadInput(f"model.name: unknown built-in {model_cfg.name!r}; the built-in models are {BUILTIN_MODELS}")
     else:
         source = model_cfg.name
 

@@ -11,7 +11,7 @@ from conftest import REPO
 from transformers.utils import get_json_schema
 
 from rc1.data.calc import MAX_LENGTH, calc, calculate
-from rc1.data.environment import EpisodeEnvironment, ToolCall, call_tool
+from rc1.data.environment import TITLED_PAGES, EpisodeEnvironment, ToolCall, WikiView, call_tool
 from rc1.data.episodes import dress
 from rc1.data.generators import generate
 from rc1.data.gold_trajectory import CLARIFY, gold_calls, replay
@@ -24,6 +24,8 @@ from rc1.scoring.episode_replay import replay_calls
 TASKS = ("gsm8k", "hotpotqa", "strategyqa")
 PACK_DIR = REPO / "configs" / "templates" / "pack_v2"
 PER_DIFFICULTY = 40
+
+NO_PAGES = WikiView(shown=False)  # data.wiki: empty, the control arm
 
 
 @pytest.fixture(scope="module")
@@ -274,7 +276,7 @@ def test_the_empty_wiki_control_misses_every_gold_title_and_leaves_calc_and_ask_
     items = [i for task in TASKS for i in episodes[task] if any(c.tool == "wiki" for c in gold_calls(i))][:20]
     assert items
     for item in items:
-        shown, empty = EpisodeEnvironment(item), EpisodeEnvironment(item, wiki="empty")
+        shown, empty = EpisodeEnvironment(item), EpisodeEnvironment(item, wiki=NO_PAGES)
         for call in gold_calls(item):
             call_tool(shown, call.tool, call.arguments)
             call_tool(empty, call.tool, call.arguments)
@@ -285,8 +287,8 @@ def test_the_empty_wiki_control_misses_every_gold_title_and_leaves_calc_and_ask_
                 assert without.result.endswith("pages: none (this question comes with no material)")
             else:
                 assert without == with_pages
-        assert replay_calls(item, empty.transcript, wiki="empty") == []
-        misread = replay_calls(item, empty.transcript, wiki="pages")
+        assert replay_calls(item, empty.transcript, wiki=NO_PAGES) == []
+        misread = replay_calls(item, empty.transcript, wiki=TITLED_PAGES)
         assert [d.index for d in misread] == [i for i, c in enumerate(shown.transcript) if c.tool == "wiki" and c.ok]
 
 
@@ -297,13 +299,13 @@ def test_the_environment_trl_builds_for_the_control_arm_shows_no_pages(episodes)
 
     item = next(i for i in episodes["hotpotqa"] if not i.needs_clarification)
     title = next(c.arguments["title"] for c in gold_calls(item) if c.tool == "wiki")
-    shown, empty = live_environment_factory([item])(), live_environment_factory([item], wiki="empty")()
+    shown, empty = live_environment_factory([item])(), live_environment_factory([item], wiki=NO_PAGES)()
     for env in (shown, empty):
         env.reset(item_id=item.id)
         env.wiki(title)
     assert [c.ok for c in shown.transcript] == [True] and [c.error for c in empty.transcript] == ["no_such_page"]
     assert live_environment_class(()) is LiveEnvironment
-    without = live_environment_class((), "empty")
+    without = live_environment_class((), NO_PAGES)
     public = {n for n, _ in inspect.getmembers(without, inspect.isfunction) if not n.startswith("_")}
     assert public == {"reset", "wiki", "calc", "ask"}
 

@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
         ws = session.ws
         require_built(ws.pool_path, "pool")
         pool_items = read_items(ws.pool_path)
-        metrics = datasets.measure_all(pool_items)
+        metrics = datasets.measure_all(pool_items, session.config.data.pages)
         if args.action == "metrics":
             datasets.write_metrics(session.ws, metrics)
             yours = given_tasks(session.config.data)  # bucketed by the items' own difficulty (yours; generated live)

@@ -14,7 +14,7 @@ import msgspec
 
 from rc1.app.scoring import open_scoring, policy_thinking
 from rc1.cli.args import config_args, config_for_reading
-from rc1.core.catalog import DIFFICULTIES, TASKS, is_builtin
+from rc1.core.catalog import BUILTIN_READER, DIFFICULTIES, TASKS, is_builtin
 from rc1.core.errors import BadInput
 from rc1.core.fsutil import read_input_text
 from rc1.core.workspace import Workspace
@@ -123,11 +123,20 @@ def _policy_tokenizer(loaded, ws: Workspace, required: bool):
     from transformers import AutoTokenizer
 
     name = loaded.config.model.name
-    if is_builtin(name):
+    if name == BUILTIN_READER:
+        from rc1.reader.shipped import reader_dir
+
+        source = reader_dir()  # shipped: the tokenizer is the one every run of it uses
+    elif is_builtin(name):
         from rc1.app.policy import builtin_model_dir
 
-        live = loaded.config.data.episodes == "live"
-        source = builtin_model_dir(ws, loaded.config.run.seed, live=live) if ws.balanced_pool_path.exists() else None
+        data = loaded.config.data
+        live = data.episodes == "live"
+        source = (
+            builtin_model_dir(ws, loaded.config.run.seed, live=live, pages_by=data.pages)
+            if ws.balanced_pool_path.exists()
+            else None
+        )
         if source is None or not (source / "tokenizer.json").exists():
             if not required:
                 return None

@@ -135,6 +135,17 @@ class DataConfig(Section):
             "reading the pages). The warm start and round 1's gold-path check read the pages either way."
         ),
     ] = "pages"
+    pages: Annotated[
+        Literal["titles", "mentions"],
+        Meta(
+            description="Live episodes: how an item's material is cut into the pages wiki opens. titles: a page per "
+            "title, each passage on the page of its heading or leading name (rc1/data/pages.py): a name the question "
+            "holds opens a page only where a passage leads with it. mentions: a page per name, every passage that "
+            "names it (rc1/data/mentions.py), so every name of the question and of a page read opens one and a gold "
+            "path is one a reader can follow by copying names. Gold paths, the warm start and the tools' schema "
+            "follow it."
+        ),
+    ] = "titles"
     tools_of_yours: Annotated[
         list[ToolOfYoursConfig],
         Meta(

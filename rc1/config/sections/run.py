@@ -74,9 +74,10 @@ class ModelConfig(Section):
     name: Annotated[
         str,
         Meta(
-            description="An HF hub id, a local directory, or builtin:tiny-qwen3 (a small Qwen3-architecture model with "
-            "a "
-            "tokenizer trained on the pool, built offline)."
+            description="An HF hub id, a local directory, or a built-in model: builtin:reader (a small "
+            "Qwen3-architecture model shipped in the repo, trained to copy from its context and to read generated "
+            "episodes: rc1/reader/) "
+            "or builtin:tiny-qwen3 (the same size, randomly initialised, its tokenizer trained on the pool)."
         ),
     ]
     dtype: Annotated[
