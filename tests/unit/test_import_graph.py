@@ -6,8 +6,8 @@ bottom to top; a folder that is not in it, or a module at the package's root, fa
 From the bottom: core (errors, files, the workspace, process rank, runbook entries, …); run (the domain with no I/O:
 events, the state machine, the rules at the door, the aggregate, replay's fold and the monitors); eventlog (the log on
 disk, its snapshot and audit); registry (what a config can name: strategies, engines, scorer providers); config;
-data; scoring; checks; train; reader (the built-in reader: its corpus, build and shipped weights); views (of a log); app (the writing session and the stages: the composition root); cli
-(one module per command); bench. Modules of one folder may import each other.
+data; scoring; checks; train; reader (the built-in reader: its corpus, build and shipped weights); views (of a
+log); app (the writing session and the stages: the composition root); cli (one module per command); bench. Modules of one folder may import each other.
 """
 
 import ast
