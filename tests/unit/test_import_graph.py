@@ -7,7 +7,8 @@ From the bottom: core (errors, files, the workspace, process rank, runbook entri
 events, the state machine, the rules at the door, the aggregate, replay's fold and the monitors); eventlog (the log on
 disk, its snapshot and audit); registry (what a config can name: strategies, engines, scorer providers); config;
 data; scoring; checks; train; reader (the built-in reader: its corpus, build and shipped weights); views (of a
-log); app (the writing session and the stages: the composition root); cli (one module per command); bench. Modules of one folder may import each other.
+log); app (the writing session and the stages: the composition root); cli (one module per command); bench. Modules
+of one folder may import each other.
 """
 
 import ast
