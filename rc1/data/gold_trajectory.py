@@ -27,15 +27,14 @@ import msgspec
 from rc1.data.calc import calc
 from rc1.data.environment import EpisodeEnvironment, PageModel, ToolCall, WikiView, call_tool
 from rc1.data.gsm8k_steps import steps
-from rc1.data.mentions import COMMON, holds, mention_page
-from rc1.data.pages import names, normal, pages, units
+from rc1.data.mentions import COMMON, holds, mention_page, passages
+from rc1.data.pages import names, normal, pages
 from rc1.data.task import TaskItem
 
 MAX_ROUNDS = 4
 MAX_NAMED_CALLS = 6  # a `gold_names` path's most wiki calls: data.max_tool_rounds' default (one round a call)
 CLARIFY = "Could you give me what you left out?"
 _WORD = re.compile(r"\b[a-z][a-z'’]{3,}\b")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
 class GoldCall(msgspec.Struct, frozen=True, kw_only=True):
@@ -92,7 +91,7 @@ def gold_titles(item: TaskItem) -> list[str]:
 def gold_names(item: TaskItem) -> list[str]:
     """The names a reader looks up, in order, under `data.pages: mentions` (the module docstring's rule; at most
     `MAX_NAMED_CALLS`). Each opens a page: a name is looked up only where a passage holds it."""
-    passages = units(item.context)
+    sentences = passages(item.context)
     looked: list[str] = []
     read: list[str] = []  # passages read so far, in reading order
 
@@ -102,7 +101,7 @@ def gold_names(item: TaskItem) -> list[str]:
         if mention_page(item.context, name) is None:
             return False
         looked.append(name)
-        read.extend(p for p in passages if holds(p, name) and p not in read)
+        read.extend(s for s in sentences if holds(s, name) and s not in read)
         return True
 
     def answered() -> bool:
@@ -110,7 +109,7 @@ def gold_names(item: TaskItem) -> list[str]:
 
     wanted = list(dict.fromkeys(names(item.question, stems=False)))
     if _yes_no(item):
-        wanted += _rare_by_passage(item, passages)
+        wanted += _rare_by_passage(item, sentences)
     first = True
     for _ in range(MAX_ROUNDS):
         found = []
@@ -124,8 +123,7 @@ def gold_names(item: TaskItem) -> list[str]:
         if not found:
             break
         first = False
-        sentences = [s for p in read for s in _SENTENCE.split(p)]
-        wanted = [n for s in sentences if any(holds(s, f) for f in found) for n in names(s)]
+        wanted = [n for s in read if any(holds(s, f) for f in found) for n in names(s)]
     return looked
 
 

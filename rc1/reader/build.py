@@ -1,0 +1,267 @@
+"""Build the reader: its tokenizer, then the copy curriculum, then reading, bit for bit the same on a machine of one
+kind (one CPU thread, deterministic algorithms, every random draw from a seeded generator).
+
+1. Tokenizer: byte-level BPE (`VOCAB` pieces) learned from the corpus, with one change from the built-in tiny model's:
+   a space before a capital letter or a digit is a token of its own, so a name or a number is the same tokens after a
+   space (in a question) as after a quote (in a call's JSON): copying it is repeating tokens, not translating them.
+2. Copy curriculum: random-token repeats (`corpus.repeats`) alone until the model predicts `INDUCTION_TARGET` of the
+   repeated halves (measured on each batch, every 50 steps; at most `max_induction_steps`). The heads that copy form
+   in one sudden drop of the loss, the phase change of the induction-head literature (Olsson et al., 2022).
+3. Reading: language modelling on windows of the packed episodes, a `repeat_share` of each batch still repeats (so
+   the copying heads are kept while the episodes are learned), with a cosine schedule over `reading_steps`.
+
+The training loop is rc1's own, about forty lines: a packed-window pretraining with a stop on a measured condition is
+neither TRL's SFT (prompt/completion pairs) nor worth a Trainer subclass; the warm start on a run's pool stays TRL's
+`SFTTrainer` (rc1/train/warm_start.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import msgspec
+import torch
+
+from rc1.core.fsutil import fsync_dir, fsync_tree
+from rc1.reader.corpus import build_corpus, repeats
+
+REPO = Path(__file__).resolve().parents[2]
+TEMPLATES = REPO / "configs" / "templates" / "pack_v2"
+BUILD_RECORD = "reader_build.json"
+INDUCTION_TARGET = 0.9
+VOCAB = 2000
+
+
+class Recipe(msgspec.Struct, frozen=True, kw_only=True):
+    """Everything the build depends on besides the code: change one and the weights change."""
+
+    seed: int = 1
+    layers: int = 4  # the tiny model's widths (rc1/train/tiny_model.py ARCH), this deep
+    live_items: int = 12000
+    recorded_items: int = 6000
+    schema_share: float = 0.1  # live texts rendered with the tools' schema block
+    max_induction_steps: int = 3000
+    reading_steps: int = 3000
+    batch: int = 16
+    window: int = 512  # reading windows; the curriculum's are 256
+    repeat_share: float = 0.25
+    learning_rate: float = 3e-3
+    warmup_steps: int = 100
+
+
+RECIPE = Recipe()  # the shipped reader's
+
+
+class BuildRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """What a build did, written beside the weights (`reader_build.json`)."""
+
+    recipe: Recipe
+    arch: dict
+    corpus_sha256: str
+    live_texts: int
+    recorded_texts: int
+    stream_tokens: int
+    induction_steps: int
+    induction_accuracy: float  # on the last measured curriculum batch
+    reading_losses: list[float]  # every 100 steps
+    seconds: float
+    torch_version: str
+
+
+def build_reader(out: Path, recipe: Recipe = RECIPE, *, say: Callable[[str], None] = print) -> BuildRecord:
+    """Build the reader into `out` (written to a temp sibling, fsynced, renamed: `out` is a whole build or absent)."""
+    from transformers import Qwen3ForCausalLM
+
+    started = time.perf_counter()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    try:
+        corpus = build_corpus(
+            live=recipe.live_items,
+            recorded=recipe.recorded_items,
+            schema_share=recipe.schema_share,
+            seed=recipe.seed,
+            templates=TEMPLATES,
+        )
+        say(f"corpus: {len(corpus.live)} live episodes, {len(corpus.recorded)} recorded ones")
+        tokenizer = train_tokenizer(corpus.tokenizer_texts)
+        model = _init_model(tokenizer, recipe.seed, architecture(recipe))
+        generator = torch.Generator().manual_seed(recipe.seed)
+        optimizer = torch.optim.AdamW(model.parameters(), lr=recipe.learning_rate, betas=(0.9, 0.95), weight_decay=0.01)
+        steps, accuracy = _copy_curriculum(model, optimizer, len(tokenizer), generator, recipe, say)
+        if accuracy < INDUCTION_TARGET:  # a reader that cannot copy is not shipped as one
+            raise RuntimeError(
+                f"the copy curriculum did not form copying heads in {recipe.max_induction_steps} steps (repeated "
+                f"halves predicted {accuracy:.3f} < {INDUCTION_TARGET}): raise Recipe.max_induction_steps"
+            )
+        stream = _packed(tokenizer, corpus.live + corpus.recorded, generator)
+        losses = _reading(model, optimizer, stream, len(tokenizer), generator, recipe, say)
+    finally:
+        torch.set_num_threads(threads)
+        torch.use_deterministic_algorithms(False)
+    assert isinstance(model, Qwen3ForCausalLM)
+    record = BuildRecord(
+        recipe=recipe,
+        arch=architecture(recipe),
+        corpus_sha256=_digest(corpus.live + corpus.recorded),
+        live_texts=len(corpus.live),
+        recorded_texts=len(corpus.recorded),
+        stream_tokens=len(stream),
+        induction_steps=steps,
+        induction_accuracy=accuracy,
+        reading_losses=losses,
+        seconds=round(time.perf_counter() - started, 1),
+        torch_version=str(torch.__version__),
+    )
+    _write(out, model, tokenizer, record)
+    return record
+
+
+def train_tokenizer(texts: list[str]):
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    from rc1.train.tiny_model import CHAT_TEMPLATE, EOS, MAX_POSITIONS, SPECIAL_TOKENS
+
+    backend = Tokenizer(models.BPE())
+    backend.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(r" (?=[\p{Lu}\p{N}])"), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True),
+        ]
+    )
+    backend.decoder = decoders.ByteLevel()
+    backend.post_processor = processors.ByteLevel(trim_offsets=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=VOCAB,
+        min_frequency=2,
+        special_tokens=SPECIAL_TOKENS,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    backend.train_from_iterator(texts, trainer=trainer)
+    return PreTrainedTokenizerFast(
+        tokenizer_object=backend,
+        eos_token=EOS,
+        pad_token=EOS,
+        padding_side="left",
+        truncation_side="left",
+        model_max_length=MAX_POSITIONS,
+        chat_template=CHAT_TEMPLATE,
+    )
+
+
+def architecture(recipe: Recipe) -> dict:
+    from rc1.train.tiny_model import ARCH
+
+    return {**ARCH, "num_hidden_layers": recipe.layers}
+
+
+def _init_model(tokenizer, seed: int, arch: dict):
+    from transformers import Qwen3Config, Qwen3ForCausalLM
+
+    from rc1.train.tiny_model import EOS, MAX_POSITIONS
+
+    eos = tokenizer.convert_tokens_to_ids(EOS)
+    config = Qwen3Config(
+        vocab_size=len(tokenizer),
+        max_position_embeddings=MAX_POSITIONS,
+        eos_token_id=eos,
+        pad_token_id=eos,
+        bos_token_id=None,
+        **arch,
+    )
+    torch.manual_seed(seed)
+    model = Qwen3ForCausalLM(config)
+    model.generation_config.eos_token_id = eos
+    model.generation_config.pad_token_id = eos
+    return model.to(torch.float32)
+
+
+def _step(model, optimizer, ids: torch.Tensor, learning_rate: float) -> torch.Tensor:
+    for group in optimizer.param_groups:
+        group["lr"] = learning_rate
+    model.train()
+    logits = model(input_ids=ids).logits[:, :-1]
+    loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1))
+    optimizer.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+    return logits.detach()
+
+
+def _copy_curriculum(model, optimizer, vocab: int, generator, recipe: Recipe, say) -> tuple[int, float]:
+    """Repeats alone until the repeated halves are predicted (`INDUCTION_TARGET`); the steps taken and the last
+    accuracy measured."""
+    accuracy = 0.0
+    for step in range(1, recipe.max_induction_steps + 1):
+        ids, mask = repeats(recipe.batch, 256, vocab, generator)
+        logits = _step(model, optimizer, ids, recipe.learning_rate * min(1.0, step / recipe.warmup_steps))
+        if step % 50 == 0:
+            hit = (logits.argmax(-1) == ids[:, 1:]) & (mask[:, 1:] == 1)
+            accuracy = hit.sum().item() / mask[:, 1:].sum().item()
+            say(f"copy curriculum step {step}: repeated halves predicted {accuracy:.3f}")
+            if accuracy >= INDUCTION_TARGET:
+                return step, accuracy
+    return recipe.max_induction_steps, accuracy
+
+
+def _packed(tokenizer, texts: list[str], generator) -> torch.Tensor:
+    """The texts in a seeded order, each ended by the end-of-text token, as one stream of ids."""
+    order = torch.randperm(len(texts), generator=generator).tolist()
+    ids: list[int] = []
+    for i in order:
+        ids += tokenizer(texts[i])["input_ids"] + [tokenizer.eos_token_id]
+    return torch.tensor(ids)
+
+
+def _reading(model, optimizer, stream: torch.Tensor, vocab: int, generator, recipe: Recipe, say) -> list[float]:
+    rows = round(recipe.batch * recipe.repeat_share)
+    losses = []
+    for step in range(1, recipe.reading_steps + 1):
+        rate = recipe.learning_rate * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * step / recipe.reading_steps)))
+        starts = torch.randint(0, len(stream) - recipe.window, (recipe.batch - rows,), generator=generator).tolist()
+        windows = [stream[s : s + recipe.window] for s in starts]
+        ids = torch.cat([torch.stack(windows), repeats(rows, recipe.window, vocab, generator)[0]])
+        logits = _step(model, optimizer, ids, rate)
+        if step % 100 == 0:
+            episodes = logits[: recipe.batch - rows]
+            loss = torch.nn.functional.cross_entropy(
+                episodes.reshape(-1, episodes.shape[-1]), ids[: recipe.batch - rows, 1:].reshape(-1)
+            )
+            losses.append(round(loss.item(), 4))
+            say(f"reading step {step}/{recipe.reading_steps}: loss on the episodes {loss.item():.3f}")
+    return losses
+
+
+def _digest(texts: list[str]) -> str:
+    digest = hashlib.sha256()
+    for text in texts:
+        digest.update(hashlib.sha256(text.encode("utf-8")).digest())
+    return digest.hexdigest()
+
+
+def _write(out: Path, model, tokenizer, record: BuildRecord) -> None:
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    model.save_pretrained(tmp)
+    tokenizer.save_pretrained(tmp)
+    (tmp / BUILD_RECORD).write_text(
+        json.dumps(msgspec.to_builtins(record), indent=2, sort_keys=True) + "\n", encoding="utf-8"
+    )
+    fsync_tree(tmp)
+    if out.exists():
+        shutil.rmtree(out)
+    os.rename(tmp, out)
+    fsync_dir(out.parent)
