@@ -33,7 +33,7 @@ COMMON = frozenset(
 def is_key(key: str) -> bool:
     """Whether `key` can name a page: it holds a word that is no function word, common word or number."""
     return any(
-        len(word) > 2 and word not in NOT_NAMES and word.casefold() not in COMMON and not word.isdigit()
+        len(word) > 2 and word.capitalize() not in NOT_NAMES and word.casefold() not in COMMON and not word.isdigit()
         for word in _WORD.findall(key)
     )
 

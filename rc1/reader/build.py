@@ -54,6 +54,8 @@ class Recipe(msgspec.Struct, frozen=True, kw_only=True):
     repeat_share: float = 0.25
     learning_rate: float = 3e-3
     warmup_steps: int = 100
+    require_copying: bool = True  # refuse to write a model whose curriculum did not reach INDUCTION_TARGET (a test's
+    # build of a few steps sets it off)
 
 
 RECIPE = Recipe()  # the shipped reader's
@@ -97,7 +99,7 @@ def build_reader(out: Path, recipe: Recipe = RECIPE, *, say: Callable[[str], Non
         generator = torch.Generator().manual_seed(recipe.seed)
         optimizer = torch.optim.AdamW(model.parameters(), lr=recipe.learning_rate, betas=(0.9, 0.95), weight_decay=0.01)
         steps, accuracy = _copy_curriculum(model, optimizer, len(tokenizer), generator, recipe, say)
-        if accuracy < INDUCTION_TARGET:  # a reader that cannot copy is not shipped as one
+        if recipe.require_copying and accuracy < INDUCTION_TARGET:  # a reader that cannot copy is not one
             raise RuntimeError(
                 f"the copy curriculum did not form copying heads in {recipe.max_induction_steps} steps (repeated "
                 f"halves predicted {accuracy:.3f} < {INDUCTION_TARGET}): raise Recipe.max_induction_steps"

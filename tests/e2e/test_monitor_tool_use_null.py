@@ -75,6 +75,8 @@ def figures(drawn: dict[str, np.ndarray]) -> list[dict[str, float]]:
             stats.UNFINISHED: 0.0,
             stats.NEEDED: float(w),
             stats.NOT_NEEDED: float(n - w),
+            stats.WIKI_CALLS: 0.0,  # the simulated calls name no tool, so none is a wiki or a calc call
+            stats.CALC_CALLS: 0.0,
         }
         if t:
             step[stats.FAILURE_SHARE] = float(failures[i]) / t
