@@ -10,8 +10,8 @@ arms: the embedded default trained on its reward, a format-only one and a shuffl
 verdict, and the true reward's gain against the format-only arm's on the same gate items (rc1/bench/arms.py).
 live arms: the embedded default recorded, live, and live with wiki showing no pages, each with its verdict, the live
 arms' tool use at step 0 and at the selected checkpoint, the live gain against the control's (rc1/bench/live_arms.py).
-Not in `make bench`: `--warm-copy-only`, whether the live warm start teaches the built-in model to name a page
-(rc1/bench/warm_copy.py).
+Not in `make bench`: `--copy-probe-only`, what the built-in models copy from their prompts before and after the
+reader (rc1/bench/copy_probe.py; issue 43's `--warm-copy-only` measured the tiny model alone).
 """
 
 from __future__ import annotations
@@ -273,10 +273,10 @@ def main() -> int:
 
         bench_live_arms()
         return 0
-    if "--warm-copy-only" in sys.argv:  # a measurement, not in make bench: minutes to half an hour
-        from rc1.bench.warm_copy import bench_warm_copy
+    if "--copy-probe-only" in sys.argv:  # a measurement, not in make bench: about half an hour
+        from rc1.bench.copy_probe import bench_copy_probe
 
-        bench_warm_copy()
+        bench_copy_probe()
         return 0
     if "--round1-only" not in sys.argv:
         bench_replay()

@@ -81,6 +81,8 @@ def build_reader(out: Path, recipe: Recipe = RECIPE, *, say: Callable[[str], Non
     """Build the reader into `out` (written to a temp sibling, fsynced, renamed: `out` is a whole build or absent)."""
     from transformers import Qwen3ForCausalLM
 
+    from rc1.train.tiny_model import init_model, train_tokenizer
+
     started = time.perf_counter()
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -94,8 +96,8 @@ def build_reader(out: Path, recipe: Recipe = RECIPE, *, say: Callable[[str], Non
             templates=TEMPLATES,
         )
         say(f"corpus: {len(corpus.live)} live episodes, {len(corpus.recorded)} recorded ones")
-        tokenizer = train_tokenizer(corpus.tokenizer_texts)
-        model = _init_model(tokenizer, recipe.seed, architecture(recipe))
+        tokenizer = train_tokenizer(corpus.tokenizer_texts, VOCAB, split_before_capitals=True)
+        model = init_model(tokenizer, recipe.seed, architecture(recipe))
         generator = torch.Generator().manual_seed(recipe.seed)
         optimizer = torch.optim.AdamW(model.parameters(), lr=recipe.learning_rate, betas=(0.9, 0.95), weight_decay=0.01)
         steps, accuracy = _copy_curriculum(model, optimizer, len(tokenizer), generator, recipe, say)
@@ -127,65 +129,10 @@ def build_reader(out: Path, recipe: Recipe = RECIPE, *, say: Callable[[str], Non
     return record
 
 
-def train_tokenizer(texts: list[str]):
-    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, processors, trainers
-    from transformers import PreTrainedTokenizerFast
-
-    from rc1.train.tiny_model import CHAT_TEMPLATE, EOS, MAX_POSITIONS, SPECIAL_TOKENS
-
-    backend = Tokenizer(models.BPE())
-    backend.pre_tokenizer = pre_tokenizers.Sequence(
-        [
-            pre_tokenizers.Split(Regex(r" (?=[\p{Lu}\p{N}])"), behavior="isolated"),
-            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True),
-        ]
-    )
-    backend.decoder = decoders.ByteLevel()
-    backend.post_processor = processors.ByteLevel(trim_offsets=False)
-    trainer = trainers.BpeTrainer(
-        vocab_size=VOCAB,
-        min_frequency=2,
-        special_tokens=SPECIAL_TOKENS,
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
-    backend.train_from_iterator(texts, trainer=trainer)
-    return PreTrainedTokenizerFast(
-        tokenizer_object=backend,
-        eos_token=EOS,
-        pad_token=EOS,
-        padding_side="left",
-        truncation_side="left",
-        model_max_length=MAX_POSITIONS,
-        chat_template=CHAT_TEMPLATE,
-    )
-
-
 def architecture(recipe: Recipe) -> dict:
     from rc1.train.tiny_model import ARCH
 
     return {**ARCH, "num_hidden_layers": recipe.layers}
-
-
-def _init_model(tokenizer, seed: int, arch: dict):
-    from transformers import Qwen3Config, Qwen3ForCausalLM
-
-    from rc1.train.tiny_model import EOS, MAX_POSITIONS
-
-    eos = tokenizer.convert_tokens_to_ids(EOS)
-    config = Qwen3Config(
-        vocab_size=len(tokenizer),
-        max_position_embeddings=MAX_POSITIONS,
-        eos_token_id=eos,
-        pad_token_id=eos,
-        bos_token_id=None,
-        **arch,
-    )
-    torch.manual_seed(seed)
-    model = Qwen3ForCausalLM(config)
-    model.generation_config.eos_token_id = eos
-    model.generation_config.pad_token_id = eos
-    return model.to(torch.float32)
 
 
 def _step(model, optimizer, ids: torch.Tensor, learning_rate: float) -> torch.Tensor:

@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 
 import torch
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, processors, trainers
 from transformers import PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
 
 from rc1.core.catalog import BUILTIN_TINY
@@ -51,7 +51,7 @@ ARCH = {
 
 def build_tiny_qwen3(texts: list[str], out_dir: Path, seed: int, arch: dict | None = None) -> Path:
     """Build (or reuse) the tiny model and tokenizer for `texts` in `out_dir`; return `out_dir`. `arch`: widths and
-    depth other than ARCH's (a measurement's: `python -m rc1.bench --warm-copy-only --wide`; runs use ARCH)."""
+    depth other than ARCH's (the reader's: rc1/reader/build.py; the tiny model uses ARCH)."""
     out_dir = Path(out_dir)
     arch = ARCH if arch is None else {**ARCH, **arch}
     fingerprint = _fingerprint(texts, seed, arch)
@@ -62,9 +62,9 @@ def build_tiny_qwen3(texts: list[str], out_dir: Path, seed: int, arch: dict | No
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.mkdir()
-    tokenizer = _train_tokenizer(texts)
+    tokenizer = train_tokenizer(texts)
     tokenizer.save_pretrained(tmp)
-    model = _init_model(tokenizer, seed, arch)
+    model = init_model(tokenizer, seed, arch)
     model.save_pretrained(tmp)
     (tmp / BUILD_NAME).write_text(json.dumps(fingerprint, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     fsync_tree(tmp)
@@ -103,13 +103,23 @@ def _is_complete(out_dir: Path, fingerprint: dict) -> bool:
         return False
 
 
-def _train_tokenizer(texts: list[str]) -> PreTrainedTokenizerFast:
+def train_tokenizer(
+    texts: list[str], vocab_size: int = VOCAB_SIZE, *, split_before_capitals: bool = False
+) -> PreTrainedTokenizerFast:
+    """A byte-level BPE tokenizer trained on `texts`, with the ChatML template. `split_before_capitals`: a space
+    before a capital or a digit is a piece of its own, so a name is the same tokens mid-sentence and at the start of a
+    call's argument (the reader's; rc1/reader/build.py)."""
     backend = Tokenizer(models.BPE())
-    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    backend.pre_tokenizer = (
+        pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(r" (?=[\p{Lu}\p{N}])"), behavior="isolated"), byte_level])
+        if split_before_capitals
+        else byte_level
+    )
     backend.decoder = decoders.ByteLevel()
     backend.post_processor = processors.ByteLevel(trim_offsets=False)
     trainer = trainers.BpeTrainer(
-        vocab_size=VOCAB_SIZE,
+        vocab_size=vocab_size,
         min_frequency=2,
         special_tokens=SPECIAL_TOKENS,
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
@@ -127,7 +137,8 @@ def _train_tokenizer(texts: list[str]) -> PreTrainedTokenizerFast:
     )
 
 
-def _init_model(tokenizer: PreTrainedTokenizerFast, seed: int, arch: dict) -> Qwen3ForCausalLM:
+def init_model(tokenizer: PreTrainedTokenizerFast, seed: int, arch: dict) -> Qwen3ForCausalLM:
+    """A randomly initialised Qwen3 of `arch` for `tokenizer`, from `seed` (the global generator left as it was)."""
     eos_id = tokenizer.convert_tokens_to_ids(EOS)
     config = Qwen3Config(
         vocab_size=len(tokenizer),
