@@ -52,7 +52,7 @@ bench: setup
 	$(PY) -m rc1.bench
 
 # The built-in reader (rc1/reader/): `make reader` trains it from scratch into rc1/reader/weights (one CPU thread,
-# about 35 minutes here) and prints the sha256 to pin in rc1/reader/shipped.py; `make reader-check` trains it again in a
+# 35–55 minutes here) and prints the sha256 to pin in rc1/reader/shipped.py; `make reader-check` trains it again in a
 # temp folder and exits 3 unless the pinned files come out bit for bit.
 reader: setup
 	$(PY) -m rc1.reader build

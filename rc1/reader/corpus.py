@@ -3,7 +3,7 @@ curriculum's random-token repeats.
 
 Nothing here comes from a pool, shadow or gate item: items are drawn with id prefixes of their own
 (`reader-<task>`, `reader-recorded-<task>`), and the generators key every item's random source by its id prefix
-(rc1/data/generators/__init__.py), so these are other items under any seed; `tests/unit/test_reader_corpus.py` checks
+(rc1/data/generators/__init__.py), so these are other items under any seed; `tests/unit/test_reader.py` checks
 that none shares a question with the embedded default's pool, shadow or gate set.
 
 - Live texts: each item dressed as a live episode (question alone) and played on its gold path under

@@ -15,8 +15,8 @@ from rc1.core.fsutil import sha256_file
 
 WEIGHTS = Path(__file__).resolve().parent / "weights"
 PINNED = {
-    "model.safetensors": "d317762857eb6b4d50edf9c42fb6d703fa5b3f35a5d924dfb4d8cb2ad852c471",
-    "tokenizer.json": "aa51032d512e383aeb83f9725f43c07d859c0ff86407b2e7f1b405c7e2b33b82",
+    "model.safetensors": "19f5a3b5b52dfcf3e22e65d00a164e609c1c6764b30d2d2ecff3a182e33b0648",
+    "tokenizer.json": "61436e17beb354c52c1c771d38c5040943b402bd637e6cb90a45f085a32b8013",
 }
 
 

@@ -140,10 +140,10 @@ class DataConfig(Section):
         Meta(
             description="Live episodes: how an item's material is cut into the pages wiki opens. titles: a page per "
             "title, each passage on the page of its heading or leading name (rc1/data/pages.py): a name the question "
-            "holds opens a page only where a passage leads with it. mentions: a page per name, every passage that "
-            "names it (rc1/data/mentions.py), so every name of the question and of a page read opens one and a gold "
-            "path is one a reader can follow by copying names. Gold paths, the warm start and the tools' schema "
-            "follow it."
+            "holds opens a page only where a passage leads with it. mentions: a page per name, every sentence that "
+            "names it, one a line (rc1/data/mentions.py), so every name of the question and of a page read opens "
+            "one and a gold path is one a reader can follow by copying names. Gold paths, the warm start and the "
+            "tools' schema follow it."
         ),
     ] = "titles"
     tools_of_yours: Annotated[
