@@ -1,8 +1,8 @@
-"""`make bench`, live episodes (issue 43): does the embedded default gain by calling its tools?
+"""`make bench`, live episodes (issues 43, 50): does the embedded default gain by calling its tools?
 
 Three whole runs (`rc1 advance --all`, rounds and verdict included) on the same data, base model and gate set:
 - recorded: the embedded default as `make run` trains it (every tool step written into the prompt);
-- live: the same items as live episodes, the policy calling wiki, calc and ask itself (`LIVE`);
+- live: the same items as live episodes on the built-in reader, the policy calling wiki, calc and ask itself (`LIVE`);
 - live-no-wiki: the live run with wiki showing no pages (`data.wiki: empty`), the control arm: where the live arm's
   gain was earned by reading pages, it falls here.
 The live arms share one warm-started model (a cache folder, the model's fingerprint its pool and seed). Each arm's
@@ -31,15 +31,32 @@ from rc1.run import events as ev
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = "configs/local.yaml"
-# The live run the README reports: thinking-free completions of 512 tokens hold a few calls and their results (the
-# recorded default's 24 hold an answer), the warm start on gold episodes long enough that the model writes calls.
+# The live run the README reports (issue 50): the built-in reader (a model that copies from its prompt; the tiny model
+# never opens a page) on mention pages, thinking-free completions of 512 tokens (a few calls and their results), a
+# warm start on the pool's gold turns, a learning rate at which GRPO keeps the calls (at the default 1.5e-3 the first
+# reader stopped calling by step 5), and a gate of 100 items × 4 samples (an arm's two gate evaluations are most of
+# its time) judged at 10 pp, which round 2's release_power check finds it can tell (its MDE 7–8 pp).
 LIVE = [
+    "--set",
+    "model.name=builtin:reader",
     "--set",
     "data.episodes=live",
     "--set",
+    "data.pages=mentions",
+    "--set",
     "train.max_completion_tokens=512",
     "--set",
-    "model.warm_start_steps=400",
+    "model.warm_start_steps=100",
+    "--set",
+    "train.learning_rate=3e-4",
+    "--set",
+    "train.max_steps=60",
+    "--set",
+    "release.gate_size=100",
+    "--set",
+    "release.samples=4",
+    "--set",
+    "release.min_hard_gain_pp=10",
 ]
 ARMS = {
     "recorded": [],
