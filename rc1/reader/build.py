@@ -88,13 +88,7 @@ def build_reader(out: Path, recipe: Recipe = RECIPE, *, say: Callable[[str], Non
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
     try:
-        corpus = build_corpus(
-            live=recipe.live_items,
-            recorded=recipe.recorded_items,
-            schema_share=recipe.schema_share,
-            seed=recipe.seed,
-            templates=TEMPLATES,
-        )
+        corpus = recipe_corpus(recipe)
         say(f"corpus: {len(corpus.live)} live episodes, {len(corpus.recorded)} recorded ones")
         tokenizer = train_tokenizer(corpus.tokenizer_texts, VOCAB, split_before_capitals=True)
         model = init_model(tokenizer, recipe.seed, architecture(recipe))
@@ -190,6 +184,17 @@ def _reading(model, optimizer, stream: torch.Tensor, vocab: int, generator, reci
             losses.append(round(loss.item(), 4))
             say(f"reading step {step}/{recipe.reading_steps}: loss on the episodes {loss.item():.3f}")
     return losses
+
+
+def recipe_corpus(recipe: Recipe):
+    """The texts `recipe`'s build reads (rc1/reader/corpus.py)."""
+    return build_corpus(
+        live=recipe.live_items,
+        recorded=recipe.recorded_items,
+        schema_share=recipe.schema_share,
+        seed=recipe.seed,
+        templates=TEMPLATES,
+    )
 
 
 def corpus_digest(texts: list[str]) -> str:

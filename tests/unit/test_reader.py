@@ -71,16 +71,9 @@ def test_nothing_the_reader_reads_is_an_item_of_the_embedded_defaults_pool_shado
 def test_the_shipped_reader_was_built_by_this_recipe_on_the_corpus_this_code_makes():
     """A change to what the reader reads (the pack's dressing, the tools' schema, the gold paths, the generators)
     without `make reader` is caught here, in seconds, rather than by `make reader-check`'s 40 minutes."""
-    from rc1.reader.build import RECIPE, corpus_digest
-    from rc1.reader.corpus import build_corpus
+    from rc1.reader.build import RECIPE, corpus_digest, recipe_corpus
 
     record = msgspec.json.decode((shipped.WEIGHTS / BUILD_RECORD).read_bytes())
     assert record["recipe"] == msgspec.to_builtins(RECIPE)
-    corpus = build_corpus(
-        live=RECIPE.live_items,
-        recorded=RECIPE.recorded_items,
-        schema_share=RECIPE.schema_share,
-        seed=RECIPE.seed,
-        templates=TEMPLATES,
-    )
+    corpus = recipe_corpus(RECIPE)
     assert corpus_digest(corpus.live + corpus.recorded) == record["corpus_sha256"], "rebuild the reader: make reader"
