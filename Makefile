@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.rc1-installed
 CONFIG ?= configs/local.yaml
 
-.PHONY: setup run test test-unit lint docs bench reader reader-check gpu-check wheels preflight round1 round2 train resume failpack clean
+.PHONY: run-recorded setup run test test-unit lint docs bench reader reader-check gpu-check wheels preflight round1 round2 train resume failpack clean
 
 setup: $(STAMP)
 
@@ -28,6 +28,13 @@ $(STAMP): pyproject.toml
 run: setup
 	bin/rc1 advance --all --config $(CONFIG)
 	bin/rc1 report --no-verdicts --config $(CONFIG)
+
+# The recorded default beside it (rc1/config/recorded.py: the tiny model, every tool step written into the prompt;
+# what make run ran until issue 50), a run of its own named `recorded`
+RECORDED_SETS = --set run.name=recorded $$($(PY) -m rc1.config.recorded)
+run-recorded: setup
+	bin/rc1 advance --all --config $(CONFIG) $(RECORDED_SETS)
+	bin/rc1 report --no-verdicts --config $(CONFIG) $(RECORDED_SETS)
 
 # ruff (pyproject.toml [tool.ruff]: lint and format, line length 120) before the suite, which runs on every core
 # (pytest-xdist: a test to a worker, or a whole module where it builds a module-scoped fixture; tests/conftest.py)

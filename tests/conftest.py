@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from rc1.config.recorded import RECORDED
+
 REPO = Path(__file__).resolve().parent.parent
 
 # How long any wait here lasts before the test calls it a hang: a guard, never a claim about speed. A loaded 2-core
@@ -26,13 +28,16 @@ PATIENCE = 1800.0
 SHARED = REPO.parent / "shared" / "data"
 needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/data is not present")
 
-# A short run of the embedded default: same data, model, engine and method, fewer steps of fewer prompts, a smaller
+# A short run of the embedded default as it is recorded (rc1/config/recorded.py: the tiny model, every tool step in the
+# prompt; `make run`'s live run on the reader takes ~6 minutes of two cores, tests/e2e/test_reader_run.py runs a short
+# one): same data, engine and method, fewer steps of fewer prompts, a smaller
 # gate set, and a release verdict taken from 2 sampled replies per gate item instead of 8 (the step evaluations'
 # hard-item successes too) at a threshold of 10 pp, which 60 items × 2 can tell from noise, so round 2's release_power
 # check passes on its own terms. The verdict still runs to its end; at 8 samples its two gate-set evaluations took
 # 10.7 s of a 40 s short run (profiled), in every test whose subject is not the verdict (FULL_VERDICT is for those whose
 # subject is). Round 2's shadow run samples 2 replies per shadow item instead of 4 (its least): 1 s of each gating.
 SHORT = {
+    **RECORDED,
     "data.pool_size": 240,
     "data.shadow_size": 30,
     "shadow.samples": 2,

@@ -22,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from rc1.config.recorded import recorded_sets
+
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = "configs/local.yaml"
 ARMS = {
@@ -41,7 +43,7 @@ def _run_arm(root: Path, models: Path, extra: list[str]):
     (root / "data" / "models").symlink_to(models, target_is_directory=True)  # one base model for every arm
     start = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "rc1", "advance", "--all", "--config", CONFIG, *extra],
+        [sys.executable, "-m", "rc1", "advance", "--all", "--config", CONFIG, *recorded_sets(), *extra],
         cwd=root,
         capture_output=True,
         text=True,

@@ -23,7 +23,6 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-LIVE = ["data.episodes=live", "data.pages=mentions"]
 TINY_WARM_START = 400
 ITEMS = 120
 PROBE_STREAM_SEED = 424_242
@@ -51,15 +50,14 @@ def measure(work: Path, items: int) -> list[tuple[str, list[str]]]:
     from rc1.train.warm_start import warm_start
 
     shutil.copytree(REPO / "configs", work / "configs")
-    overrides = [arg for key in LIVE for arg in ("--set", key)]
     subprocess.run(
-        [sys.executable, "-m", "rc1", "advance", "--until", "R1_PASSED", "--config", "configs/local.yaml", *overrides],
+        [sys.executable, "-m", "rc1", "advance", "--until", "R1_PASSED", "--config", "configs/local.yaml"],
         cwd=work,
         check=True,
         capture_output=True,
         env={**os.environ, "CUDA_VISIBLE_DEVICES": ""},
     )
-    loaded = load_config(work / "configs" / "local.yaml", LIVE)
+    loaded = load_config(work / "configs" / "local.yaml")
     config, ws = loaded.config, Workspace(root=work, run=loaded.config.run.name)
     pool = read_items(ws.balanced_pool_path)
     held = dress_items(loaded, build_pool(items, config.data.mix, PROBE_STREAM_SEED), PROBE_STREAM_SEED, "copy-probe")

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import yaml
 
+from rc1.config.recorded import recorded_raw
 from rc1.eventlog.log import read_log
 from rc1.run import events as ev
 
@@ -34,7 +35,7 @@ COMPARED = ("loss", "kl", "reward", "reward_std", "grad_norm", "tokens", "compon
 
 def config_of(model_dir: Path, method: str) -> dict:
     """The embedded default, short (the suite's SHORT), on `model_dir` with `method` and priority sampling."""
-    raw = yaml.safe_load((REPO / "configs" / "local.yaml").read_text())
+    raw = recorded_raw(yaml.safe_load((REPO / "configs" / "local.yaml").read_text()))
     raw["run"]["name"] = "gpu-check"
     raw["data"] |= {"pool_size": 240, "shadow_size": 30}
     raw["shadow"] = {"samples": 2}

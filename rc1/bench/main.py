@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from rc1.bench.synthetic import append_training
+from rc1.config.recorded import recorded_raw
 from rc1.eventlog.log import EventLog, read_log
 from rc1.run import events as ev
 from rc1.run.replay import replay
@@ -149,7 +150,7 @@ def bench_status(steps: int = 1_000_000) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         shutil.copytree(repo / "configs", root / "configs")
-        raw = yaml.safe_load((repo / "configs/local.yaml").read_text())
+        raw = recorded_raw(yaml.safe_load((repo / "configs/local.yaml").read_text()))
         raw["run"]["name"] = "bench"
         (root / "configs/bench.yaml").write_text(yaml.safe_dump(raw))
         env = {**os.environ, "CUDA_VISIBLE_DEVICES": ""}

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import msgspec
 
+from rc1.config.recorded import recorded_sets
 from rc1.run import events as ev
 from rc1.run.aggregate import RunAggregate
 from rc1.run.monitors.sections import MonitorsConfig, rules_of, watched
@@ -148,7 +149,7 @@ def _run_arm(arm: Arm, root: Path, models: Path) -> tuple[int, list[ev.Event], f
         extra = arm.extra
     start = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "rc1", "advance", "--all", "--config", CONFIG, *extra],
+        [sys.executable, "-m", "rc1", "advance", "--all", "--config", CONFIG, *recorded_sets(), *extra],
         cwd=root,
         capture_output=True,
         text=True,

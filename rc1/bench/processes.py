@@ -21,6 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from rc1.config.recorded import recorded_overrides, recorded_sets
+
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = "configs/local.yaml"
 TRAINING = [
@@ -77,7 +79,7 @@ def evaluate_here() -> None:
 
     if distributed.world_size() > 1:
         dist.init_process_group("gloo")
-    loaded = load_config(Path(CONFIG), [])
+    loaded = load_config(Path(CONFIG), recorded_overrides())
     session = FollowerSession.open(loaded)
     shadow = read_items(session.ws.shadow_path)
     model, tokenizer, device, _ = load_run_policy(session, read_items(session.ws.balanced_pool_path))
@@ -122,7 +124,7 @@ def bench_processes(repeat: int = 2) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         gated = Path(tmp) / "gated"
         shutil.copytree(REPO / "configs", gated / "configs")
-        sets = [arg for key in TRAINING for arg in ("--set", key)]
+        sets = [*recorded_sets(), *(arg for key in TRAINING for arg in ("--set", key))]
         _run(
             [sys.executable, "-m", "rc1", "advance", "--until", "R2_PASSED", "--config", CONFIG, *sets],
             gated,

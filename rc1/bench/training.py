@@ -19,6 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from rc1.config.recorded import recorded_overrides, recorded_sets
+
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = "configs/local.yaml"
 
@@ -26,7 +28,7 @@ CONFIG = "configs/local.yaml"
 def _rc1(root: Path, *args: str) -> float:
     start = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "rc1", *args, "--config", CONFIG],
+        [sys.executable, "-m", "rc1", *args, "--config", CONFIG, *recorded_sets()],
         cwd=root,
         capture_output=True,
         text=True,
@@ -63,7 +65,7 @@ def bench_training(repeat: int = 2) -> None:
         loop_in_process = sum(e.sec_per_step for e in log if isinstance(e, ev.TrainStep))
         evals = sum(1 for e in log if isinstance(e, ev.EvalCompleted))
 
-        loaded = load_config(root / CONFIG)
+        loaded = load_config(root / CONFIG, recorded_overrides())
         config = loaded.config
         steps = config.train.max_steps
         ws = Workspace(root=root, run=config.run.name)

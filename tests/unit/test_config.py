@@ -7,10 +7,12 @@ import yaml
 from conftest import REPO
 
 from rc1.config.loading import load_config
+from rc1.config.recorded import recorded_overrides
 from rc1.core.errors import BadInput
 from rc1.registry.strategies import pairs, with_target_kl
 
 CONFIGS = REPO / "configs"
+RECORDED = recorded_overrides()  # the embedded default recorded: live episodes are GRPO on TRL only
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in CONFIGS.glob("*.yaml")))
@@ -96,6 +98,7 @@ def test_target_kl_may_be_left_out_and_sft_dpo_run_without_it():
         c = load_config(
             CONFIGS / "local.yaml",
             [
+                *RECORDED,
                 "engine.name=torch",
                 f"engine.strategy={strategy}",
                 "train.target_kl=null",
@@ -107,7 +110,7 @@ def test_target_kl_may_be_left_out_and_sft_dpo_run_without_it():
 
 
 def test_trl_dpo_samples_two_replies_per_prompt_so_asks_for_a_group_of_two():
-    dpo = ["engine.strategy=dpo", "train.beta=0.1"]
+    dpo = [*RECORDED, "engine.strategy=dpo", "train.beta=0.1"]
     with pytest.raises(BadInput, match=r"train\.num_generations: TRL's OnlineDPOTrainer samples 2 replies per prompt"):
         load_config(CONFIGS / "local.yaml", dpo)
     assert load_config(CONFIGS / "local.yaml", [*dpo, "train.num_generations=2"]).config.engine.strategy == "dpo"
@@ -159,8 +162,10 @@ def test_full_fine_tuning_is_accepted_for_the_trl_engine_and_refused_for_the_tor
         match=r"local\.yaml: finetune\.method: full is trained by the trl engine; .* Use "
         r"engine\.name trl, or finetune\.method lora",
     ):
-        load_config(CONFIGS / "local.yaml", ["finetune.method=full", "engine.name=torch"])
-    sft = load_config(CONFIGS / "local.yaml", ["finetune.method=full", "engine.strategy=sft", "train.target_kl=null"])
+        load_config(CONFIGS / "local.yaml", [*RECORDED, "finetune.method=full", "engine.name=torch"])
+    sft = load_config(
+        CONFIGS / "local.yaml", [*RECORDED, "finetune.method=full", "engine.strategy=sft", "train.target_kl=null"]
+    )
     assert (sft.config.engine.strategy, sft.config.finetune.method) == ("sft", "full")
 
 

@@ -15,6 +15,7 @@ from test_episode_outcome import PACK_DIR, Rollout
 from rc1.app.rescore import _rescore_rows
 from rc1.app.rollouts import RolloutRecorder
 from rc1.config.loading import load_config
+from rc1.config.recorded import recorded_overrides
 from rc1.data.environment import EpisodeEnvironment, call_tool
 from rc1.data.episodes import dress
 from rc1.data.generators import generate
@@ -33,10 +34,12 @@ from rc1.views.transcript import episode_lines
 
 TOKENS = 20  # each completion's token count (under local.yaml's train.max_completion_tokens, 24)
 
+RECORDED = recorded_overrides()  # configs/local.yaml as the tiny model runs it, recorded (rc1/config/recorded.py)
+
 
 @pytest.fixture(scope="module")
 def loaded():
-    return load_config(REPO / "configs" / "local.yaml", ["data.episodes=live", "monitors.drift=null"])
+    return load_config(REPO / "configs" / "local.yaml", [*RECORDED, "data.episodes=live", "monitors.drift=null"])
 
 
 @pytest.fixture(scope="module")

@@ -1,9 +1,10 @@
 """`make bench`'s live arms (rc1/bench/live_arms.py), the parts that decide: whether the live gain fell without the
 pages (per gate item, the live gain minus the control's, bootstrapped) and the tool-use figures with their intervals."""
 
+import msgspec
 import pytest
 
-from rc1.bench.live_arms import ArmResult, gain_fell, tool_use_lines, wilson
+from rc1.bench.live_arms import ArmResult, by_task, gain_fell, tool_use_lines, wilson
 from rc1.run import events as ev
 from rc1.scoring import episode_stats as es
 
@@ -47,6 +48,12 @@ def test_a_gain_the_pages_earned_lies_above_0_and_a_gain_without_them_as_well_do
     control_same = arm("live-no-wiki", base, [2, 3] * 19 + [1, 4])  # as much gain without pages, item by item ±1
     gain, low, high, n = gain_fell(live, control_same)
     assert low <= 0 <= high and n == 40
+
+
+def test_the_gain_by_task_reads_each_tasks_items_of_the_gate_set():
+    tasks = {item: "hotpotqa" if i < 30 else "strategyqa" for i, item in enumerate(ITEMS)}
+    moved = ArmResult(**{**msgspec.structs.asdict(arm("live", [0] * 40, [1] * 30 + [4] * 10)), "tasks": tasks})
+    assert by_task(moved) == ["hotpotqa 0.000 -> 0.250 (n=30)", "strategyqa 0.000 -> 1.000 (n=10)"]
 
 
 def test_arms_on_different_gate_items_cannot_be_paired():

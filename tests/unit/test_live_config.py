@@ -2,6 +2,7 @@
 tool loop runs them (exit 2, the fix named), the recorded default leaving every fingerprint as it was."""
 
 import pytest
+import yaml
 from conftest import REPO
 
 from rc1.config.loading import _LATER_KEYS, load_config
@@ -10,14 +11,21 @@ from rc1.core.errors import BadInput, ExitCode
 LOCAL = REPO / "configs" / "local.yaml"
 
 
-def test_recorded_is_the_default_and_leaves_the_fingerprint_as_it_was():
-    plain = load_config(LOCAL)
+def test_recorded_is_the_schemas_default_and_leaves_the_fingerprint_as_it_was(tmp_path):
+    """configs/local.yaml names `episodes: live`; a config that names neither key (every config written before issue
+    43) is recorded, with the fingerprint it had."""
+    assert load_config(LOCAL).config.data.episodes == "live"
+    raw = yaml.safe_load(LOCAL.read_text())
+    del raw["data"]["episodes"], raw["data"]["pages"]
+    unnamed = tmp_path / "unnamed.yaml"
+    unnamed.write_text(yaml.safe_dump(raw))
+    plain = load_config(unnamed)
     assert plain.config.data.episodes == "recorded" and plain.config.data.max_tool_rounds == 6
-    spelled = load_config(LOCAL, ["data.episodes=recorded", "data.max_tool_rounds=6"])
+    spelled = load_config(unnamed, ["data.episodes=recorded", "data.max_tool_rounds=6"])
     assert spelled.sha256 == plain.sha256
-    live = load_config(LOCAL, ["data.episodes=live", "monitors.drift=null"])
+    live = load_config(unnamed, ["data.episodes=live", "monitors.drift=null"])
     assert live.sha256 != plain.sha256
-    assert load_config(LOCAL, ["data.max_tool_rounds=2"]).sha256 != plain.sha256
+    assert load_config(unnamed, ["data.max_tool_rounds=2"]).sha256 != plain.sha256
 
 
 @pytest.mark.parametrize(
@@ -66,7 +74,7 @@ def test_wiki_shows_the_pages_by_default_and_the_empty_control_is_live_only():
     live = ["data.episodes=live", "monitors.drift=null"]
     assert load_config(LOCAL, [*live, "data.wiki=empty"]).sha256 != load_config(LOCAL, live).sha256
     with pytest.raises(BadInput, match=r"data\.wiki: empty is what wiki shows in live episodes; use --set data\.epis"):
-        load_config(LOCAL, ["data.wiki=empty"])
+        load_config(LOCAL, ["data.episodes=recorded", "data.wiki=empty"])
     with pytest.raises(BadInput, match=r"data\.wiki"):
         load_config(LOCAL, [*live, "data.wiki=nothing"])
 

@@ -14,17 +14,20 @@ from conftest import REPO
 from rc1.app import datasets
 from rc1.checks.difficulty import difficulty_check
 from rc1.config.loading import load_config
+from rc1.config.recorded import recorded_overrides
 from rc1.core.workspace import Workspace
 from rc1.data.task_difficulty import GENERATED, generated_tasks, given_tasks
 
 LOCAL = REPO / "configs" / "local.yaml"
 SMALL = ["data.pool_size=120", "data.shadow_size=24"]
 
+RECORDED = recorded_overrides()  # configs/local.yaml as the tiny model runs it, recorded (rc1/config/recorded.py)
+
 
 def test_only_a_live_run_declares_its_generated_tasks_and_never_a_sourced_one_or_one_of_yours():
-    recorded = load_config(LOCAL).config.data
+    recorded = load_config(LOCAL, RECORDED).config.data
     assert generated_tasks(recorded) == frozenset() and given_tasks(recorded) == frozenset(recorded.tasks)
-    live = load_config(LOCAL, ["data.episodes=live", "monitors.drift=null"]).config.data
+    live = load_config(LOCAL, [*RECORDED, "data.episodes=live", "monitors.drift=null"]).config.data
     assert generated_tasks(live) == given_tasks(live) == {"gsm8k", "hotpotqa", "strategyqa"}
     sourced = msgspec.structs.replace(live, sources={"gsm8k": None})
     assert generated_tasks(sourced) == {"hotpotqa", "strategyqa"}  # a record's label is its slot's, not a generator's
@@ -39,7 +42,7 @@ def test_the_generated_signal_is_declared_and_says_so():
 def live_round(tmp_path_factory):
     root = tmp_path_factory.mktemp("live")
     shutil.copytree(REPO / "configs", root / "configs")
-    loaded = load_config(root / "configs/local.yaml", [*SMALL, "data.episodes=live", "monitors.drift=null"])
+    loaded = load_config(root / "configs/local.yaml", [*RECORDED, *SMALL, "data.episodes=live", "monitors.drift=null"])
     ws = Workspace(root=root, run=loaded.config.run.name)
     pool = datasets.build_seed_pool(loaded, ws)
     metrics = datasets.measure_all(pool)
@@ -75,7 +78,7 @@ def test_the_difficulty_check_passes_a_live_pool_and_names_each_generated_tasks_
 
 def test_a_recorded_pool_is_still_bucketed_by_the_metrics_vote(tmp_path):
     shutil.copytree(REPO / "configs", tmp_path / "configs")
-    loaded = load_config(tmp_path / "configs/local.yaml", SMALL)
+    loaded = load_config(tmp_path / "configs/local.yaml", [*RECORDED, *SMALL])
     ws = Workspace(root=tmp_path, run=loaded.config.run.name)
     pool = datasets.build_seed_pool(loaded, ws)
     gsm8k = Counter(i.difficulty for i in pool if i.task == "gsm8k")
@@ -95,7 +98,7 @@ def test_a_fresh_generated_item_keeps_its_asked_difficulty_live_and_its_measured
     from rc1.app.fresh import FreshItems
     from rc1.data.difficulty import bucket, measure
 
-    loaded = load_config(LOCAL, [*SMALL, f"data.episodes={episodes}", "monitors.drift=null"])
+    loaded = load_config(LOCAL, [*RECORDED, *SMALL, f"data.episodes={episodes}", "monitors.drift=null"])
     session = SimpleNamespace(config=loaded.config, loaded=loaded, ws=Workspace(root=tmp_path, run="x"))
     fresh = FreshItems(session, pool=[], held_out=[])
     items = [fresh._slot(3, k, task, "hard") for k, task in enumerate(["gsm8k", "hotpotqa", "strategyqa"] * 3)]

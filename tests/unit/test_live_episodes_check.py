@@ -12,6 +12,7 @@ from rc1.checks import live_episodes
 from rc1.checks.live_episodes import SHOWN, live_episodes_check
 from rc1.checks.spec import RoundInputs
 from rc1.config.loading import load_config
+from rc1.config.recorded import recorded_overrides
 from rc1.core.workspace import Workspace
 from rc1.data import gold_trajectory
 from rc1.data.generators import generate
@@ -20,6 +21,8 @@ from rc1.data.pages import names, pages
 from rc1.data.task import DIFFICULTIES, TaskItem
 
 NGRAM, SIMILARITY = 5, 0.85  # configs/local.yaml's preflight.leak_ngram / leak_similarity
+
+RECORDED = recorded_overrides()  # configs/local.yaml as the tiny model runs it, recorded (rc1/config/recorded.py)
 
 
 def _live(task: str, n: int, stream: str) -> list[TaskItem]:
@@ -147,7 +150,7 @@ def test_a_short_held_out_question_leaks_only_as_a_whole_page(sets):
 
 def _inputs(sets, *overrides: str) -> RoundInputs:
     pool, shadow, gate = sets
-    loaded = load_config(REPO / "configs/local.yaml", list(overrides))
+    loaded = load_config(REPO / "configs/local.yaml", [*RECORDED, *overrides])
     return RoundInputs(
         loaded=loaded, ws=Workspace(root=REPO, run="local"), round_no=1, pool=pool, shadow=shadow, gate=gate
     )

@@ -34,6 +34,7 @@ from trl.chat_template_utils import (
 
 from rc1.app.train import _tool_template_sha256
 from rc1.config.loading import load_config
+from rc1.config.recorded import recorded_overrides
 from rc1.data.generators import generate
 from rc1.run import events as ev
 from rc1.scoring.thinking import template_opens_thinking
@@ -52,6 +53,8 @@ pytestmark = pytest.mark.filterwarnings("ignore:You are using 'environment_facto
 
 RECONSTRUCTED = (REPO / "tests/data/qwen3_thinking_2507_reconstructed.jinja").read_text(encoding="utf-8")
 OPENS = "<|im_start|>assistant\n<think>\n"  # the generation prompt of the model's own template
+
+RECORDED = recorded_overrides()  # configs/local.yaml as the tiny model runs it, recorded (rc1/config/recorded.py)
 
 
 @pytest.fixture(scope="module")
@@ -197,8 +200,8 @@ def test_a_tool_call_written_inside_the_thinking_is_not_a_call(model_dir, live):
 
 def test_a_live_line_records_its_tool_template_s_sha256_and_a_recorded_line_nothing(model_dir, production):
     local = REPO / "configs" / "local.yaml"
-    recorded = load_config(local).config
-    live = load_config(local, ["data.episodes=live", "monitors.drift=null"]).config
+    recorded = load_config(local, RECORDED).config
+    live = load_config(local, [*RECORDED, "data.episodes=live", "monitors.drift=null"]).config
     built = AutoTokenizer.from_pretrained(model_dir)
 
     assert _tool_template_sha256(recorded, production) is msgspec.UNSET

@@ -53,19 +53,22 @@ def test_the_shipped_reader_is_the_pinned_bytes_and_a_changed_file_is_refused_by
 
 def test_nothing_the_reader_reads_is_an_item_of_the_embedded_defaults_pool_shadow_or_gate_set(tmp_path):
     """The reader's items come from id prefixes of their own, so from other random streams than any run's; checked
-    here on the embedded default's own sets (configs/local.yaml, built as round 1 builds them)."""
+    here on the embedded default's own sets, live and recorded (configs/local.yaml, built as round 1 builds them)."""
     from rc1.app.datasets import build_held_out, build_seed_pool
     from rc1.config.loading import load_config
+    from rc1.config.recorded import recorded_overrides
     from rc1.core.workspace import Workspace
 
     shutil.copytree(REPO / "configs", tmp_path / "configs")
-    loaded = load_config(tmp_path / "configs" / "local.yaml")
-    ws = Workspace(root=tmp_path, run=loaded.config.run.name)
-    held = build_held_out(loaded, ws)
-    run_questions = {i.question for i in build_seed_pool(loaded, ws) + held.shadow + held.gate}
+    run_questions = set()
+    for overrides in ([], recorded_overrides()):
+        loaded = load_config(tmp_path / "configs" / "local.yaml", overrides)
+        ws = Workspace(root=tmp_path, run=loaded.config.run.name)
+        held = build_held_out(loaded, ws)
+        run_questions |= {i.question for i in build_seed_pool(loaded, ws) + held.shadow + held.gate}
     read = reader_items(2000, Recipe().seed, "reader", TEMPLATES, "live")
     read += reader_items(600, Recipe().seed, "reader-recorded", TEMPLATES, "recorded")
-    assert len(run_questions) > 800 and not run_questions & {i.question for i in read}
+    assert len(run_questions) > 850 and not run_questions & {i.question for i in read}
 
 
 def test_the_shipped_reader_was_built_by_this_recipe_on_the_corpus_this_code_makes():

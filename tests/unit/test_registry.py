@@ -16,6 +16,7 @@ import pytest
 from conftest import REPO
 
 from rc1.config.loading import load_config
+from rc1.config.recorded import recorded_overrides
 from rc1.config.schema import EngineConfig, ScorerConfig, TrackingConfig
 from rc1.core.errors import BadInput
 from rc1.registry.engines import ENGINES
@@ -26,6 +27,7 @@ from rc1.registry.trackers import TRACKERS
 from rc1.views.trackers import BACKENDS
 
 LOCAL = REPO / "configs" / "local.yaml"
+RECORDED = recorded_overrides()  # live episodes are GRPO on TRL only: the other pairs are tried on the recorded default
 
 
 def _annotation(struct, field: str):
@@ -46,6 +48,7 @@ def test_config_accepts_exactly_the_registry_names():
 def test_config_accepts_exactly_the_registry_pairs(engine, strategy):
     spec = STRATEGIES[strategy]
     overrides = [
+        *RECORDED,
         f"engine.name={engine}",
         f"engine.strategy={strategy}",
         "finetune.method=lora",
@@ -110,7 +113,8 @@ def test_the_docs_provider_table_names_every_provider_once():
 def test_config_validation_imports_neither_torch_nor_trl():
     code = (
         "import sys; from rc1.config.loading import load_config; "
-        f"load_config({str(LOCAL)!r}, ['engine.name=torch', 'engine.strategy=ppo', 'finetune.method=lora', "
+        f"load_config({str(LOCAL)!r}, [*{RECORDED!r}, 'engine.name=torch', 'engine.strategy=ppo', "
+        "'finetune.method=lora', "
         "'train.beta=0.04', 'train.target_kl=0.03', 'scorer.provider=openai', 'reward.weights=weights_judge.json']); "
         "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'trl', 'transformers', 'openai', "
         "'peft')); "

@@ -10,6 +10,7 @@ from conftest import REPO
 from test_episode_outcome import Rollout
 
 from rc1.config.loading import load_config
+from rc1.config.recorded import recorded_overrides
 from rc1.config.schema import RewardConfig
 from rc1.core.catalog import LIVE_COMPONENTS, RULE_COMPONENTS, TOOL_SUCCESS
 from rc1.core.errors import BadInput
@@ -23,6 +24,8 @@ from rc1.scoring.weights import load_weights, read_weights
 
 SHIPPED = {"correctness": 0.5, "f1": 0.15, "format": 0.2, "length": 0.15}  # configs/weights.json
 LIVE = RULE_COMPONENTS + LIVE_COMPONENTS
+
+RECORDED = recorded_overrides()  # configs/local.yaml as the tiny model runs it, recorded (rc1/config/recorded.py)
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +91,10 @@ def test_no_reward_function_may_take_the_live_component_s_name():
     with pytest.raises(BadInput, match=r"reward.functions\[0\].name: 'tool_success' is a built-in component's name"):
         load_config(
             REPO / "configs/local.yaml",
-            ["reward.functions=[{name: tool_success, path: 'trl.rewards:think_format_reward', weight: 0.1}]"],
+            [
+                *RECORDED,
+                "reward.functions=[{name: tool_success, path: 'trl.rewards:think_format_reward', weight: 0.1}]",
+            ],
         )
 
 
@@ -98,7 +104,7 @@ RECORDED_REWARDS_SHA256 = "e9cd63dde80c08c9b3c52c79fda60f0b507f7ab7a95d1469c5c71
 
 
 def test_recorded_components_weights_and_rewards_are_what_they_were():
-    loaded = load_config(REPO / "configs/local.yaml")
+    loaded = load_config(REPO / "configs/local.yaml", RECORDED)
     assert components_for(loaded) == RULE_COMPONENTS
     weights = load_weights(loaded.weights_path, components_for(loaded))
     assert weights == SHIPPED

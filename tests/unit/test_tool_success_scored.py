@@ -7,6 +7,7 @@ from conftest import REPO
 from test_episode_outcome import Rollout
 
 from rc1.config.loading import load_config
+from rc1.config.recorded import recorded_overrides
 from rc1.config.schema import RewardConfig
 from rc1.core.catalog import RULE_COMPONENTS
 from rc1.data.generators import generate
@@ -17,6 +18,8 @@ from rc1.train.metrics import EvalResult
 
 RULE = RuleScorer(thinking=False, max_completion_tokens=64, overlong_cache=16)
 SHIPPED = {"correctness": 0.5, "f1": 0.15, "format": 0.2, "length": 0.15}
+
+RECORDED = recorded_overrides()  # configs/local.yaml as the tiny model runs it, recorded (rc1/config/recorded.py)
 
 
 def _rollouts():
@@ -74,8 +77,8 @@ def test_an_evaluation_of_live_episodes_carries_tool_success_and_a_one_turn_one_
 
 
 def test_a_live_config_s_scorer_names_tool_success_and_the_shipped_weights_give_it_zero():
-    recorded = load_config(REPO / "configs/local.yaml")
-    live = load_config(REPO / "configs/local.yaml", ["data.episodes=live", "monitors.drift=null"])
+    recorded = load_config(REPO / "configs/local.yaml", RECORDED)
+    live = load_config(REPO / "configs/local.yaml", [*RECORDED, "data.episodes=live", "monitors.drift=null"])
     assert components_for(recorded) == RULE_COMPONENTS
     assert components_for(live) == (*RULE_COMPONENTS, "tool_success")
     assert load_weights(live.weights_path, components_for(live)) == {**SHIPPED, "tool_success": 0.0}
