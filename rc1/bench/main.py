@@ -10,8 +10,9 @@ arms: the embedded default trained on its reward, a format-only one and a shuffl
 verdict, and the true reward's gain against the format-only arm's on the same gate items (rc1/bench/arms.py).
 live arms: the embedded default recorded, live, and live with wiki showing no pages, each with its verdict, the live
 arms' tool use at step 0 and at the selected checkpoint, the live gain against the control's (rc1/bench/live_arms.py).
-Not in `make bench`: `--copy-probe-only`, what the built-in models copy from their prompts before and after the
-reader (rc1/bench/copy_probe.py; issue 43's `--warm-copy-only` measured the tiny model alone).
+copy probe: what the built-in models copy from their prompts before and after the reader (rc1/bench/copy_probe.py).
+monitors and processes: rc1/bench/monitors.py, rc1/bench/processes.py.
+`python -m rc1.bench --help` lists each part's `--<part>-only` flag.
 """
 
 from __future__ import annotations
@@ -243,60 +244,70 @@ def _append_seconds(root: Path, at: int, appends: int = 200) -> float:
     return statistics.median(times)
 
 
-def main() -> int:
-    import sys
-
-    if "--training-only" in sys.argv:
-        from rc1.bench.training import bench_training
-
-        bench_training()
-        return 0
-    if "--status-only" in sys.argv:
-        bench_status()
-        return 0
-    if "--monitors-only" in sys.argv:
-        from rc1.bench.monitors import bench_monitors
-
-        bench_monitors()
-        return 0
-    if "--processes-only" in sys.argv:
-        from rc1.bench.processes import bench_processes
-
-        bench_processes()
-        return 0
-    if "--arms-only" in sys.argv:
-        from rc1.bench.arms import bench_arms
-
-        bench_arms()
-        return 0
-    if "--live-arms-only" in sys.argv:
-        from rc1.bench.live_arms import bench_live_arms
-
-        bench_live_arms()
-        return 0
-    if "--copy-probe-only" in sys.argv:  # a measurement, not in make bench: about half an hour
-        from rc1.bench.copy_probe import bench_copy_probe
-
-        bench_copy_probe()
-        return 0
-    if "--round1-only" not in sys.argv:
-        bench_replay()
-        bench_status()
-    bench_round1()
-    from rc1.bench.arms import bench_arms
+def _training() -> None:
     from rc1.bench.training import bench_training
 
     bench_training()
+
+
+def _arms() -> None:
+    from rc1.bench.arms import bench_arms
+
     bench_arms()
+
+
+def _live_arms() -> None:
     from rc1.bench.live_arms import bench_live_arms
 
     bench_live_arms()
+
+
+def _copy_probe() -> None:
+    from rc1.bench.copy_probe import bench_copy_probe
+
+    bench_copy_probe()
+
+
+def _monitors() -> None:
     from rc1.bench.monitors import bench_monitors
 
     bench_monitors()
+
+
+def _processes() -> None:
     from rc1.bench.processes import bench_processes
 
     bench_processes()
+
+
+# Each part, in the order `make bench` runs them all: the flag `--<name>-only` runs one.
+PARTS = {
+    "replay": bench_replay,
+    "status": bench_status,
+    "round1": bench_round1,
+    "training": _training,
+    "arms": _arms,
+    "live-arms": _live_arms,
+    "copy-probe": _copy_probe,
+    "monitors": _monitors,
+    "processes": _processes,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m rc1.bench",
+        description="make bench: every part below in turn (whole training runs among them), or one with its flag.",
+    )
+    only = parser.add_mutually_exclusive_group()
+    for name in PARTS:
+        only.add_argument(f"--{name}-only", dest="only", action="store_const", const=name, help=f"only the {name} part")
+    chosen = parser.parse_args(argv).only
+    for name, part in PARTS.items():
+        if chosen in (None, name):
+            part()
     return 0
 
 
