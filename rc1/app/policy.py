@@ -96,14 +96,14 @@ def _builtin_model(session: Session, pool: list[TaskItem], seed: int) -> Path:
         else:
             from rc1.train.tiny_model import build_tiny_qwen3
 
-            texts = _gold_texts(pool, pages_by) if live else [_answered(item) for item in pool]
+            texts = gold_texts(pool, pages_by) if live else [_answered(item) for item in pool]
             base = build_tiny_qwen3(texts, builtin_model_dir(session.ws, seed, live=live, pages_by=pages_by), seed)
         steps = config.model.warm_start_steps
         if not steps:
             return base
         tokenizer = AutoTokenizer.from_pretrained(base)
         if live:
-            pairs = _live_pairs(pool, tools, pages_by)
+            pairs = live_pairs(pool, tools, pages_by)
         else:
             pairs = [
                 (fit_prompt(tokenizer, item, config.train.max_prompt_tokens)[0], gold_reply(item)) for item in pool
@@ -123,7 +123,7 @@ def _builtin_model(session: Session, pool: list[TaskItem], seed: int) -> Path:
 
 def warm_start_dir(base: Path, steps: int, tools=(), pages_by: str = "titles") -> Path:
     """Where the built-in tiny model at `base` warm-started `steps` steps is cached. With tools of yours its prompts
-    offer them (`_live_pairs`), so it has a name of its own per set of their schemas (and of wiki's, which follow
+    offer them (`live_pairs`), so it has a name of its own per set of their schemas (and of wiki's, which follow
     data.pages): runs of one pool with other tools share the base, never the warm start."""
     if not tools:
         return base.with_name(f"{base.name}-sft{steps}")
@@ -156,7 +156,7 @@ def _answered(item: TaskItem) -> str:
     return f"{item.prompt}\nAnswer: {item.answer}"
 
 
-def _gold_texts(pool: list[TaskItem], pages_by: str = "titles") -> list[str]:
+def gold_texts(pool: list[TaskItem], pages_by: str = "titles") -> list[str]:
     """The texts a live run's tiny tokenizer learns its pieces from: the pool's gold episodes as the tool-calling
     template renders them (tools block, calls, results, answer), so a tool call's markup is a few tokens (an item
     without a gold episode as a recorded run's). They offer the built-in tools only, so runs with and without tools
@@ -170,7 +170,7 @@ def _gold_texts(pool: list[TaskItem], pages_by: str = "titles") -> list[str]:
     return [gold_episode_text(item, TOOL_CHAT_TEMPLATE, built_in, pages_by) or _answered(item) for item in pool]
 
 
-def _live_pairs(pool: list[TaskItem], tools=(), pages_by: str = "titles") -> list[tuple[str, str]]:
+def live_pairs(pool: list[TaskItem], tools=(), pages_by: str = "titles") -> list[tuple[str, str]]:
     """A live run's warm-start (prompt, turn) pairs: every assistant turn of every gold episode of the pool with its
     prompt as TRL renders a live rollout's. `tools`: the run's tools of yours, offered in the prompts as training
     offers them (a gold episode never calls one)."""

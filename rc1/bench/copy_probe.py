@@ -39,7 +39,7 @@ def bench_copy_probe(items: int = ITEMS) -> None:
 def measure(work: Path, items: int) -> list[tuple[str, list[str]]]:
 
     from rc1.app.datasets import dress_items
-    from rc1.app.policy import _gold_texts, _live_pairs
+    from rc1.app.policy import gold_texts, live_pairs
     from rc1.config.loading import load_config
     from rc1.core.workspace import Workspace
     from rc1.data.environment import wiki_view
@@ -61,10 +61,10 @@ def measure(work: Path, items: int) -> list[tuple[str, list[str]]]:
     config, ws = loaded.config, Workspace(root=work, run=loaded.config.run.name)
     pool = read_items(ws.balanced_pool_path)
     held = dress_items(loaded, build_pool(items, config.data.mix, PROBE_STREAM_SEED), PROBE_STREAM_SEED, "copy-probe")
-    pairs = _live_pairs(pool, (), "mentions")
+    pairs = live_pairs(pool, (), "mentions")
     seed = config.run.seed
     started = time.perf_counter()
-    tiny = build_tiny_qwen3(_gold_texts(pool, "mentions"), work / "models" / "tiny", seed)
+    tiny = build_tiny_qwen3(gold_texts(pool, "mentions"), work / "models" / "tiny", seed)
     tiny, _ = warm_start(tiny, work / "models" / "tiny-warm", pairs, steps=TINY_WARM_START, seed=seed)
     tiny_seconds = time.perf_counter() - started
     started = time.perf_counter()

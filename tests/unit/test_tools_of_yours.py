@@ -296,12 +296,12 @@ def test_the_warm_start_offers_your_tools_as_training_does_in_a_cache_of_its_own
     """The built-in model's warm start on gold episodes (rc1/app/policy.py): its prompts offer your tools beside the
     built-in ones, as a live rollout's do (no gold episode calls one); its tokenizer's texts offer the built-in ones
     only, so runs of one pool with and without tools of yours share one base; each set of tools warm-starts apart."""
-    from rc1.app.policy import _gold_texts, _live_pairs, warm_start_dir
+    from rc1.app.policy import gold_texts, live_pairs, warm_start_dir
 
     tools = tools_of(load_config(write_config(tmp_path, [CONVERT])))
     items = live_items()
-    pairs, plain_pairs = _live_pairs(items, tools), _live_pairs(items)
-    assert all('"name": "convert"' not in text for text in _gold_texts(items)) and len(pairs) == len(plain_pairs) > 0
+    pairs, plain_pairs = live_pairs(items, tools), live_pairs(items)
+    assert all('"name": "convert"' not in text for text in gold_texts(items)) and len(pairs) == len(plain_pairs) > 0
     assert all(
         '"name": "convert"' in prompt and '"name": "convert"' not in plain
         for (prompt, _), (plain, _) in zip(pairs, plain_pairs)
