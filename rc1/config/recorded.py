@@ -4,8 +4,8 @@
 default beside it: the built-in tiny model, every tool step written into the prompt, 24-token replies, the learning
 rate, length and gate it was measured at (README's earlier figures, docs/release-verdict.md). The suite's short runs
 and the benches whose figures were measured on it (training speed, monitors' false trips, processes, the reward's
-control arms) run it, so their baselines stay what they were measured on; a user runs it with
-`bin/rc1 advance --all $(python -m rc1.config.recorded)` (`--set` pairs on the command line).
+control arms, gpu-check's gated run) run it, so their baselines stay what they were measured on; a user runs it with
+`make run-recorded` (`bin/rc1 advance --all --set run.name=recorded $(.venv/bin/python -m rc1.config.recorded)`).
 """
 
 from __future__ import annotations
