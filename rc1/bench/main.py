@@ -18,9 +18,11 @@ monitors and processes: rc1/bench/monitors.py, rc1/bench/processes.py.
 from __future__ import annotations
 
 import functools
+import importlib
 import json
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from rc1.bench.synthetic import append_training
@@ -244,40 +246,9 @@ def _append_seconds(root: Path, at: int, appends: int = 200) -> float:
     return statistics.median(times)
 
 
-def _training() -> None:
-    from rc1.bench.training import bench_training
-
-    bench_training()
-
-
-def _arms() -> None:
-    from rc1.bench.arms import bench_arms
-
-    bench_arms()
-
-
-def _live_arms() -> None:
-    from rc1.bench.live_arms import bench_live_arms
-
-    bench_live_arms()
-
-
-def _copy_probe() -> None:
-    from rc1.bench.copy_probe import bench_copy_probe
-
-    bench_copy_probe()
-
-
-def _monitors() -> None:
-    from rc1.bench.monitors import bench_monitors
-
-    bench_monitors()
-
-
-def _processes() -> None:
-    from rc1.bench.processes import bench_processes
-
-    bench_processes()
+def _later(module: str, name: str) -> Callable[[], None]:
+    """A part in a module of its own, imported when it runs (torch and TRL load only for the parts that train)."""
+    return lambda: getattr(importlib.import_module(module), name)()
 
 
 # Each part, in the order `make bench` runs them all: the flag `--<name>-only` runs one.
@@ -285,12 +256,12 @@ PARTS = {
     "replay": bench_replay,
     "status": bench_status,
     "round1": bench_round1,
-    "training": _training,
-    "arms": _arms,
-    "live-arms": _live_arms,
-    "copy-probe": _copy_probe,
-    "monitors": _monitors,
-    "processes": _processes,
+    "training": _later("rc1.bench.training", "bench_training"),
+    "arms": _later("rc1.bench.arms", "bench_arms"),
+    "live-arms": _later("rc1.bench.live_arms", "bench_live_arms"),
+    "copy-probe": _later("rc1.bench.copy_probe", "bench_copy_probe"),
+    "monitors": _later("rc1.bench.monitors", "bench_monitors"),
+    "processes": _later("rc1.bench.processes", "bench_processes"),
 }
 
 

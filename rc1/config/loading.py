@@ -151,7 +151,7 @@ def load_config(
     raw = _read_yaml(path) if raw is None else copy.deepcopy(raw)
     file_keys = frozenset(_dotted_keys(raw))
     for item in overrides:
-        _apply_override(raw, item, path)
+        apply_override(raw, item)
     config = _convert(raw, path, overrides)
     problems = cross_field_problems(config)
     if problems:
@@ -215,7 +215,8 @@ def _dotted_keys(node: dict, prefix: str = ""):
             yield from _dotted_keys(value, dotted + ".")
 
 
-def _apply_override(raw: dict, item: str, path: Path) -> None:
+def apply_override(raw: dict, item: str) -> None:
+    """One `--set dotted.key=value` written into the parsed YAML `raw`, in place (the value parsed as YAML)."""
     key, sep, text = item.partition("=")
     if not sep or not key:
         raise BadInput(f"--set {item!r}: expected dotted.key=value")

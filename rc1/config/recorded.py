@@ -39,12 +39,10 @@ def recorded_sets() -> list[str]:
 
 def recorded_raw(raw: dict) -> dict:
     """A parsed configs/local.yaml with RECORDED written into it, in place (for a config file written from it)."""
-    for dotted, value in RECORDED.items():
-        node = raw
-        *parents, leaf = dotted.split(".")
-        for key in parents:
-            node = node.setdefault(key, {})
-        node[leaf] = value
+    from rc1.config.loading import apply_override
+
+    for override in recorded_overrides():
+        apply_override(raw, override)
     return raw
 
 

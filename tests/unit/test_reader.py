@@ -61,9 +61,9 @@ def test_nothing_the_reader_reads_is_an_item_of_the_embedded_defaults_pool_shado
 
     shutil.copytree(REPO / "configs", tmp_path / "configs")
     run_questions = set()
-    for overrides in ([], recorded_overrides()):
+    for kind, overrides in (("live", []), ("recorded", recorded_overrides())):
         loaded = load_config(tmp_path / "configs" / "local.yaml", overrides)
-        ws = Workspace(root=tmp_path, run=loaded.config.run.name)
+        ws = Workspace(root=tmp_path / kind, run=loaded.config.run.name)  # each its own sets, none read from the other
         held = build_held_out(loaded, ws)
         run_questions |= {i.question for i in build_seed_pool(loaded, ws) + held.shadow + held.gate}
     read = reader_items(2000, Recipe().seed, "reader", TEMPLATES, "live")
