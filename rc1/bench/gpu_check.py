@@ -36,6 +36,7 @@ def arguments_on_gpu() -> dict:
     from rc1.config.loading import load_config
     from rc1.train.engine_trl import trl_args
     from rc1.train.launch import exact_resume, rollout_backend
+    from rc1.train.training_arguments import checkpointing_of
 
     config = load_config(REPO / "configs" / "rc1.yaml").config
     backend = rollout_backend(config, "cuda")
@@ -52,7 +53,7 @@ def arguments_on_gpu() -> dict:
         "mask_truncated_completions": args.mask_truncated_completions,
         "gradient_accumulation_steps": args.gradient_accumulation_steps,
         "steps_per_generation": args.steps_per_generation,
-        "activation_checkpointing": args.activation_checkpointing,
+        "activation_checkpointing": checkpointing_of(args),
     }
 
 

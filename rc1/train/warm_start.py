@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from rc1.core.fsutil import fsync_dir, fsync_tree
+from rc1.train.training_arguments import checkpointing
 
 MARKER = "rc1_warm_start.json"
 
@@ -69,7 +70,7 @@ def warm_start(
         max_length=None,
         bf16=False,
         fp16=False,  # TRL defaults to bf16 autocast and checkpointing: slow on a CPU
-        activation_checkpointing=False,
+        **checkpointing(False),
     )
     dataset = Dataset.from_dict({"prompt": [p for p, _ in pairs], "completion": [c for _, c in pairs]})
     trainer = SFTTrainer(model=model, args=args, train_dataset=dataset, processing_class=tokenizer)

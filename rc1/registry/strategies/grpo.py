@@ -4,6 +4,7 @@ each prompt's group, β·KL to the reference; β adapts to `train.target_kl`. Th
 from __future__ import annotations
 
 from rc1.registry.spec import StrategySpec, TorchRecipe, TrlRecipe
+from rc1.train.training_arguments import checkpointing
 
 
 def group_arguments(train, seed: int, vllm: bool) -> dict:
@@ -18,7 +19,7 @@ def group_arguments(train, seed: int, vllm: bool) -> dict:
         beta=train.beta,
         shuffle_dataset=False,
         remove_unused_columns=False,  # keep `item_index` for the reward function
-        activation_checkpointing=train.gradient_checkpointing,
+        **checkpointing(train.gradient_checkpointing),
         **({"use_vllm": True, "vllm_mode": "colocate"} if vllm else {}),
     )
 
