@@ -10,8 +10,15 @@ On CUDA (goal: ≤ 8 minutes on one H100):
   the steps trained again compare), the release verdict; then tokens/s of `rc1 train` against a bare GRPOTrainer on
   the same steps.
 Without CUDA (`--dry-run`, what the suite runs): the same code on small models on the CPU, and the arguments TRL would
-be given on the GPU. A part that fails is reported under `errors` and the rest still runs; the exit status is 0 when
-the check ran (its findings are in the JSON).
+be given on the GPU.
+
+Four phases (`PHASES`: environment and versions, probes, gated, bare), each in a child process of its own (its own
+imports and CUDA context: a sticky CUDA fault or an import error in one is that phase's finding) with a time limit of
+its own (`LIMITS`), its process group killed past it. The report is rewritten after every phase (`--out`, default
+`$OUT/gpu_check.json`, else `.gpu-check/gpu_check.json`; whole or absent), so a check killed at the device's limit
+still returns every phase before; `--failed` runs again only the phases it does not hold as ok, `--phases a,b` the
+ones named (the others keep their results). The phases work in `.gpu-check/` (kept: `bare` times the gated run's
+folder). The exit status is 0 when the check ran (its findings are in the JSON), 2 on bad arguments.
 
 The machine needs rc1's dependencies (`make wheels DIR=…` on a networked machine: the wheels a CUDA PyTorch image
 lacks), bitsandbytes for QLoRA, and about 10 GB of free disk for the random model."""
@@ -20,10 +27,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
-import traceback
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -69,68 +76,207 @@ def versions() -> dict:
     return found
 
 
+PHASES = ("environment", "probes", "gated", "bare")
+# Each phase's wall-clock limit on the device (seconds), its child process group killed past it: together under the
+# 10 minutes one device command may run, so a check killed at its limit has written every phase before. Not yet
+# measured on a GPU (docs/gpu.md says what each rests on); the dry run's phases take far less here.
+LIMITS = {"environment": 90, "probes": 180, "gated": 240, "bare": 60}
+DRY_RUN_LIMITS = {"environment": 600, "probes": 1200, "gated": 1800, "bare": 600}  # CPU cores beside other work
+REPORT = "gpu_check.json"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rc1.bench.gpu_check", description=__doc__.splitlines()[0])
     parser.add_argument("--dry-run", action="store_true", help="small models on the CPU (the default without CUDA)")
-    parser.add_argument("--skip", action="append", default=[], choices=["probes", "gated", "bare"], help="leave out")
+    parser.add_argument("--phases", default=",".join(PHASES), help=f"comma-separated, of {', '.join(PHASES)}")
+    parser.add_argument(
+        "--failed", action="store_true", help="of those, only the ones the report in --out does not hold as ok"
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help=f"the report, written after every phase (default $OUT/{REPORT}, else .gpu-check/{REPORT})",
+    )
+    parser.add_argument(
+        "--max-phase-s", type=float, default=None, help="cap every phase's limit (a device session with less time left)"
+    )
+    parser.add_argument("--work", type=Path, default=None, help="the phases' folder, kept (default: .gpu-check)")
+    parser.add_argument("--phase", choices=PHASES, help=argparse.SUPPRESS)  # a child: one phase, its JSON on stdout
     args = parser.parse_args(argv)
+    work = args.work or REPO / ".gpu-check"
+    if args.phase:
+        return _child(args.phase, work, args.dry_run)
+    chosen = [name.strip() for name in args.phases.split(",") if name.strip()]
+    unknown = [name for name in chosen if name not in PHASES]
+    if unknown:
+        parser.error(f"--phases: unknown {', '.join(unknown)} (of {', '.join(PHASES)})")
+    out = args.out or (Path(os.environ["OUT"]) if os.environ.get("OUT") else work) / REPORT
+    try:
+        report = _read_report(out) if args.failed or args.phases != ",".join(PHASES) else {"phases": {}}
+    except ValueError as error:
+        print(f"gpu-check: {error}", file=sys.stderr)
+        return 2
+    if args.failed:
+        chosen = [name for name in chosen if report["phases"].get(name, {}).get("status") != "ok"]
+    for name in chosen:
+        report["phases"][name] = _run_phase(name, work, args.dry_run, args.max_phase_s)
+        _write_report(out, _summary(report))
+        print(
+            f"gpu-check: {name} {report['phases'][name]['status']} in {report['phases'][name]['seconds']:.1f} s "
+            f"(report: {out})",
+            file=sys.stderr,
+            flush=True,
+        )
+    print(json.dumps(_summary(report), default=float), flush=True)
+    return 0
+
+
+def _run_phase(name: str, work: Path, dry_run: bool, cap: float | None) -> dict:
+    """One phase in a child process of its own (its own CUDA context and imports), killed with its process group
+    past its limit; its status (ok | failed | timed_out), seconds, and result or error."""
+    import signal
+    import subprocess
+
+    started = time.perf_counter()
+    command = [sys.executable, "-m", "rc1.bench.gpu_check", "--phase", name, "--work", str(work)]
+    on_cpu = dry_run or not _has_cuda()
+    limit = min((DRY_RUN_LIMITS if on_cpu else LIMITS)[name], cap or float("inf"))
+    child = subprocess.Popen(
+        [*command, *(["--dry-run"] if dry_run else [])],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        stdout, stderr = child.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signal.SIGKILL)
+        stdout, stderr = child.communicate()
+        return {
+            "status": "timed_out",
+            "seconds": time.perf_counter() - started,
+            "limit_s": limit,
+            "error": f"past its {limit} s limit",
+            "stderr_tail": stderr[-2000:],
+        }
+    seconds = time.perf_counter() - started
+    lines = stdout.strip().splitlines()
+    if child.returncode != 0 or not lines:
+        return {
+            "status": "failed",
+            "seconds": seconds,
+            "limit_s": limit,
+            "error": f"exit {child.returncode}: {stderr.strip()[-2000:]}",
+        }
+    return {"status": "ok", "seconds": seconds, "limit_s": limit, "result": json.loads(lines[-1])}
+
+
+def _has_cuda() -> bool:
+    try:
+        import torch
+    except ImportError:  # the environment phase reports why
+        return False
+    return torch.cuda.is_available()
+
+
+def _child(name: str, work: Path, dry_run: bool) -> int:
     import torch
 
     from rc1.core.cuda_env import fix_cublas_workspace
 
     fix_cublas_workspace()  # the gated run's processes set it themselves; the probes run here
-    on_gpu = torch.cuda.is_available() and not args.dry_run
+    on_gpu = torch.cuda.is_available() and not dry_run
     device = "cuda" if on_gpu else "cpu"
-    started = time.perf_counter()
-    report: dict = {
-        "device": torch.cuda.get_device_name() if on_gpu else "cpu",
-        "dry_run": not on_gpu,
-        "versions": versions(),
-        "cuda": torch.version.cuda,
-        "errors": {},
-    }
-    from rc1.bench.gpu_gated import bare_tokens_per_s, gated_run
-    from rc1.bench.gpu_probes import probe
-    from rc1.config.loading import load_config
-    from rc1.train.runtime import free_memory
+    work.mkdir(parents=True, exist_ok=True)
+    if name == "environment":
+        result = {
+            "device": torch.cuda.get_device_name() if on_gpu else "cpu",
+            "dry_run": not on_gpu,
+            "versions": versions(),
+            "cuda": torch.version.cuda,
+            "arguments_on_gpu": arguments_on_gpu(),
+        }
+    elif name == "probes":
+        from rc1.bench.gpu_probes import probe
+        from rc1.config.loading import load_config
 
-    production = load_config(REPO / "configs" / "rc1.yaml").config
-    report["arguments_on_gpu"] = _run(report, "arguments_on_gpu", arguments_on_gpu)
-    with tempfile.TemporaryDirectory(prefix="rc1-gpu-check-") as tmp:
-        root = Path(tmp)
-        if "probes" not in args.skip:
-            (root / "probes").mkdir()
-            report["probes"] = _run(report, "probes", lambda: probe(production, root / "probes", device, not on_gpu))
-            free_memory(device)  # the probe's model: TRL's fused head binds it into a cycle
-        if "gated" not in args.skip:
-            (root / "gated").mkdir()
-            report["gated_run"] = _run(report, "gated_run", lambda: gated_run(root / "gated", on_gpu))
-        gated = report.get("gated_run")
-        if gated and gated["resumed_exit"] == 0 and "bare" not in args.skip:
-            bare = _run(report, "bare", lambda: bare_tokens_per_s(root / "gated", device))
-            if bare and gated["rc1_tokens_per_s"]:
-                report["tokens_per_s"] = {
-                    "rc1": gated["rc1_tokens_per_s"],
-                    "bare_trl": bare,
-                    "ratio": gated["rc1_tokens_per_s"] / bare,
-                    "measured_as": "completion tokens over the time from one step's log to the next's, steps after a "
-                    "checkpoint left out; rc1 as `rc1 advance` ran (events, hooks), both with the same kernels",
-                }
-    report["seconds"] = time.perf_counter() - started
-    print(json.dumps(report, default=float), flush=True)
+        production = load_config(REPO / "configs" / "rc1.yaml").config
+        result = probe(production, _fresh(work / "probes"), device, not on_gpu)
+    elif name == "gated":
+        from rc1.bench.gpu_gated import gated_run
+
+        result = gated_run(_fresh(work / "gated"), on_gpu)
+    else:
+        from rc1.bench.gpu_gated import bare_tokens_per_s
+
+        if not (work / "gated" / "configs").is_dir():
+            raise SystemExit(f"{work / 'gated'}: no gated run to time against; run the gated phase first")
+        result = {"bare_trl_tokens_per_s": bare_tokens_per_s(work / "gated", device)}
+    print(json.dumps(result, default=float), flush=True)
     return 0
 
 
-def _run(report: dict, name: str, part):
-    started = time.perf_counter()
+def _fresh(folder: Path) -> Path:
+    import shutil
+
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    return folder
+
+
+def _summary(report: dict) -> dict:
+    """The report with each phase's result also under the names the check has always printed."""
+    phases = report["phases"]
+
+    def result(name: str) -> dict | None:
+        return phases.get(name, {}).get("result")
+
+    environment = result("environment") or {}
+    summary = {
+        "device": environment.get("device"),
+        "dry_run": environment.get("dry_run"),
+        "versions": environment.get("versions"),
+        "cuda": environment.get("cuda"),
+        "arguments_on_gpu": environment.get("arguments_on_gpu"),
+        "probes": result("probes"),
+        "gated_run": result("gated"),
+        "errors": {name: phase["error"] for name, phase in phases.items() if phase.get("status") != "ok"},
+        "seconds": sum(phase["seconds"] for phase in phases.values()),
+        "phases": phases,
+    }
+    gated, bare = result("gated"), result("bare")
+    if gated and bare and gated.get("rc1_tokens_per_s") and bare.get("bare_trl_tokens_per_s"):
+        summary["tokens_per_s"] = {
+            "rc1": gated["rc1_tokens_per_s"],
+            "bare_trl": bare["bare_trl_tokens_per_s"],
+            "ratio": gated["rc1_tokens_per_s"] / bare["bare_trl_tokens_per_s"],
+            "measured_as": "completion tokens over the time from one step's log to the next's, steps after a "
+            "checkpoint left out; rc1 as `rc1 advance` ran (events, hooks), both with the same kernels",
+        }
+    return summary
+
+
+def _read_report(out: Path) -> dict:
     try:
-        return part()
-    except Exception as error:  # one part failing is a finding; the rest still runs
-        report["errors"][name] = f"{type(error).__name__}: {error}"[:2000]
-        print(traceback.format_exc(), file=sys.stderr)
-        return None
-    finally:
-        print(f"gpu-check: {name} took {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
+        report = json.loads(out.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {"phases": {}}
+    except (OSError, json.JSONDecodeError) as error:
+        raise ValueError(f"{out}: not a gpu-check report ({error}); move it away or drop --failed/--phases") from error
+    return {"phases": dict(report.get("phases") or {})}
+
+
+def _write_report(out: Path, summary: dict) -> None:
+    """Whole or absent: a temp sibling, fsynced, renamed over."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
+    with open(tmp, "w", encoding="utf-8") as handle:
+        handle.write(json.dumps(summary, default=float, indent=2) + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, out)
 
 
 if __name__ == "__main__":

@@ -4,20 +4,95 @@ runs on a GPU is the production path: rc1/bench/gpu_check.py); and what `make wh
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 
 import pytest
 from conftest import PATIENCE, REPO
 
+from rc1.bench.gpu_check import PHASES
+
+
+def check(*args: str, cwd) -> tuple[subprocess.CompletedProcess, dict]:
+    result = subprocess.run(
+        [sys.executable, "-m", "rc1.bench.gpu_check", "--dry-run", "--work", str(cwd / "work"), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=PATIENCE,
+        check=False,
+        env={**os.environ, "OUT": str(cwd)},
+    )
+    return result, json.loads((cwd / "gpu_check.json").read_text()) if (cwd / "gpu_check.json").exists() else {}
+
+
+def test_a_phase_that_fails_is_a_finding_the_others_keep_and_failed_runs_only_it_again(tmp_path):
+    """The bare phase times the gated run's folder: alone, it fails, and says so; the environment phase beside it
+    reports; `--failed` runs the failed phase again and keeps the other's result."""
+    result, report = check("--phases", "environment,bare", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert report["phases"]["environment"]["status"] == "ok" and report["device"] == "cpu"
+    assert report["phases"]["bare"]["status"] == "failed"
+    assert "no gated run to time against; run the gated phase first" in report["errors"]["bare"]
+    kept = report["phases"]["environment"]
+    result, again = check("--phases", "environment,bare", "--failed", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert again["phases"]["environment"] == kept  # not run again
+    assert again["phases"]["bare"]["status"] == "failed" and again["phases"]["bare"] != report["phases"]["bare"]
+
+
+def test_a_phase_past_its_limit_is_killed_and_the_report_holds_every_phase_before_it(tmp_path):
+    result, report = check("--phases", "environment,gated", "--max-phase-s", "5", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert report["phases"]["gated"]["status"] == "timed_out" and report["phases"]["gated"]["limit_s"] == 5
+    assert report["errors"]["gated"] == "past its 5.0 s limit"
+    assert report["phases"]["environment"]["status"] in ("ok", "timed_out")  # importing TRL may itself take 5 s
+
+
+def test_bad_phase_names_and_an_unreadable_report_are_refused_with_exit_2(tmp_path):
+    result, _ = check("--phases", "probes,warp", cwd=tmp_path)
+    assert result.returncode == 2 and "--phases: unknown warp" in result.stderr
+    (tmp_path / "gpu_check.json").write_text("{not json")
+    result, _ = (
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "rc1.bench.gpu_check",
+                "--dry-run",
+                "--failed",
+                "--out",
+                str(tmp_path / "gpu_check.json"),
+            ],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=PATIENCE,
+            check=False,
+        ),
+        None,
+    )
+    assert result.returncode == 2 and "gpu_check.json: not a gpu-check report" in result.stderr
+
 
 @pytest.mark.long
-def test_make_gpu_check_runs_its_dry_run_here_and_ends_on_one_json_line():
+def test_make_gpu_check_runs_its_dry_run_here_and_ends_on_one_json_line(tmp_path):
     result = subprocess.run(
-        ["make", "-s", "gpu-check"], cwd=REPO, capture_output=True, text=True, timeout=PATIENCE, check=False
+        ["make", "-s", "gpu-check"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=PATIENCE,
+        check=False,
+        env={**os.environ, "OUT": str(tmp_path)},
     )
     assert result.returncode == 0, result.stderr[-3000:]
     report = json.loads(result.stdout.strip().splitlines()[-1])
     assert (report["device"], report["dry_run"], report["errors"]) == ("cpu", True, {})
+    # each phase in its own process, reported as it ended, the file under $OUT the JSON printed
+    assert [(name, p["status"]) for name, p in report["phases"].items()] == [(n, "ok") for n in PHASES]
+    assert json.loads((tmp_path / "gpu_check.json").read_text()) == report
     # What TRL would be given on a GPU for the production profile
     gpu = report["arguments_on_gpu"]
     assert (gpu["rollouts"], gpu["exact_resume"], gpu["bf16"]) == ("hf", True, True)
