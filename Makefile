@@ -77,7 +77,8 @@ gpu-check:
 	PYTHONPATH=$(CURDIR)/.gpu-site:$(CURDIR) $(GPU_PY) -m rc1.bench.gpu_check $(ARGS)
 
 # The wheels an offline CUDA node needs beyond a CUDA PyTorch image (rc1/bench/wheels.py): make wheels DIR=.whl
-# [HAVE=file of the image's packages] [PYTHON_VERSION=3.12]. Needs this .venv and a package index.
+# [HAVE=file of the image's packages, name==version where known: exit 3 when a wheel's requirement is unmet]
+# [PYTHON_VERSION=3.12]. Needs this .venv and a package index.
 wheels: setup
 	$(PY) -m rc1.bench.wheels --dir $(DIR) $(if $(HAVE),--have $(HAVE)) $(if $(PYTHON_VERSION),--python-version $(PYTHON_VERSION))
 

@@ -6,8 +6,13 @@ everything torch itself requires (the image's: triton, the nvidia-* runtime, sym
 and so is every name in `--have` (a file of the image's package names, one per line, `pip list --format freeze` or
 bare names): what remains is downloaded with `pip download --no-deps --only-binary=:all:` for the node's Python and
 platform (manylinux x86_64, CPython `--python-version`). On the node: `python3 -m pip install --no-index --no-deps
---target DIR2 DIR/*.whl` and `PYTHONPATH=DIR2`, or `make gpu-check WHEELS=DIR`. Exit 0 with the sizes printed, 1 when
-pip could not fetch one (it names which)."""
+--target DIR2 DIR/*.whl` and `PYTHONPATH=DIR2`, or `make gpu-check WHEELS=DIR`.
+
+Requirements are checked, not assumed: where `--have` gives the image's versions (`name==version` lines), every
+carried wheel's `Requires-Dist` on a package the image provides must accept the image's version, else nothing is
+downloaded and the exit is 3, naming the package, its requirement and the image's version (pip installs the wheels
+with `--no-deps` on the node, so nothing there would notice). Exit 0 with the sizes printed, 1 when pip could not
+fetch one (it names which), 3 when a requirement is not met."""
 
 from __future__ import annotations
 
@@ -63,17 +68,56 @@ def needed(python_version: str, have: set[str]) -> dict[str, str]:
     }
 
 
+def image_versions(text: str) -> dict[str, str | None]:
+    """A `--have` file's packages: canonical name -> version (`name==version`), or None for a bare name."""
+    found: dict[str, str | None] = {}
+    for line in text.splitlines():
+        line = line.split("#")[0].strip()
+        if line:
+            name, _, version = line.partition("==")
+            found[canonical(re.split(r"[<> ;\[]", name.strip())[0])] = version.strip() or None
+    return found
+
+
+def unmet(carried: dict[str, str], image: dict[str, str | None], python_version: str) -> list[str]:
+    """Each carried package's requirements on the image's packages that the image's version does not satisfy."""
+    environment = {"python_version": python_version, "python_full_version": f"{python_version}.0", "extra": ""}
+    problems = []
+    for name in carried:
+        for text in metadata.requires(name) or []:
+            requirement = Requirement(text)
+            if requirement.marker is not None and not requirement.marker.evaluate(environment):
+                continue
+            provided = image.get(canonical(requirement.name))
+            if provided is not None and canonical(requirement.name) not in carried:
+                if not requirement.specifier.contains(provided, prereleases=True):
+                    problems.append(
+                        f"{name} {carried[name]} requires {requirement.name}{requirement.specifier}, "
+                        f"the image has {requirement.name} {provided}"
+                    )
+    return problems
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rc1.bench.wheels", description=__doc__.splitlines()[0])
     parser.add_argument("--dir", required=True, type=Path, help="where the wheels go")
     parser.add_argument("--python-version", default="3.12", help="the node's Python, major.minor (default 3.12)")
     parser.add_argument("--have", type=Path, help="a file of the packages the node's image has already")
     args = parser.parse_args(argv)
-    have = set()
+    image: dict[str, str | None] = {}
     if args.have is not None:
-        text = args.have.read_text(encoding="utf-8")
-        have = {canonical(re.split(r"[=<> ;]", line.strip())[0]) for line in text.splitlines() if line.strip()}
-    wanted = needed(args.python_version, have)
+        try:
+            image = image_versions(args.have.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as error:
+            print(f"wheels: {args.have}: cannot be read ({error})", file=sys.stderr)
+            return 2
+    wanted = needed(args.python_version, set(image))
+    problems = unmet(wanted, image, args.python_version)
+    if problems:
+        print("wheels: the image cannot take these wheels (nothing downloaded):", file=sys.stderr)
+        for problem in problems:
+            print(f"  {problem}", file=sys.stderr)
+        return 3
     args.dir.mkdir(parents=True, exist_ok=True)
     command = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", "-d", str(args.dir)]
     command += ["--python-version", args.python_version, "--implementation", "cp"]

@@ -123,3 +123,35 @@ def test_the_wheels_for_a_cuda_node_are_rcs_needs_less_torchs_and_the_images():
     assert not any(name.startswith("nvidia-") for name in wanted)
     lean = needed("3.12", {"transformers", "peft", "accelerate", "pyarrow", "scipy", "matplotlib"})
     assert "trl" in lean and not {"transformers", "peft", "pyarrow"} & lean.keys()
+
+
+def test_make_wheels_refuses_an_image_whose_version_a_carried_wheel_does_not_accept_naming_both(tmp_path):
+    """The device installs the wheels with --no-deps, so nothing there would notice: TRL needs transformers ≥ 4.56.2
+    and datasets pyarrow ≥ 24 (their installed metadata); an image with older ones is refused before any download."""
+    have = tmp_path / "image.txt"
+    have.write_text("transformers==4.40.0\npeft\naccelerate==1.15.0\npyarrow==19.0.1\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "rc1.bench.wheels", "--dir", str(tmp_path / "whl"), "--have", str(have)],
+        capture_output=True,
+        text=True,
+        timeout=PATIENCE,
+        check=False,
+    )
+    assert result.returncode == 3, result.stderr
+    assert (
+        "trl " in result.stderr and "requires transformers>=4.56.2, the image has transformers 4.40.0" in result.stderr
+    )
+    assert "requires pyarrow>=24.0.0, the image has pyarrow 19.0.1" in result.stderr
+    assert "accelerate" not in result.stderr  # 1.15.0 meets every carried wheel's requirement
+    assert not (tmp_path / "whl").exists() or not any((tmp_path / "whl").iterdir())
+
+
+def test_the_h200_image_takes_every_wheel_rc1_would_carry_to_it():
+    """A dependency bumped here past what the device image holds fails here, not in the device's first minute."""
+    from rc1.bench.wheels import image_versions, needed, unmet
+
+    image = image_versions((REPO / "configs" / "images" / "h200.txt").read_text())
+    assert image["transformers"] == "5.17.0" and image["peft"] is None and "absl-py" in image
+    carried = needed("3.12", set(image))
+    assert "trl" in carried and "transformers" not in carried
+    assert unmet(carried, image, "3.12") == []
