@@ -16,9 +16,10 @@ Four phases (`PHASES`: environment and versions, probes, gated, bare), each in a
 imports and CUDA context: a sticky CUDA fault or an import error in one is that phase's finding) with a time limit of
 its own (`LIMITS`), its process group killed past it. The report is rewritten after every phase (`--out`, default
 `$OUT/gpu_check.json`, else `.gpu-check/gpu_check.json`; whole or absent), so a check killed at the device's limit
-still returns every phase before; `--failed` runs again only the phases it does not hold as ok, `--phases a,b` the
-ones named (the others keep their results). The phases work in `.gpu-check/` (kept: `bare` times the gated run's
-folder). The exit status is 0 when the check ran (its findings are in the JSON), 2 on bad arguments.
+still returns every phase before (and the gated run's logs, in `gpu-check-logs/` beside it); `--failed` runs again
+only the phases it does not hold as ok, `--phases a,b` the ones named (the others keep their results). The phases
+work in `.gpu-check/` (kept: `bare` times the gated run's folder). The exit status is 0 when the check ran (its
+findings are in the JSON), 2 on bad arguments.
 
 The machine needs rc1's dependencies (`make wheels DIR=…` on a networked machine: the wheels a CUDA PyTorch image
 lacks), bitsandbytes for QLoRA, and about 10 GB of free disk for the random model."""
@@ -121,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
         chosen = [name for name in chosen if report["phases"].get(name, {}).get("status") != "ok"]
     for name in chosen:
         report["phases"][name] = _run_phase(name, work, args.dry_run, args.max_phase_s)
+        if name == "gated":
+            _keep_run_logs(work / "gated", out.parent / "gpu-check-logs")
         _write_report(out, _summary(report))
         print(
             f"gpu-check: {name} {report['phases'][name]['status']} in {report['phases'][name]['seconds']:.1f} s "
@@ -216,6 +219,17 @@ def _child(name: str, work: Path, dry_run: bool) -> int:
         result = {"bare_trl_tokens_per_s": bare_tokens_per_s(work / "gated", device)}
     print(json.dumps(result, default=float), flush=True)
     return 0
+
+
+def _keep_run_logs(run: Path, into: Path) -> None:
+    """The gated run's event log, run logs and reports beside the report (`$OUT` comes back from the device; the
+    phases' folder does not), replacing an earlier call's; the models and checkpoints stay behind."""
+    import shutil
+
+    shutil.rmtree(into, ignore_errors=True)
+    for part in ("events", "logs", "reports"):
+        if (run / part).is_dir():
+            shutil.copytree(run / part, into / part)
 
 
 def _fresh(folder: Path) -> Path:

@@ -121,7 +121,18 @@ def gated_run(root: Path, on_gpu: bool) -> dict:
     built = time.perf_counter() - started
     killed = rc1(root, "advance", "--all", kill_at=f"step@{KILLED_AT}")
     resumed = rc1(root, "advance", "--all")
-    log = read_log(root / "events" / "gpu-check.jsonl").events
+    try:
+        log = read_log(root / "events" / "gpu-check.jsonl").events
+    except Exception as error:  # a run that died before its log was whole: its exits and stderr are the finding
+        return {
+            "model_built_s": built,
+            "killed_exit": killed.returncode,
+            "killed_stderr_tail": killed.stderr[-1500:],
+            "resumed_exit": resumed.returncode,
+            "resumed_stderr_tail": resumed.stderr[-1500:],
+            "log_error": f"{type(error).__name__}: {error}"[:1000],
+            "seconds": time.perf_counter() - started,
+        }
     steps = [e for e in log if isinstance(e, ev.TrainStep)]
     twice: dict[int, list[ev.TrainStep]] = {}
     for step in steps:

@@ -93,6 +93,7 @@ def test_make_gpu_check_runs_its_dry_run_here_and_ends_on_one_json_line(tmp_path
     # each phase in its own process, reported as it ended, the file under $OUT the JSON printed
     assert [(name, p["status"]) for name, p in report["phases"].items()] == [(n, "ok") for n in PHASES]
     assert json.loads((tmp_path / "gpu_check.json").read_text()) == report
+    assert (tmp_path / "gpu-check-logs" / "events" / "gpu-check.jsonl").stat().st_size > 0  # the gated run's log back
     # What TRL would be given on a GPU for the production profile
     gpu = report["arguments_on_gpu"]
     assert (gpu["rollouts"], gpu["exact_resume"], gpu["bf16"]) == ("hf", True, True)
