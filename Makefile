@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.rc1-installed
 CONFIG ?= configs/local.yaml
 
-.PHONY: run-recorded setup run test test-unit lint docs bench reader reader-check gpu-check wheels preflight round1 round2 train resume failpack clean
+.PHONY: run-recorded setup run test test-unit lint docs bench reader reader-check gpu-check gpu-rehearsal wheels preflight round1 round2 train resume failpack clean
 
 setup: $(STAMP)
 
@@ -75,6 +75,13 @@ GPU_PY ?= $(if $(wildcard $(PY)),$(PY),python3)
 gpu-check:
 	$(if $(WHEELS),$(GPU_PY) -m pip install -q --no-index --no-deps --no-compile --upgrade --target .gpu-site $(WHEELS)/*.whl)
 	PYTHONPATH=$(CURDIR)/.gpu-site:$(CURDIR) $(GPU_PY) -m rc1.bench.gpu_check $(ARGS)
+
+# The device's library versions rehearsed here (rc1/bench/rehearsal.py): the H200 image's transformers, huggingface-hub,
+# tokenizers, numpy, … installed into .rehearsal-site and put first, then gpu-check's dry run on them (torch and the
+# Python stay this machine's). ARGS as gpu-check's.
+gpu-rehearsal: setup
+	$(PY) -m rc1.bench.rehearsal --image configs/images/h200.txt --site .rehearsal-site
+	PYTHONPATH=$(CURDIR)/.rehearsal-site:$(CURDIR) $(PY) -m rc1.bench.gpu_check --dry-run --work .rehearsal-check $(ARGS)
 
 # The wheels an offline CUDA node needs beyond a CUDA PyTorch image (rc1/bench/wheels.py): make wheels DIR=.whl
 # [HAVE=file of the image's packages, name==version where known: exit 3 when a wheel's requirement is unmet]

@@ -42,9 +42,9 @@ def arguments_on_gpu() -> dict:
     import torch
 
     from rc1.config.loading import load_config
+    from rc1.registry.training_arguments import checkpointing_of
     from rc1.train.engine_trl import trl_args
     from rc1.train.launch import exact_resume, rollout_backend
-    from rc1.train.training_arguments import checkpointing_of
 
     config = load_config(REPO / "configs" / "rc1.yaml").config
     backend = rollout_backend(config, "cuda")

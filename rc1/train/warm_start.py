@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from rc1.core.fsutil import fsync_dir, fsync_tree
-from rc1.train.training_arguments import checkpointing
+from rc1.registry.training_arguments import checkpointing
 
 MARKER = "rc1_warm_start.json"
 

@@ -156,3 +156,12 @@ def test_the_h200_image_takes_every_wheel_rc1_would_carry_to_it():
     carried = needed("3.12", set(image))
     assert "trl" in carried and "transformers" not in carried
     assert unmet(carried, image, "3.12") == []
+
+
+def test_the_rehearsal_overlays_the_images_versions_that_differ_and_keeps_torch():
+    from importlib.metadata import version
+
+    from rc1.bench.rehearsal import overlay
+
+    image = {"transformers": "5.17.0", "torch": "2.11.0", "peft": None, "msgspec": version("msgspec")}
+    assert overlay(image, "3.12") == {"transformers": (version("transformers"), "5.17.0")}

@@ -4,7 +4,7 @@ GPU image's, has no `activation_checkpointing`)."""
 import pytest
 from trl import GRPOConfig, SFTConfig
 
-from rc1.train.training_arguments import checkpointing, checkpointing_of
+from rc1.registry.training_arguments import checkpointing, checkpointing_of
 
 
 @pytest.mark.parametrize("config_class", [GRPOConfig, SFTConfig])

@@ -4,7 +4,7 @@ each prompt's group, β·KL to the reference; β adapts to `train.target_kl`. Th
 from __future__ import annotations
 
 from rc1.registry.spec import StrategySpec, TorchRecipe, TrlRecipe
-from rc1.train.training_arguments import checkpointing
+from rc1.registry.training_arguments import checkpointing
 
 
 def group_arguments(train, seed: int, vllm: bool) -> dict:

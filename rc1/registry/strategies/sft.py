@@ -4,7 +4,7 @@ as a strategy. It sees no reward and has no KL term; each step's reward, KL and 
 from __future__ import annotations
 
 from rc1.registry.spec import StrategySpec, TorchRecipe, TrlRecipe, in_schedule_order
-from rc1.train.training_arguments import checkpointing
+from rc1.registry.training_arguments import checkpointing
 
 
 def _trl_arguments(train, seed: int, vllm: bool) -> dict:
