@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, default=None, help="the phases' folder, kept (default: .gpu-check)")
     parser.add_argument("--phase", choices=PHASES, help=argparse.SUPPRESS)  # a child: one phase, its JSON on stdout
     args = parser.parse_args(argv)
-    work = args.work or REPO / ".gpu-check"
+    work = (args.work or REPO / ".gpu-check").resolve()  # the gated run works in its own folder: no relative path
     if args.phase:
         return _child(args.phase, work, args.dry_run)
     chosen = [name.strip() for name in args.phases.split(",") if name.strip()]
