@@ -21,18 +21,14 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-from packaging.requirements import Requirement
-
-from rc1.bench.wheels import closure, image_versions
+from rc1.bench.wheels import closure, image_versions, rc1_requirements
 
 KEPT = frozenset({"torch"})  # the image's is a CUDA build; see the docstring
 
 
 def overlay(image: dict[str, str | None], python_version: str) -> dict[str, tuple[str, str]]:
     """rc1's dependencies whose image version differs from the installed one: name -> (here, image)."""
-    requirements = [Requirement(r) for r in metadata.requires("rc1") or []]
-    roots = [r for r in requirements if r.marker is None or not str(r.marker).startswith("extra")]
-    installed = closure(roots, python_version)
+    installed = closure(rc1_requirements(), python_version)
     return {
         name: (here, image[name])
         for name, here in sorted(installed.items())

@@ -54,12 +54,17 @@ def closure(roots: list[Requirement], python_version: str) -> dict[str, str]:
     return found
 
 
-def needed(python_version: str, have: set[str]) -> dict[str, str]:
+def rc1_requirements() -> list[Requirement]:
+    """rc1's requirements with its `qlora` extra (bitsandbytes), as the installed metadata states them."""
     rc1 = [Requirement(r) for r in metadata.requires("rc1") or []]
     roots = [r for r in rc1 if r.marker is None or not str(r.marker).startswith("extra")]
-    roots += [
+    return roots + [
         Requirement(str(r).split(";")[0]) for r in rc1 if r.marker is not None and 'extra == "qlora"' in str(r.marker)
     ]
+
+
+def needed(python_version: str, have: set[str]) -> dict[str, str]:
+    roots = rc1_requirements()
     image = closure([Requirement("torch")], python_version)
     return {
         name: version
