@@ -34,6 +34,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from rc1.core.fsutil import atomic_write_text
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -114,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--phases: unknown {', '.join(unknown)} (of {', '.join(PHASES)})")
     out = args.out or (Path(os.environ["OUT"]) if os.environ.get("OUT") else work) / REPORT
     try:
-        report = _read_report(out) if args.failed or args.phases != ",".join(PHASES) else {"phases": {}}
+        report = _read_report(out) if args.failed or chosen != list(PHASES) else {"phases": {}}  # a whole run: anew
     except ValueError as error:
         print(f"gpu-check: {error}", file=sys.stderr)
         return 2
@@ -124,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         report["phases"][name] = _run_phase(name, work, args.dry_run, args.max_phase_s)
         if name == "gated":
             _keep_run_logs(work / "gated", out.parent / "gpu-check-logs")
-        _write_report(out, _summary(report))
+        atomic_write_text(out, json.dumps(_summary(report), default=float, indent=2) + "\n")  # whole or absent
         print(
             f"gpu-check: {name} {report['phases'][name]['status']} in {report['phases'][name]['seconds']:.1f} s "
             f"(report: {out})",
@@ -280,17 +282,6 @@ def _read_report(out: Path) -> dict:
     except (OSError, json.JSONDecodeError) as error:
         raise ValueError(f"{out}: not a gpu-check report ({error}); move it away or drop --failed/--phases") from error
     return {"phases": dict(report.get("phases") or {})}
-
-
-def _write_report(out: Path, summary: dict) -> None:
-    """Whole or absent: a temp sibling, fsynced, renamed over."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    with open(tmp, "w", encoding="utf-8") as handle:
-        handle.write(json.dumps(summary, default=float, indent=2) + "\n")
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, out)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,8 @@ from importlib import metadata
 from pathlib import Path
 
 from rc1.bench.wheels import closure, image_versions, rc1_requirements
+from rc1.core.errors import BadInput
+from rc1.core.fsutil import read_input_text
 
 KEPT = frozenset({"torch"})  # the image's is a CUDA build; see the docstring
 
@@ -42,9 +44,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--site", type=Path, required=True, help="the folder to install the image's versions into")
     args = parser.parse_args(argv)
     try:
-        image = image_versions(args.image.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as error:
-        print(f"gpu-rehearsal: {args.image}: cannot be read ({error})", file=sys.stderr)
+        image = image_versions(read_input_text(args.image, "the image's package list"))
+    except BadInput as error:
+        print(f"gpu-rehearsal: {error}", file=sys.stderr)
         return 2
     versions = f"{sys.version_info.major}.{sys.version_info.minor}"
     chosen = overlay(image, versions)

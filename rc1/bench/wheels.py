@@ -25,6 +25,9 @@ from pathlib import Path
 
 from packaging.requirements import Requirement
 
+from rc1.core.errors import BadInput
+from rc1.core.fsutil import read_input_text
+
 # The platforms an x86-64 Linux node takes wheels for: pip matches each tag exactly (bitsandbytes 0.50: 2_24).
 PLATFORMS = tuple(f"manylinux_2_{n}_x86_64" for n in (17, 24, 27, 28, 31, 34, 35)) + ("manylinux2014_x86_64",)
 
@@ -112,9 +115,9 @@ def main(argv: list[str] | None = None) -> int:
     image: dict[str, str | None] = {}
     if args.have is not None:
         try:
-            image = image_versions(args.have.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError) as error:
-            print(f"wheels: {args.have}: cannot be read ({error})", file=sys.stderr)
+            image = image_versions(read_input_text(args.have, "the image's package list"))
+        except BadInput as error:
+            print(f"wheels: {error}", file=sys.stderr)
             return 2
     wanted = needed(args.python_version, set(image))
     problems = unmet(wanted, image, args.python_version)
