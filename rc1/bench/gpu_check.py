@@ -59,7 +59,8 @@ def arguments_on_gpu() -> dict:
         "max_completion_length": args.max_completion_length,
         "temperature": args.temperature,
         "top_k": args.top_k,
-        "top_p": args.top_p,
+        "top_p": config.train.top_p,  # the cut the rollouts are drawn with
+        "trl_top_p": args.top_p,  # 1.0 where transformers samples: rc1 makes the cut (rc1/train/nucleus.py)
         "mask_truncated_completions": args.mask_truncated_completions,
         "gradient_accumulation_steps": args.gradient_accumulation_steps,
         "steps_per_generation": args.steps_per_generation,

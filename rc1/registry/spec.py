@@ -96,3 +96,9 @@ def in_schedule_order(seed: int) -> dict:
     """TrainingArguments that keep a dataset in its order: the trl engine's dataset is the seeded schedule
     already, and a trainer must not reorder it (for trainers that sample through transformers' own sampler)."""
     return dict(data_seed=seed, train_sampling_strategy="sequential")
+
+
+def trainer_top_p(train, vllm: bool) -> float:
+    """The top_p a TRL trainer is given: vLLM samples with train.top_p itself; where transformers samples, the trainer
+    gets 1.0 and rc1 makes the cut, deterministic on CUDA (rc1/train/nucleus.py `cut_in_trainer_generate`)."""
+    return train.top_p if vllm else 1.0

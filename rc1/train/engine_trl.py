@@ -55,6 +55,7 @@ from rc1.train.launch import launch_accumulation, rollout_backend
 from rc1.train.live_tools import ITEM_COLUMN, live_environment_class, with_tool_calling
 from rc1.train.metrics import DIAGNOSTICS, EvalResult, Sampling, StepMetrics
 from rc1.train.model_loading import lora_config
+from rc1.train.nucleus import cut_in_trainer_generate
 from rc1.train.protocols import RewardFn, StepProbe, TrainingHooks
 from rc1.train.runtime import memory_mb
 from rc1.train.sampler import Sampler
@@ -167,6 +168,9 @@ class TrlEngine:
                 **trainer_kwargs,
             )
         self.trainer.remove_callback(PrinterCallback)  # rc1 reports steps through its hooks
+        if self._spec.trains_on != "gold" and rollout_backend(config, device) == "hf":  # given top_p 1.0 (spec.py)
+            t = config.train
+            cut_in_trainer_generate(self.trainer, t.temperature, t.top_k, t.top_p)
         if config.finetune.method == "qlora":
             adapter_in_fp32(self.trainer.model)
         self._bridge.advantages = self._step_advantages

@@ -8,13 +8,14 @@ import time
 from collections.abc import Sequence
 
 import torch
-from transformers import GenerationConfig, PreTrainedTokenizerBase
+from transformers import GenerationConfig, LogitsProcessor, LogitsProcessorList, PreTrainedTokenizerBase
 
 from rc1.core import distributed
 from rc1.data.environment import TITLED_PAGES, WikiView
 from rc1.data.task import TaskItem
 from rc1.train.drift import DriftProbe
 from rc1.train.metrics import EvalResult, Sampling
+from rc1.train.nucleus import cut_before_warpers
 from rc1.train.prompts import fit_prompt
 from rc1.train.runtime import PeakMemory, capture_rng, restore_rng
 
@@ -37,11 +38,12 @@ def generate_replies(
     device,
     drift: DriftProbe | None = None,
     synced: bool = False,
+    processors: Sequence[LogitsProcessor] = (),
 ) -> tuple[list[str], list[int], list[bool]]:
     """`generation.num_return_sequences` replies per item, item by item; returns (texts, token counts, whether each
     ended before the limit). `drift` scores each batch's replies under the policy and the step-0 policy as they come.
     `synced`: the policy's parameters are sharded (`distributed.sharded`), and every rank steps until every rank's
-    replies have ended."""
+    replies have ended. `processors`: generate's own (the top-p cut, rc1/train/nucleus.py)."""
     texts: list[str] = []
     counts: list[int] = []
     ended: list[bool] = []
@@ -53,7 +55,12 @@ def generate_replies(
                 text=prompts, return_tensors="pt", padding=True, padding_side="left", add_special_tokens=False
             )
             encoded = {k: v.to(device) for k, v in encoded.items()}
-            output = model.generate(**encoded, generation_config=generation, synced_gpus=synced)
+            output = model.generate(
+                **encoded,
+                generation_config=generation,
+                synced_gpus=synced,
+                logits_processor=LogitsProcessorList(processors) if processors else None,
+            )
             width = encoded["input_ids"].size(1)
             if drift is not None:  # each item's first `replies_per_item` sampled replies (rows come item by item)
                 per_item = generation.num_return_sequences or 1
@@ -129,12 +136,13 @@ def evaluate_policy(
             do_sample=True,
             temperature=sampling.temperature,
             top_k=sampling.top_k,
-            top_p=sampling.top_p,
+            top_p=1.0,  # the cut is rc1's own, deterministic on CUDA (`processors`)
             num_return_sequences=sampling.samples,
             pad_token_id=tokenizer.pad_token_id,
             eos_token_id=eos_ids,
         )
         batch_size = max(1, batch_size // sampling.samples)
+    processors = () if sampling is None else cut_before_warpers(sampling.temperature, sampling.top_k, sampling.top_p)
     batches = [items[start : start + batch_size] for start in range(0, len(items), batch_size)]
     mine: dict[int, tuple] = {}  # batch -> (texts, token counts, ended[, outcomes, episode records where live])
     share = list(distributed.my_share(len(batches)))
@@ -174,6 +182,7 @@ def evaluate_policy(
                 device=device,
                 drift=drift if k is not None or drift is None else drift.spare(),
                 synced=synced,
+                processors=processors,
             )
             if k is not None:
                 mine[k] = replies

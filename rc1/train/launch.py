@@ -18,32 +18,19 @@ from rc1.registry.strategies import STRATEGIES
 
 def refuse_unsupported_launch(config: Config) -> None:
     """Exit 2 for what this launch cannot train: sharding rc1 cannot evaluate under, vLLM where it cannot run, a
-    fixed step batch the processes cannot share, several processes for a one-process engine, a sampling cut that
-    deterministic CUDA kernels cannot compute."""
+    fixed step batch the processes cannot share, several processes for a one-process engine. (A top-p cut is no longer
+    refused on deterministic CUDA: rc1 computes it in fixed point, rc1/train/nucleus.py.)"""
     from rc1.train.device import select_device
 
     device = select_device()
     distributed.require_supported_sharding(device, config.finetune.method)
     rollout_backend(config, device)
     launch_accumulation(config.train)
-    refuse_nondeterministic_sampling(config, device)
     if distributed.world_size() > 1 and not ENGINES[config.engine.name].multi_process:
         launchable = ", ".join(name for name, spec in ENGINES.items() if spec.multi_process)
         raise BadInput(
             f"engine.name: {config.engine.name} trains in one process; a multi-process launch needs an "
             f"engine whose trainers run on accelerate ({launchable})"
-        )
-
-
-def refuse_nondeterministic_sampling(config: Config, device: str) -> None:
-    """Exit 2 for a top-p cut under train.deterministic on CUDA: transformers' TopPLogitsWarper takes a cumulative sum
-    of the sorted probabilities, and CUDA's float cumsum is one of the kernels torch.use_deterministic_algorithms
-    refuses (a RuntimeError at the first rollout, otherwise)."""
-    if device == "cuda" and config.train.deterministic and config.train.top_p < 1.0:
-        raise BadInput(
-            f"train.top_p: {config.train.top_p} samples through a cumulative sum that CUDA computes "
-            "non-deterministically, which train.deterministic's kernels refuse; set train.top_p: 1.0 (train.top_k "
-            "still cuts the tail), or train.deterministic: false (a resume then re-trains steps that differ)"
         )
 
 

@@ -13,6 +13,7 @@ import torch
 from transformers import GenerationConfig, LogitsProcessor, LogitsProcessorList, PreTrainedTokenizerBase
 
 from rc1.data.task import TaskItem
+from rc1.train.nucleus import cut_before_warpers
 
 
 @dataclass
@@ -78,7 +79,7 @@ def sample_rollout(
         max_new_tokens=max_new_tokens,
         do_sample=True,
         temperature=temperature,
-        top_p=top_p,
+        top_p=1.0,  # the cut is rc1's own, deterministic on CUDA (rc1/train/nucleus.py), after the entropy is read
         top_k=top_k,
         min_p=0.0,
         typical_p=1.0,
@@ -100,7 +101,7 @@ def sample_rollout(
                 input_ids=prompt_ids,
                 attention_mask=prompt_attention,
                 generation_config=generation,
-                logits_processor=LogitsProcessorList([entropy]),
+                logits_processor=LogitsProcessorList([entropy, *cut_before_warpers(temperature, top_k, top_p)]),
             )
     finally:
         model.train(was_training)

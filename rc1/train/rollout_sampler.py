@@ -8,9 +8,10 @@ import hashlib
 from collections.abc import Sequence
 
 import torch
-from transformers import LogitsProcessor, TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
+from transformers import LogitsProcessor, TemperatureLogitsWarper, TopKLogitsWarper
 
 from rc1.train.metrics import Sampling
+from rc1.train.nucleus import ExactTopP
 
 
 def rollout_seed(seed: int, item_id: str, sample: int, turn: int) -> int:
@@ -22,8 +23,9 @@ def rollout_seed(seed: int, item_id: str, sample: int, turn: int) -> int:
 
 class RolloutSampler(LogitsProcessor):
     """Sampling on greedy decoding, each row from its own generator: warp the scores as `generate(do_sample=True)`
-    does (temperature, then top-k, then top-p), then add Gumbel noise -log(E), E ~ Exp(1); the argmax of the sum is a
-    draw from the warped distribution. Every row draws one vector per step whatever the other rows do."""
+    does (temperature, then top-k, then top-p: rc1/train/nucleus.py's, deterministic on CUDA), then add Gumbel noise
+    -log(E), E ~ Exp(1); the argmax of the sum is a draw from the warped distribution. Every row draws one vector per
+    step whatever the other rows do."""
 
     def __init__(self, sampling: Sampling, seeds: Sequence[int], device) -> None:
         self._warpers: list[LogitsProcessor] = []
@@ -32,7 +34,7 @@ class RolloutSampler(LogitsProcessor):
         if sampling.top_k:
             self._warpers.append(TopKLogitsWarper(top_k=sampling.top_k))
         if sampling.top_p < 1.0:
-            self._warpers.append(TopPLogitsWarper(top_p=sampling.top_p))
+            self._warpers.append(ExactTopP(sampling.top_p))
         self._generators = [torch.Generator(device=device).manual_seed(seed) for seed in seeds]
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:

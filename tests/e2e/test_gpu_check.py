@@ -97,7 +97,8 @@ def test_make_gpu_check_runs_its_dry_run_here_and_ends_on_one_json_line(tmp_path
     # What TRL would be given on a GPU for the production profile
     gpu = report["arguments_on_gpu"]
     assert (gpu["rollouts"], gpu["exact_resume"], gpu["bf16"]) == ("hf", True, True)
-    assert (gpu["temperature"], gpu["top_k"], gpu["top_p"], gpu["max_completion_length"]) == (0.6, 20, 1.0, 8192)
+    assert (gpu["temperature"], gpu["top_k"], gpu["top_p"], gpu["max_completion_length"]) == (0.6, 20, 0.95, 8192)
+    assert gpu["trl_top_p"] == 1.0  # transformers samples: the cut is rc1's, deterministic on CUDA
     assert gpu["mask_truncated_completions"] and gpu["steps_per_generation"] == gpu["gradient_accumulation_steps"]
     # The probes ran on a small model of the production layout, and the plan beside what was measured
     probes = report["probes"]

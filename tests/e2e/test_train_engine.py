@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 import re
@@ -776,3 +777,49 @@ def test_sampling_with_a_top_k_of_one_is_the_greedy_reply(full_run):
     assert len(sampled.ended) == 8 and sampled.mem_peak_mb > 0
     wide = engine.evaluate(items, 8, Sampling(samples=2, temperature=1.3, seed=7))
     assert wide.completions != sampled.completions
+
+
+def test_a_top_p_of_one_in_a_million_is_the_greedy_reply_in_evaluations_and_torch_rollouts(full_run):
+    """The configured top-p reaches both of rc1's own samplers, as rc1/train/nucleus.py's cut: at 1e-6 only the argmax
+    is left, whatever the temperature and seed."""
+    from rc1.train.metrics import Sampling
+    from rc1.train.policy_math import sample_rollout
+
+    engine, items = full_run["engine"], make_items()[:4]
+    greedy = engine.evaluate(items, max_new_tokens=8)
+    sampled = engine.evaluate(items, 8, Sampling(samples=2, temperature=1.3, seed=7, top_p=1e-6))
+    assert sampled.completions == [text for text in greedy.completions for _ in range(2)]
+
+    def rollout(top_p: float) -> list[str]:
+        torch.manual_seed(3)
+        prompts = engine.prompts_for(items)
+        kept = dict(per_prompt=2, max_new_tokens=8, temperature=1.3, eos_ids=engine.eos_ids, device="cpu")
+        return sample_rollout(engine.model, engine.tokenizer, items, prompts, top_p=top_p, **kept).texts
+
+    cut, uncut = rollout(1e-6), rollout(1.0)
+    assert cut[::2] == cut[1::2] and cut != uncut  # each prompt's two replies the same argmax path; the cut acted
+
+
+def test_the_trl_trainer_samples_with_rc1_s_cut_draw_for_draw_as_transformers_top_p(model_dir, tmp_path):
+    """TRL's trainer is given top_p 1.0 and its model's generate gets rc1's cut, for calls carrying the trainer's own
+    generation config: the draws equal those of transformers' top-p at the configured value, and any other call on
+    the model (rc1's evaluations bring their own cut) is not cut again."""
+    config = torch_config("grpo", max_steps=1, save_steps=1, engine="trl", temperature=0.7, top_k=8, top_p=0.8)
+    engine = make_torch_engine(config, model_dir, tmp_path)
+    trainer = engine.trainer
+    assert trainer.args.top_p == 1.0 and trainer.generation_config.top_p == 1.0
+    trainer.model.eval()
+    prompts = engine.tokenizer(
+        [item.prompt for item in make_items()[:4]], return_tensors="pt", padding=True, padding_side="left"
+    )
+
+    def draws(generation_config) -> torch.Tensor:
+        torch.manual_seed(5)
+        with torch.no_grad():
+            return trainer.model.generate(**prompts, generation_config=generation_config)
+
+    transformers_cut = copy.deepcopy(trainer.generation_config)
+    transformers_cut.top_p = 0.8
+    another = copy.deepcopy(trainer.generation_config)  # top_p 1.0, not the trainer's: no cut
+    assert torch.equal(draws(trainer.generation_config), draws(transformers_cut))
+    assert not torch.equal(draws(another), draws(transformers_cut))

@@ -10,7 +10,7 @@ from conftest import REPO
 from rc1.checks.memory_plan import GIB, QWEN3_4B, ModelShape, plan
 from rc1.config.loading import load_config
 from rc1.core.errors import BadInput
-from rc1.train.launch import exact_resume, generation_backend, refuse_nondeterministic_sampling
+from rc1.train.launch import exact_resume, generation_backend, refuse_unsupported_launch
 
 PRODUCTION = REPO / "configs" / "rc1.yaml"
 # Qwen3-4B-Thinking-2507's config.json, the widths that matter to memory
@@ -62,7 +62,10 @@ def test_trl_samples_as_the_model_card_says_and_masks_cut_replies(tmp_path):
 
     config = load_config(PRODUCTION).config
     args = trl_args(config, tmp_path, "cpu", torch.float32, backend="hf")
-    assert (args.temperature, args.top_k, args.top_p) == (0.6, 20, 1.0)  # the card's top_p 0.95: see below
+    assert (config.train.temperature, config.train.top_k, config.train.top_p) == (0.6, 20, 0.95)  # the card's
+    # transformers samples: the trainer gets top_p 1.0 and rc1 makes the cut, deterministic on CUDA (nucleus.py)
+    assert (args.temperature, args.top_k, args.top_p) == (0.6, 20, 1.0)
+    assert trl_args(config, tmp_path, "cpu", torch.float32, backend="vllm").top_p == 0.95  # vLLM cuts for itself
     assert args.max_completion_length == 8192 and args.mask_truncated_completions is True
     assert not args.use_vllm
 
@@ -78,19 +81,12 @@ def test_a_thinking_model_chooses_best_by_its_sampled_replies():
     assert load_config(LOCAL, ["release.metric=hard_success"]).config.release.metric == "hard_success"
 
 
-def test_a_top_p_cut_under_deterministic_cuda_kernels_is_refused_by_name():
-    """transformers' top-p takes a CUDA cumsum, which torch's deterministic mode refuses at the first rollout."""
-    cut = load_config(PRODUCTION, ["train.top_p=0.95"]).config
-    with pytest.raises(BadInput, match=r"train.top_p: 0.95 .* set train.top_p: 1.0 .* or train.deterministic: false"):
-        refuse_nondeterministic_sampling(cut, "cuda")
-    refuse_nondeterministic_sampling(cut, "cpu")  # the CPU computes the same bits either way
-    refuse_nondeterministic_sampling(
-        load_config(PRODUCTION, ["train.top_p=0.95", "train.deterministic=false"]).config, "cuda"
-    )
-
-
 def test_a_resume_is_exact_on_the_cpu_and_on_cuda_only_with_deterministic_kernels_and_generate():
+    """The production profile samples at the card's top_p 0.95 and its resume on CUDA with transformers' generate is
+    still exact: the cut is rc1's deterministic one, and the launch no longer refuses it."""
     config = load_config(PRODUCTION).config
+    assert config.train.top_p == 0.95 and config.train.deterministic
+    refuse_unsupported_launch(config)  # on this machine's device; nothing about the cut is refused
     loose = load_config(PRODUCTION, ["train.deterministic=false"]).config
     assert exact_resume(config, "cpu", "hf") and exact_resume(loose, "cpu", "hf")
     assert exact_resume(config, "cuda", "hf") and not exact_resume(loose, "cuda", "hf")

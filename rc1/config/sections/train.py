@@ -141,7 +141,8 @@ class TrainConfig(Section):
             gt=0.0,
             le=1.0,
             description="Nucleus sampling of training rollouts and sampled evaluations: only the most likely tokens "
-            "whose probabilities sum to this are drawn from (TRL's top_p). 1.0: no cut.",
+            "whose probabilities sum to this are drawn from (TRL's top_p; where transformers samples, rc1 makes the "
+            "cut itself, deterministic on CUDA: rc1/train/nucleus.py). 1.0: no cut.",
         ),
     ] = 1.0
     top_k: Annotated[
@@ -175,8 +176,8 @@ class TrainConfig(Section):
             description="On CUDA, train with deterministic kernels (torch.use_deterministic_algorithms, strictly; "
             "cuDNN's deterministic choice; cuBLAS's fixed workspace), so a resumed line re-trains bit-identical steps "
             "(the attention backends keep their deterministic backward); training_started records whether this "
-            "line's resume is exact. Slower (not measured: make gpu-check times it). A top_p below 1 is refused with "
-            "it (CUDA's cumsum). On the CPU training is deterministic either way."
+            "line's resume is exact. Slower (not measured: make gpu-check times it). On the CPU training is "
+            "deterministic either way."
         ),
     ] = True
     beta: Annotated[

@@ -3,7 +3,7 @@ form a preference pair, and the DPO loss with β = `train.beta` runs against the
 
 from __future__ import annotations
 
-from rc1.registry.spec import StrategySpec, TorchRecipe, TrlRecipe, in_schedule_order
+from rc1.registry.spec import StrategySpec, TorchRecipe, TrlRecipe, in_schedule_order, trainer_top_p
 
 TRL_REPLIES = 2  # OnlineDPOTrainer samples two replies per prompt
 
@@ -17,7 +17,7 @@ def _trl_arguments(train, seed: int, vllm: bool) -> dict:
         max_length=train.max_prompt_tokens + train.max_completion_tokens,
         temperature=train.temperature,
         top_k=train.top_k,
-        top_p=train.top_p,
+        top_p=trainer_top_p(train, vllm),
         beta=[train.beta],
         loss_type="sigmoid",
         remove_unused_columns=False,  # keep `item_index` for the reward function

@@ -3,7 +3,7 @@ each prompt's group, β·KL to the reference; β adapts to `train.target_kl`. Th
 
 from __future__ import annotations
 
-from rc1.registry.spec import StrategySpec, TorchRecipe, TrlRecipe
+from rc1.registry.spec import StrategySpec, TorchRecipe, TrlRecipe, trainer_top_p
 from rc1.registry.training_arguments import checkpointing
 
 
@@ -13,7 +13,7 @@ def group_arguments(train, seed: int, vllm: bool) -> dict:
         num_generations=train.num_generations,
         max_completion_length=train.max_completion_tokens,
         temperature=train.temperature,
-        top_p=train.top_p,
+        top_p=trainer_top_p(train, vllm),
         top_k=train.top_k,
         mask_truncated_completions=train.mask_truncated_completions,
         beta=train.beta,
