@@ -10,11 +10,20 @@ autocast. The evaluation batch is the KV cache `generate` holds at the end of rc
 accumulation replies of prompt + completion tokens), filled in chunks of 512 tokens, then decoding steps timed at the
 start and at the end of a reply. Random weights never end a reply, so every reply runs to the limit: the worst case.
 A dry run (no CUDA) builds a small model of the same layout (2 layers, 64 wide, the same vocabulary) and runs every
-probe at a few tokens: the code, not the numbers."""
+probe at a few tokens: the code, not the numbers.
+
+The random model goes through files because rc1's 4-bit load does: transformers quantizes a weight as it reads it from
+a checkpoint, and neither way around files works (measured with transformers 5.17 and 5.24, bitsandbytes 0.50:
+`from_pretrained(None, config=..., state_dict=...)` fails on the missing path, and weights left out of the checkpoint
+are initialised but never quantized, so the first forward fails in bitsandbytes). Its 8 GB (bf16) are written to
+`/dev/shm` where that has room, memory rather than disk, else beside the check's work; the result says where and how
+long writing and loading took."""
 
 from __future__ import annotations
 
 import math
+import os
+import shutil
 import time
 from pathlib import Path
 
@@ -150,13 +159,38 @@ def _sync(device: str) -> float:
     return time.perf_counter()
 
 
+RAM_FOLDER = Path("/dev/shm")
+
+
+def random_model_folder(shape: ModelShape, work: Path, ram: Path = RAM_FOLDER) -> Path:
+    """Where the random model is written: in `ram` (a memory file system) when it has room for twice its bf16 weights,
+    else in `work`."""
+    needed = 2 * 2 * (shape.projection_weights + shape.other_weights)
+    try:
+        roomy = ram.is_dir() and shutil.disk_usage(ram).free >= needed
+    except OSError:
+        roomy = False
+    return (ram if roomy else work) / f"rc1-random-qwen3-{os.getpid()}"
+
+
 def probe(config: Config, root: Path, device: str, dry_run: bool) -> dict:
     """Every probe on the production profile's shape (a small one and a few tokens in a dry run), with the plan."""
     shape = SMALL if dry_run else QWEN3_4B
     train = config.train
     prompt, completion = (16, 32) if dry_run else (train.max_prompt_tokens, train.max_completion_tokens)
-    directory = build_random_model(shape, root / "random-qwen3", device)
-    model = load_as_rc1(directory, config.model, config.finetune.method if device == "cuda" else "lora", device)
+    folder = random_model_folder(shape, root)
+    started = time.perf_counter()
+    try:
+        directory = build_random_model(shape, folder, device)
+        written = time.perf_counter()
+        model = load_as_rc1(directory, config.model, config.finetune.method if device == "cuda" else "lora", device)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)  # a memory file system's room is the machine's memory
+    random_model = {
+        "folder": str(folder.parent),
+        "write_s": written - started,
+        "load_s": time.perf_counter() - written,
+    }
     sized = msgspec.structs.replace(
         config, train=msgspec.structs.replace(train, max_prompt_tokens=prompt, max_completion_tokens=completion)
     )
@@ -173,6 +207,7 @@ def probe(config: Config, root: Path, device: str, dry_run: bool) -> dict:
     return {
         "shape": msgspec.to_builtins(shape),
         "tokens": {"prompt": prompt, "completion": completion, "rows": rows},
+        "random_model": random_model,
         "plan_gb": {"peak": planned.peak / 1e9, **{k: v / 1e9 for k, v in msgspec.to_builtins(planned).items()}},
         **measured,
         "line": projected_line(sized, measured),

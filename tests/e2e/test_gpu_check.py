@@ -103,6 +103,7 @@ def test_make_gpu_check_runs_its_dry_run_here_and_ends_on_one_json_line(tmp_path
     # The probes ran on a small model of the production layout, and the plan beside what was measured
     probes = report["probes"]
     assert probes["shape"]["vocab"] == 151936 and probes["micro_batch"]["finite"]
+    assert probes["random_model"]["write_s"] > 0 and probes["random_model"]["load_s"] > 0
     for phase in ("micro_batch", "evaluation"):
         assert probes[phase]["measured_gb"] > 0 and probes[phase]["planned_gb"] > 0
     assert probes["line"]["batches_per_evaluation"] == 8 + 62  # 245 greedy in 32s, 245 × 8 sampled 4 items a batch
@@ -114,6 +115,17 @@ def test_make_gpu_check_runs_its_dry_run_here_and_ends_on_one_json_line(tmp_path
     assert gated["steps_trained_again"] == [3] and gated["steps_trained_again_identical"] is True
     assert gated["release"]["n"] == 60 and len(gated["eval_mem_peak_mb"]) == 3
     assert report["tokens_per_s"]["rc1"] > 0 and report["tokens_per_s"]["bare_trl"] > 0
+
+
+def test_the_random_model_is_written_to_memory_where_it_fits_and_beside_the_work_where_not(tmp_path):
+    """Qwen3-4B's random weights are 8 GB in bf16: a memory file system takes them when it has room for twice that."""
+    from rc1.bench.gpu_probes import SMALL, random_model_folder
+    from rc1.checks.memory_plan import QWEN3_4B
+
+    ram, work = tmp_path / "ram", tmp_path / "work"
+    ram.mkdir()
+    assert random_model_folder(SMALL, work, ram).parent == ram  # ~40 MB
+    assert random_model_folder(QWEN3_4B, work, tmp_path / "no-such-ram").parent == work
 
 
 def test_the_wheels_for_a_cuda_node_are_rcs_needs_less_torchs_and_the_images():
