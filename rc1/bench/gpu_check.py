@@ -85,6 +85,10 @@ PHASES = ("environment", "probes", "gated", "bare")
 # 10 minutes one device command may run, so a check killed at its limit has written every phase before. Not yet
 # measured on a GPU (docs/gpu.md says what each rests on); the dry run's phases take far less here.
 LIMITS = {"environment": 90, "probes": 180, "gated": 240, "bare": 60}
+# What each phase is expected to take on one H200 (seconds): 5.5 minutes together, beside a machine start of 1-2.
+# Estimates from the dry run's times here and the phase's work at the GPU's rates (docs/gpu.md, "The plan"); every
+# report puts them beside the phase's measured seconds, so the first run on a GPU says how far off they were.
+ESTIMATES = {"environment": 30, "probes": 110, "gated": 150, "bare": 45}
 DRY_RUN_LIMITS = {"environment": 600, "probes": 1200, "gated": 1800, "bare": 600}  # CPU cores beside other work
 REPORT = "gpu_check.json"
 
@@ -148,6 +152,7 @@ def _run_phase(name: str, work: Path, dry_run: bool, cap: float | None) -> dict:
     command = [sys.executable, "-m", "rc1.bench.gpu_check", "--phase", name, "--work", str(work)]
     on_cpu = dry_run or not _has_cuda()
     limit = min((DRY_RUN_LIMITS if on_cpu else LIMITS)[name], cap or float("inf"))
+    timing = {"limit_s": limit, **({} if on_cpu else {"estimate_s": ESTIMATES[name]})}
     child = subprocess.Popen(
         [*command, *(["--dry-run"] if dry_run else [])],
         stdout=subprocess.PIPE,
@@ -163,7 +168,7 @@ def _run_phase(name: str, work: Path, dry_run: bool, cap: float | None) -> dict:
         return {
             "status": "timed_out",
             "seconds": time.perf_counter() - started,
-            "limit_s": limit,
+            **timing,
             "error": f"past its {limit} s limit",
             "stderr_tail": stderr[-2000:],
         }
@@ -173,10 +178,10 @@ def _run_phase(name: str, work: Path, dry_run: bool, cap: float | None) -> dict:
         return {
             "status": "failed",
             "seconds": seconds,
-            "limit_s": limit,
+            **timing,
             "error": f"exit {child.returncode}: {stderr.strip()[-2000:]}",
         }
-    return {"status": "ok", "seconds": seconds, "limit_s": limit, "result": json.loads(lines[-1])}
+    return {"status": "ok", "seconds": seconds, **timing, "result": json.loads(lines[-1])}
 
 
 def _has_cuda() -> bool:

@@ -11,7 +11,7 @@ import sys
 import pytest
 from conftest import PATIENCE, REPO
 
-from rc1.bench.gpu_check import PHASES
+from rc1.bench.gpu_check import ESTIMATES, LIMITS, PHASES
 
 
 def check(*args: str, cwd) -> tuple[subprocess.CompletedProcess, dict]:
@@ -115,6 +115,13 @@ def test_make_gpu_check_runs_its_dry_run_here_and_ends_on_one_json_line(tmp_path
     assert gated["steps_trained_again"] == [3] and gated["steps_trained_again_identical"] is True
     assert gated["release"]["n"] == 60 and len(gated["eval_mem_peak_mb"]) == 3
     assert report["tokens_per_s"]["rc1"] > 0 and report["tokens_per_s"]["bare_trl"] > 0
+
+
+def test_the_plan_fits_eight_minutes_by_estimate_and_one_device_command_by_its_limits():
+    """docs/gpu.md, "The plan": each phase's estimate under its limit; the estimates within 8 minutes, the limits
+    within the 10 minutes one device command may run."""
+    assert all(ESTIMATES[phase] < LIMITS[phase] for phase in PHASES)
+    assert sum(ESTIMATES.values()) <= 8 * 60 and sum(LIMITS.values()) < 10 * 60
 
 
 def test_the_random_model_is_written_to_memory_where_it_fits_and_beside_the_work_where_not(tmp_path):
