@@ -63,6 +63,7 @@ from rc1.train.schedule import set_peak_lr
 from rc1.train.strategies.adaptive_kl import AdaptiveKL
 from rc1.train.tied_weights import tied_keys_explained
 from rc1.train.together import decide_together
+from rc1.train.vllm_sync import keep_base_at_sync
 
 # The TRL 1.16 log keys one optimizer step reports (logging_steps=1, one generation per step).
 KEY_LOSS = "loss"
@@ -168,9 +169,12 @@ class TrlEngine:
                 **trainer_kwargs,
             )
         self.trainer.remove_callback(PrinterCallback)  # rc1 reports steps through its hooks
-        if self._spec.trains_on != "gold" and rollout_backend(config, device) == "hf":  # given top_p 1.0 (spec.py)
-            t = config.train
-            cut_in_trainer_generate(self.trainer, t.temperature, t.top_k, t.top_p)
+        if self._spec.trains_on != "gold":
+            if rollout_backend(config, device) == "hf":  # the trainer was given top_p 1.0 (rc1/registry/spec.py)
+                t = config.train
+                cut_in_trainer_generate(self.trainer, t.temperature, t.top_k, t.top_p)
+            else:  # vLLM: every sync sends the adapter merged out of place, the base untouched (vllm_sync.py)
+                keep_base_at_sync(self.trainer)
         if config.finetune.method == "qlora":
             adapter_in_fp32(self.trainer.model)
         self._bridge.advantages = self._step_advantages
