@@ -17,7 +17,7 @@ from typing import NoReturn
 from rc1.app.halt import halted
 from rc1.app.release import evaluate_release, evaluate_release_across_seeds, join_release
 from rc1.app.session import Session
-from rc1.app.train_hooks import EvalWorker, EventHooks, record_trips
+from rc1.app.train_hooks import EvalWorker, EventHooks, base_moved, record_trips
 from rc1.core import distributed
 from rc1.core.errors import DiskFull, Halted, TrainingError
 from rc1.core.failure import write_error_report
@@ -46,6 +46,10 @@ class Writer:
         """The step-0 evaluation, and the monitors' check of it."""
         hooks.evaluate(0)
         return record_trips(self.session)
+
+    def base_moved(self, frozen: dict[str, str], step: int) -> Verdict | None:
+        """At a segment's start: the frozen_base guard's halt where the base just loaded is not the line's first."""
+        return base_moved(self.session, frozen, step, "between the line's start and this resume")
 
     def non_finite(self, fault: NonFiniteStep) -> Verdict:
         """Every rank meets a non-finite step (the gradients are all-reduced); this one records it."""
@@ -112,6 +116,9 @@ class Joiner:
     def check_first(self, hooks: EvalWorker) -> None:
         hooks.evaluate(0)  # its share of the replies
         return None
+
+    def base_moved(self, frozen: dict[str, str], step: int) -> None:
+        return None  # rank 0 records it; this rank learns the verdict from it
 
     def non_finite(self, fault: NonFiniteStep) -> Verdict:
         return Verdict(action="halt", rule=NON_FINITE, step=fault.step, message=fault.what)

@@ -32,6 +32,7 @@ from rc1.scoring.control import with_shuffled_answers
 from rc1.scoring.pipeline import make_reward_fn
 from rc1.train import checkpoints
 from rc1.train.divergence import NonFiniteStep
+from rc1.train.frozen_base import frozen_sha256
 from rc1.train.launch import exact_resume, refuse_unsupported_launch, rollout_backend
 from rc1.train.protocols import TrainingEnded, Verdict
 from rc1.train.runtime import free_memory
@@ -177,13 +178,20 @@ class TrainingLine:
             self._let_go()
             self.role.end(owed)
             return False
-        self._start(thinking, dtype, _tool_template_sha256(config, tokenizer))
+        moved = self._start(thinking, dtype, _tool_template_sha256(config, tokenizer))
+        if moved is not None:  # the base this segment loaded is not the one the line started on
+            self.engine.close()
+            self._let_go()
+            self.role.end(moved)
+            return False
         return True
 
-    def _start(self, thinking: bool, dtype, tool_template_sha256: str | msgspec.UnsetType) -> None:
-        """training_started: what the line trains, from where, and what watches it."""
+    def _start(self, thinking: bool, dtype, tool_template_sha256: str | msgspec.UnsetType) -> Verdict | None:
+        """training_started: what the line trains, from where, and what watches it; the frozen_base guard's halt
+        where the base it loaded is not the one the line started on (recorded by rank 0, learnt by every rank)."""
         config, resume = self.config, self.resume
         backend = rollout_backend(config, self.device)
+        frozen = frozen_sha256(self.engine.model)
         self.session.append(
             self.session.run.start_training(
                 resume_from_step=resume.step if resume else 0,
@@ -203,9 +211,11 @@ class TrainingLine:
                 monitors=watched(config.monitors),
                 weights=dict(self.scoring.weights or {}),
                 processes=distributed.world_size(),
+                frozen_sha256=frozen or msgspec.UNSET,
             )
         )
         _note_unread_rules(config)
+        return distributed.share(self.role.base_moved(frozen, resume.step if resume else 0))
 
     def train(self) -> Verdict | None:
         """Train to max_steps (None), or to the verdict a monitor or a non-finite step gives; a failure is recorded

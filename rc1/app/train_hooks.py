@@ -19,6 +19,7 @@ from rc1.core.fsutil import atomic_write_bytes, sha256_file
 from rc1.core.progress import StepProgress
 from rc1.data.task import TaskItem
 from rc1.run import events as ev
+from rc1.run.monitors.rules import frozen_base
 from rc1.run.verdicts import metric_value
 from rc1.scoring.archive import EVAL, EVAL_SAMPLED, SHARD_NAME, encode_shard, rows_of
 from rc1.scoring.episode_stats import episode_stats
@@ -26,6 +27,7 @@ from rc1.scoring.evaluation import evaluate_buckets, hard_success
 from rc1.scoring.functions import BatchContext, StepState, token_ids_of
 from rc1.scoring.pipeline import ScorerInputs, evaluated_inputs, rewards_of
 from rc1.train import checkpoints
+from rc1.train.frozen_base import frozen_sha256, planted_move
 from rc1.train.metrics import EvalResult, StepMetrics
 from rc1.train.protocols import Verdict
 from rc1.train.sampler import BatchMix
@@ -117,14 +119,19 @@ class EventHooks:
         files = checkpoints.publish(staged_dir, final, meta)
         failpoints.reached("checkpoint")
         rel = str(final.relative_to(ws.root))
-        self.session.append(self.session.run.save_checkpoint(step, rel, files))
+        planted_move(self.engine.model, step)  # a test hook, unset in real runs (rc1/train/frozen_base.py)
+        frozen = frozen_sha256(self.engine.model)
+        self.session.append(self.session.run.save_checkpoint(step, rel, files, frozen))
         checkpoints.update_latest(ws.checkpoints_dir, final)
+        verdict = None
         if evaluates_at(self.session.config, step):
             distributed.share(PUBLISHED)  # the other ranks join the evaluation now
             self.evaluate(step)
             self._promote(step, final)
-            return record_trips(self.session)
-        return None
+            verdict = record_trips(self.session)
+        if verdict is None or verdict.action != "halt":  # after the evaluation the other ranks take part in
+            verdict = base_moved(self.session, frozen, step, f"at step {step}'s checkpoint") or verdict
+        return verdict
 
     def evaluate(self, step: int) -> float:
         """Greedy replies to the shadow set, scored by the run's scorer, and `release.samples` sampled replies per
@@ -282,6 +289,17 @@ class EvalWorker:
 
     def close(self) -> None:
         pass
+
+
+def base_moved(session: Session, frozen: dict[str, str], step: int, at: str) -> Verdict | None:
+    """The frozen_base guard (rc1/run/monitors/rules/frozen_base.py): its trip, appended, and the halt, where the
+    sampled frozen tensors no longer hash as at the line's start; None where they do (or nothing was sampled)."""
+    moved = frozen_base.moved(session.projection.frozen_base, frozen)
+    if not moved:
+        return None
+    trip = session.append(session.run.trip_frozen_base(step, moved, frozen_base.detail(moved, at)))
+    print(f"  monitor {trip.rule} (halt) at step {step}: {trip.detail}", file=sys.stderr, flush=True)
+    return Verdict(action="halt", rule=trip.rule, step=step, message=trip.detail)
 
 
 def record_trips(session: Session, up_to_step: int | None = None) -> Verdict | None:

@@ -72,7 +72,7 @@ def versions() -> dict:
     from importlib.metadata import PackageNotFoundError, version
 
     found = {}
-    for name in ("torch", "transformers", "trl", "peft", "accelerate", "bitsandbytes", "datasets"):
+    for name in ("torch", "transformers", "trl", "peft", "accelerate", "bitsandbytes", "datasets", "pyarrow", "fsspec"):
         try:
             found[name] = version(name)
         except PackageNotFoundError:
@@ -202,13 +202,20 @@ def _child(name: str, work: Path, dry_run: bool) -> int:
     device = "cuda" if on_gpu else "cpu"
     work.mkdir(parents=True, exist_ok=True)
     if name == "environment":
+        from rc1.bench.wheels import declared_requirements, unmet_here
+
+        unmet = unmet_here(declared_requirements(REPO / "pyproject.toml"))
         result = {
             "device": torch.cuda.get_device_name() if on_gpu else "cpu",
             "dry_run": not on_gpu,
             "versions": versions(),
             "cuda": torch.version.cuda,
             "arguments_on_gpu": arguments_on_gpu(),
+            "unmet_requirements": unmet,
         }
+        if unmet:  # the phase fails, naming them, before the others spend minutes finding out one by one
+            print(json.dumps(result, default=float), flush=True)
+            raise SystemExit("requirements the image does not meet: " + "; ".join(unmet))
     elif name == "probes":
         from rc1.bench.gpu_probes import probe
         from rc1.config.loading import load_config

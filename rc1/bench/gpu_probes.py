@@ -111,13 +111,14 @@ def micro_batch(model, config: Config, device: str, rows: int, prompt: int, comp
     model.enable_input_require_grads()
     add_fused_lm_head(model.get_base_model(), temperature=config.train.temperature)
     ids = torch.randint(2, 256, (rows, prompt + completion), device=device)
-    labels = ids.clone()
+    mask = padded_mask(ids, prompt)
+    labels = ids.masked_fill(mask == 0, -100)
     labels[:, :prompt] = -100
     trainable = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(trainable, lr=config.train.learning_rate)
     peak = Peak(device)
     with torch.autocast(device, dtype=torch.bfloat16, enabled=device == "cuda"):
-        out = model(input_ids=ids, attention_mask=torch.ones_like(ids), labels=labels, fused_lm_head=True)
+        out = model(input_ids=ids, attention_mask=mask, labels=labels, fused_lm_head=True)
     out.loss.backward()
     optimizer.step()
     optimizer.zero_grad(set_to_none=True)
@@ -134,23 +135,46 @@ def evaluation_batch(model, device: str, rows: int, prompt: int, completion: int
 
     model.eval()
     ids = torch.randint(2, 256, (rows, prompt + completion), device=device)
+    mask = padded_mask(ids, prompt)
     cache, filled, decode = DynamicCache(), 0, []
     peak = Peak(device)
     with torch.no_grad():
         for stop in (prompt, max(prompt, prompt + completion - 2 * DECODE_STEPS)):
             while filled < stop:
                 end = min(stop, filled + CHUNK)
-                model(input_ids=ids[:, filled:end], past_key_values=cache, use_cache=True, logits_to_keep=1)
+                model(
+                    input_ids=ids[:, filled:end],
+                    attention_mask=mask[:, :end],
+                    past_key_values=cache,
+                    use_cache=True,
+                    logits_to_keep=1,
+                )
                 filled = end
             started = _sync(device)
             for _ in range(DECODE_STEPS):
-                model(input_ids=ids[:, filled : filled + 1], past_key_values=cache, use_cache=True, logits_to_keep=1)
+                model(
+                    input_ids=ids[:, filled : filled + 1],
+                    attention_mask=mask[:, : filled + 1],
+                    past_key_values=cache,
+                    use_cache=True,
+                    logits_to_keep=1,
+                )
                 filled += 1
             decode.append((_sync(device) - started) / DECODE_STEPS)
     measured, seconds = peak.read()
     del cache
     first, last = decode
     return {"measured_gb": measured, "seconds": seconds, "decode_s_after_prompt": first, "decode_s_at_end": last}
+
+
+def padded_mask(ids: torch.Tensor, prompt: int) -> torch.Tensor:
+    """An attention mask whose first row is left-padded by a quarter of the prompt, as a batch of prompts of unequal
+    lengths is: with a padding mask transformers builds the 4-D mask and expands K/V for sdpa (5.17's
+    `sdpa_attention.py`), and torch picks its memory-efficient kernel, where an all-ones mask would be dropped and
+    flash attention run instead, a path production never takes."""
+    mask = torch.ones_like(ids)
+    mask[0, : max(1, prompt // 4)] = 0
+    return mask
 
 
 def _sync(device: str) -> float:
@@ -175,8 +199,11 @@ def random_model_folder(shape: ModelShape, work: Path, ram: Path = RAM_FOLDER) -
 
 def probe(config: Config, root: Path, device: str, dry_run: bool) -> dict:
     """Every probe on the production profile's shape (a small one and a few tokens in a dry run), with the plan."""
+    from rc1.train.device import deterministic_kernels
+
     shape = SMALL if dry_run else QWEN3_4B
     train = config.train
+    deterministic_kernels(device, train.deterministic)  # the kernels production trains with (gpu_gated does the same)
     prompt, completion = (16, 32) if dry_run else (train.max_prompt_tokens, train.max_completion_tokens)
     folder = random_model_folder(shape, root)
     started = time.perf_counter()

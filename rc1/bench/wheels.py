@@ -66,6 +66,42 @@ def rc1_requirements() -> list[Requirement]:
     ]
 
 
+def declared_requirements(pyproject: Path) -> list[Requirement]:
+    """rc1's requirements with its `qlora` extra, read from pyproject.toml: on a node where rc1 runs from its tree
+    (not installed), as on the device, there is no installed metadata to read them from."""
+    import tomllib
+
+    project = tomllib.loads(read_input_text(pyproject, "rc1's project file"))["project"]
+    return [
+        Requirement(r)
+        for r in project.get("dependencies", []) + project.get("optional-dependencies", {}).get("qlora", [])
+    ]
+
+
+def unmet_here(roots: list[Requirement]) -> list[str]:
+    """Every requirement, from `roots` through the installed distributions they lead to, that this Python's installed
+    version does not satisfy (or that is not installed): what a node whose packages came with `--no-deps` never
+    checked. Markers are evaluated here; extras are not followed."""
+    problems, seen, queue = [], set(), [("rc1", r) for r in roots]
+    while queue:
+        wanted_by, requirement = queue.pop(0)
+        if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
+            continue
+        name = canonical(requirement.name)
+        try:
+            installed = metadata.version(requirement.name)
+        except metadata.PackageNotFoundError:
+            problems.append(f"{wanted_by} requires {requirement}, which is not installed")
+            continue
+        if not requirement.specifier.contains(installed, prereleases=True):
+            problems.append(f"{wanted_by} requires {requirement.name}{requirement.specifier}, installed {installed}")
+        if name in seen:
+            continue
+        seen.add(name)
+        queue += [(f"{name} {installed}", Requirement(text)) for text in metadata.requires(requirement.name) or []]
+    return problems
+
+
 def needed(python_version: str, have: set[str]) -> dict[str, str]:
     roots = rc1_requirements()
     image = closure([Requirement("torch")], python_version)

@@ -4,7 +4,9 @@ The log is folded again from its first line; after each check (a train_step or a
 give are due, and must be the next monitor_tripped events, before the run goes on (its next step, evaluation,
 checkpoint or verdict). A due trip that a resume made moot (training resumed from a checkpoint before its step, so
 that step is trained again and checked again) is not owed. A non-finite trip is not derived from the events before
-it: it must name the value that was not finite (`not_finite`)."""
+it: it must name the value that was not finite (`not_finite`). A frozen_base trip is derived from the line's frozen
+records (training_started and checkpoint_saved `frozen_sha256`): one whose hashes moved from the line's first is owed
+before the line trains another step, and a trip with no such record before it is a finding."""
 
 from __future__ import annotations
 
@@ -14,7 +16,8 @@ import msgspec
 
 from rc1.run import events as ev
 from rc1.run.aggregate import RunAggregate
-from rc1.run.monitors.rules import NON_FINITE
+from rc1.run.monitors.rules import FROZEN_BASE, NON_FINITE
+from rc1.run.monitors.rules.frozen_base import moved
 from rc1.run.replay import Replayer
 
 
@@ -48,8 +51,28 @@ def trip_findings(events: list[ev.Event]) -> tuple[list[TripFinding], list[TripF
     run = RunAggregate(replayer)
     findings: list[TripFinding] = []
     pending: list[tuple[int, ev.MonitorTripped]] = []  # (the check's seq, the trip the rules give there)
+    frozen: dict[str, str] = {}  # the line's latest frozen record
+    owed_frozen: int | None = None  # the seq of a frozen record that moved, until its trip
     for event in events:
-        if isinstance(event, ev.MonitorTripped):
+        if isinstance(event, ev.TrainStep) and owed_frozen is not None:
+            findings.append(
+                TripFinding(
+                    seq=owed_frozen, message="the frozen base moved here but no frozen_base trip halted the run"
+                )
+            )
+            owed_frozen = None
+        if isinstance(event, ev.MonitorTripped) and event.rule == FROZEN_BASE:
+            now = moved(replayer.projection.frozen_base, frozen)
+            if len(now) == 0 or event.measured.get("moved_tensors") != len(now):
+                findings.append(
+                    TripFinding(
+                        seq=event.seq,
+                        message=f"a frozen_base trip naming {event.measured.get('moved_tensors')} moved tensors where "
+                        f"the line's frozen records give {len(now)}",
+                    )
+                )
+            owed_frozen = None
+        elif isinstance(event, ev.MonitorTripped):
             if event.rule == NON_FINITE:
                 if not event.not_finite:
                     findings.append(
@@ -82,6 +105,10 @@ def trip_findings(events: list[ev.Event]) -> tuple[list[TripFinding], list[TripF
             pending = []
         violations = len(replayer.projection.violations)
         replayer.apply(event)
+        if isinstance(event, ev.TrainingStarted | ev.CheckpointSaved) and event.frozen_sha256 is not msgspec.UNSET:
+            frozen = dict(event.frozen_sha256)
+            if moved(replayer.projection.frozen_base, frozen):
+                owed_frozen = event.seq
         folded = len(replayer.projection.violations) == violations  # a refused event is a transition finding
         if folded and isinstance(event, ev.TrainStep | ev.EvalCompleted):
             pending = [(event.seq, due) for due in run.monitor_trips()]

@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import math
 
+import msgspec
+
 from rc1.core.errors import EventRefused
 from rc1.run import events as ev
 from rc1.run.door import refusal
 from rc1.run.machine import RunMachine
 from rc1.run.monitors.fold import due
-from rc1.run.monitors.rules import NON_FINITE
+from rc1.run.monitors.rules import FROZEN_BASE, NON_FINITE
 from rc1.run.projection import Projection
 from rc1.run.replay import Replayer
 from rc1.run.verdicts import PairedGain, across_seeds, gate_verdict, metric_value, promotes
@@ -101,8 +103,11 @@ class RunAggregate:
     def record_step(self, **payload) -> ev.TrainStep:
         return self.decide(ev.TrainStep(**payload))
 
-    def save_checkpoint(self, step: int, dir: str, files: dict[str, str]) -> ev.CheckpointSaved:
-        return self.decide(ev.CheckpointSaved(step=step, dir=dir, files=files))
+    def save_checkpoint(
+        self, step: int, dir: str, files: dict[str, str], frozen_sha256: dict[str, str] | None = None
+    ) -> ev.CheckpointSaved:
+        frozen = msgspec.UNSET if not frozen_sha256 else frozen_sha256
+        return self.decide(ev.CheckpointSaved(step=step, dir=dir, files=files, frozen_sha256=frozen))
 
     def record_evaluation(self, **payload) -> ev.EvalCompleted:
         return self.decide(ev.EvalCompleted(**payload))
@@ -267,6 +272,22 @@ class RunAggregate:
                 action="halt",
                 detail=detail,
                 not_finite=not_finite,
+            )
+        )
+
+    def trip_frozen_base(self, step: int, moved: list[str], detail: str) -> ev.MonitorTripped:
+        """The always-on guard: the frozen base's sampled tensors no longer hash as the line's first record says
+        (rc1/run/monitors/rules/frozen_base.py); halts the run at `step`."""
+        return self.decide(
+            ev.MonitorTripped(
+                rule=FROZEN_BASE,
+                step=step,
+                seed=self.projection.seed,
+                measured={"moved_tensors": float(len(moved))},
+                threshold={"moved_tensors": 0.0},
+                window=1,
+                action="halt",
+                detail=detail,
             )
         )
 

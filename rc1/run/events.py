@@ -171,6 +171,10 @@ class TrainingStarted(Event, frozen=True, kw_only=True, tag="training_started"):
     # (rc1/train/live_tools.py `tool_template_sha256`: TRL's instruct template, or rc1's thinking one for a policy
     # whose template opens <think>). UNSET, and absent from the line, for a recorded line and in older logs.
     tool_template_sha256: str | msgspec.UnsetType = msgspec.UNSET
+    # A line with a frozen base (LoRA, QLoRA): sha256 of a sample of its frozen tensors as this segment loaded them
+    # (rc1/train/frozen_base.py), checked against the line's first record (the always-on frozen_base guard). UNSET,
+    # and absent from the line, for a full fine-tune and in older logs.
+    frozen_sha256: dict[str, str] | msgspec.UnsetType = msgspec.UNSET
 
 
 class TrainStep(Event, frozen=True, kw_only=True, tag="train_step"):
@@ -210,6 +214,9 @@ class CheckpointSaved(Event, frozen=True, kw_only=True, tag="checkpoint_saved"):
     step: int
     dir: str
     files: dict[str, str]  # relative path -> sha256
+    # The frozen base's sampled tensors as they stand at this checkpoint (training_started.frozen_sha256's). UNSET,
+    # and absent from the line, where the line has no frozen base and in older logs.
+    frozen_sha256: dict[str, str] | msgspec.UnsetType = msgspec.UNSET
 
 
 class EvalBucket(msgspec.Struct, frozen=True, kw_only=True, gc=False):

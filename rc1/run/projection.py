@@ -159,6 +159,9 @@ class Projection(msgspec.Struct, kw_only=True):
     # The step a halt's way forward resumes from (a checkpoint's; 0: the line starts over), until training resumes.
     resume_step: int | None = None
     promotions: list[int] = msgspec.field(default_factory=list)  # the line's best/ promotions (steps), oldest first
+    # The line's first record of its frozen base (training_started.frozen_sha256): what the frozen_base guard compares
+    # every later record with; {} for a line without one.
+    frozen_base: dict[str, str] = msgspec.field(default_factory=dict)
 
     @property
     def latest_checkpoint(self) -> CheckpointRef | None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from functools import singledispatch
 from itertools import groupby
 
+import msgspec
+
 from rc1.run import events as ev
 from rc1.run.door import refusal, trigger_of
 from rc1.run.machine import RunMachine
@@ -185,6 +187,9 @@ def _(event: ev.TrainingStarted, p: Projection) -> None:
     if event.seed != p.seed:  # a new line of training (another seed): nothing of the last line carries over
         p.checkpoints, p.evals, p.release, p.best_step, p.best_value = [], [], None, None, None
         p.gate_selected, p.promotions, p.best_metric = None, [], ""
+        p.frozen_base = {}
+    if not p.frozen_base and event.frozen_sha256 is not msgspec.UNSET:
+        p.frozen_base = dict(event.frozen_sha256)
     p.seed, p.seeds = event.seed, list(event.seeds)
     p.watched = event.monitors
     p.training_segments += 1

@@ -124,6 +124,28 @@ def test_the_plan_fits_eight_minutes_by_estimate_and_one_device_command_by_its_l
     assert sum(ESTIMATES.values()) <= 8 * 60 and sum(LIMITS.values()) < 10 * 60
 
 
+def test_the_environment_phase_names_every_requirement_the_installed_packages_do_not_meet():
+    """The device installs its wheels with --no-deps: the first phase walks rc1's requirements (from pyproject.toml,
+    rc1 being run from its tree there) through the installed distributions and names what is unmet."""
+    from packaging.requirements import Requirement
+
+    from rc1.bench.wheels import declared_requirements, unmet_here
+
+    declared = declared_requirements(REPO / "pyproject.toml")
+    assert {r.name for r in declared} >= {"trl", "transformers", "peft", "bitsandbytes", "datasets"}
+    assert unmet_here(declared) == []  # this environment, as make setup installed it
+    assert unmet_here([Requirement("torch>=99"), Requirement("no-such-package-rc1")]) == [
+        f"rc1 requires torch>=99, installed {torch_version()}",
+        "rc1 requires no-such-package-rc1, which is not installed",
+    ]
+
+
+def torch_version() -> str:
+    from importlib.metadata import version
+
+    return version("torch")
+
+
 def test_the_random_model_is_written_to_memory_where_it_fits_and_beside_the_work_where_not(tmp_path):
     """Qwen3-4B's random weights are 8 GB in bf16: a memory file system takes them when it has room for twice that."""
     from rc1.bench.gpu_probes import SMALL, random_model_folder

@@ -57,6 +57,24 @@ def test_vllm_is_given_a_context_of_prompt_and_completion_and_its_share_of_the_g
     assert args.vllm_gpu_memory_utilization == 0.45
 
 
+def test_trl_s_online_dpo_keeps_its_kv_cache_under_gradient_checkpointing(tmp_path):
+    """TRL 1.16 turns the cache off when checkpointing is on (quadratic rollouts at 8,192 tokens); rc1 turns it back."""
+    from rc1.train.engine_trl import trl_args
+
+    config = load_config(
+        PRODUCTION,
+        [
+            "engine.strategy=dpo",
+            "train.num_generations=2",
+            "train.beta=0.1",
+            "train.target_kl=null",
+            "train.mask_truncated_completions=false",
+        ],
+    ).config
+    args = trl_args(config, tmp_path, "cpu", torch.float32, backend="hf")
+    assert args.gradient_checkpointing and args.generation_kwargs == {"use_cache": True}
+
+
 def test_trl_samples_as_the_model_card_says_and_masks_cut_replies(tmp_path):
     from rc1.train.engine_trl import trl_args
 

@@ -22,6 +22,11 @@ def _trl_arguments(train, seed: int, vllm: bool) -> dict:
         loss_type="sigmoid",
         remove_unused_columns=False,  # keep `item_index` for the reward function
         gradient_checkpointing=train.gradient_checkpointing,
+        # TRL 1.16's OnlineDPOTrainer turns the KV cache off in generation whenever gradient checkpointing is on
+        # (online_dpo_trainer.py:562), which makes each rollout quadratic in its length; its generation runs with
+        # checkpointing disabled anyway (trl/models/utils.py `_unwrap_model_for_generation`), so the cache is safe.
+        # (rc1 never samples dpo through vLLM, whose SamplingParams have no such key: the recipe says vllm=False.)
+        generation_kwargs=None if vllm else {"use_cache": True},
     )
 
 

@@ -9,6 +9,7 @@ from rc1.run.monitors.rules import (
     budget,
     drift,
     entropy_floor,
+    frozen_base,
     never_asking,
     no_signal,
     non_finite,
@@ -26,6 +27,7 @@ MONITORS: dict[str, MonitorSpec] = {
     spec.name: spec
     for spec in (
         non_finite.SPEC,
+        frozen_base.SPEC,
         entropy_floor.SPEC,
         truncation.SPEC,
         no_signal.SPEC,
@@ -41,6 +43,7 @@ MONITORS: dict[str, MonitorSpec] = {
     )
 }
 
-# The rules the config can set (the non-finite guard cannot be switched off).
+# The rules the config can set (the non-finite and frozen-base guards cannot be switched off).
 CONFIGURABLE: dict[str, MonitorSpec] = {name: spec for name, spec in MONITORS.items() if spec.params is not None}
 NON_FINITE = non_finite.SPEC.name
+FROZEN_BASE = frozen_base.SPEC.name
