@@ -106,6 +106,7 @@ class Line:
         judge_calls: int = 0,
         seconds: float = 1.0,
         episodes: dict[str, float] | list[dict[str, float]] | None = None,
+        logp_difference: float | None = None,
     ) -> None:
         """`episodes`: a live line's train_step.episodes (one dict for every step, or one per step); None: a
         recorded line's steps, which record none."""
@@ -115,7 +116,12 @@ class Line:
             self.step += 1
             diagnostics = {
                 k: v
-                for k, v in (("entropy", entropy), ("clipped_ratio", clipped), ("frac_reward_zero_std", tied))
+                for k, v in (
+                    ("entropy", entropy),
+                    ("clipped_ratio", clipped),
+                    ("frac_reward_zero_std", tied),
+                    ("sampling_logp_difference", logp_difference),  # vLLM rollouts only
+                )
                 if v is not None
             }
             value = reward[i] if isinstance(reward, list) else reward

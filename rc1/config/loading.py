@@ -29,8 +29,8 @@ _LATER_KEYS = {
     # (a live one's drift: null) reads back with these at their defaults and keeps its fingerprint.
     **{
         f"monitors.{rule}": CONFIGURABLE[rule].params()
-        for rule in ("tool_failures", "tool_hops_drift", "over_asking", "never_asking")
-    },
+        for rule in ("tool_failures", "tool_hops_drift", "over_asking", "never_asking", "sampler_mismatch")
+    },  # sampler_mismatch: issue 52
     "monitors": MonitorsConfig(),
     "scorer.price_per_million_input_tokens": None,
     "scorer.price_per_million_output_tokens": None,

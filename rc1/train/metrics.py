@@ -40,6 +40,9 @@ DIAGNOSTICS = {
     "completion_length_mean": "completions/mean_length",
     "completion_length_max": "completions/max_length",
     "clipped_ratio": "completions/clipped_ratio",
+    # vLLM rollouts with TRL's importance-sampling correction only: the mean |log p_vLLM − log p_trainer| of the
+    # sampled tokens (the sampler_mismatch rule)
+    "sampling_logp_difference": "sampling/sampling_logp_difference/mean",
 }
 
 

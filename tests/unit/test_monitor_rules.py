@@ -56,6 +56,25 @@ def test_truncation_warns_once_and_again_only_after_it_cleared():
     assert rules_and_steps(line) == [("truncation", 3, "warn"), ("truncation", 15, "warn")]
 
 
+def test_sampler_mismatch_reads_nothing_where_transformers_samples_and_trips_on_a_stale_rollout_model():
+    """A line sampled by transformers logs no gap: the rule never reads. A vLLM line at a healthy gap stays quiet; the
+    sync skipped (a stale rollout model, the gap ten times larger) trips it once its window is past the healthy
+    steps, and as a halt where the action says so."""
+    hf = Line(rules(sampler_mismatch={}))
+    hf.steps(20)
+    assert hf.trips == []
+    line = Line(rules(sampler_mismatch={"max_mean": 0.05, "window": 5}))
+    line.steps(20, logp_difference=0.01)
+    assert line.trips == []
+    line.steps(2, logp_difference=0.3)  # steps 17-21: (4 × 0.01 + 0.3) / 5 = 0.068, the first step of the stale model
+    assert rules_and_steps(line) == [("sampler_mismatch", 21, "warn")]
+    assert line.trips[0].measured["logp_difference"] == pytest.approx(0.068)
+    halting = Line(rules(sampler_mismatch={"max_mean": 0.05, "window": 5, "action": "halt"}))
+    halting.steps(10, logp_difference=0.01)
+    halting.steps(5, logp_difference=0.3)
+    assert rules_and_steps(halting) == [("sampler_mismatch", 11, "halt")] and halting.halted
+
+
 def test_no_signal_halts_when_nearly_every_group_ties():
     line = Line(rules(no_signal={"max_share": 0.9, "window": 4}))
     line.steps(10, tied=0.6)

@@ -72,6 +72,7 @@ def test_the_rules_that_read_only_sampled_replies_are_the_watched_ones_in_the_ta
         "truncation",
         "no_signal",
         *("tool_failures", "tool_hops_drift", "over_asking", "never_asking"),  # a live line's rollouts' tool use
+        "sampler_mismatch",  # vLLM's rollouts against the trainer
     ]
     assert reading_sampled_replies(rules(no_signal={}, truncation={}, reward_hacking={})) == ["truncation", "no_signal"]
     assert reading_sampled_replies(watched(rules(drift={}, budget={}))) == []
