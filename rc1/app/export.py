@@ -23,7 +23,7 @@ from rc1.app.gate import ensure_inputs_unchanged
 from rc1.app.session import Session
 from rc1.core import provenance
 from rc1.core.catalog import is_builtin
-from rc1.core.errors import BadInput
+from rc1.core.errors import BadInput, GateClosed
 from rc1.core.fsutil import fsync_dir, fsync_tree, sha256_file
 from rc1.data.task import read_items
 from rc1.eventlog.log import read_log
@@ -220,17 +220,51 @@ def _build(session: Session, line: Line, ref: CheckpointRef, directory: Path, fo
             AutoTokenizer.from_pretrained(source).save_pretrained(tmp)
             return _Built(dtype=dtype_name, parameters=None, base_reference=reference, base_on_hub=True)
         base, tokenizer = export.load_base(source, dtype)
+        _refuse_a_moved_base(line, base, directory, config.finetune.method)
         if trained_live:
             tokenizer = export.as_live_trained(base, tokenizer)
         export.save_whole(base, tokenizer, tmp / BASE_DIR)
         tokenizer.save_pretrained(tmp)
         return _Built(dtype=dtype_name, parameters=export.parameters(base), base_reference=reference, base_on_hub=False)
     base, tokenizer = export.load_base(source, dtype)
+    _refuse_a_moved_base(line, base, directory, config.finetune.method)
     model = export.merged(base, directory) if form == "merged" else export.fine_tuned(base, directory)
     if trained_live:
         tokenizer = export.as_live_trained(model, tokenizer)
     export.save_whole(model, tokenizer, tmp)
     return _Built(dtype=dtype_name, parameters=export.parameters(model), base_reference=None, base_on_hub=on_hub)
+
+
+def _refuse_a_moved_base(line: Line, base, checkpoint: Path, method: str) -> None:
+    """Exit 3 where the base this export loaded is not the one the line trained over: the checkpoint's adapter put
+    on it (as training wrapped it, so the same parameters are frozen under the same names), its sampled frozen tensors
+    hashed (rc1/train/frozen_base.py) and held to the line's first record (the frozen_base guard's `moved`). A LoRA
+    line only: a QLoRA line recorded its 4-bit weights, which an export (bf16, to merge) does not load; a full
+    fine-tune has no frozen base; a line from before the record has none. The adapter is taken off again."""
+    from peft import PeftModel
+
+    from rc1.run.monitors.rules.frozen_base import moved
+    from rc1.train.frozen_base import frozen_sha256
+
+    first = next((e.frozen_sha256 for e in _starts(line) if e.frozen_sha256 is not msgspec.UNSET), None)
+    if method != "lora" or not first:
+        return
+    wrapped = PeftModel.from_pretrained(base, str(checkpoint), is_trainable=True)
+    try:
+        names = moved(first, frozen_sha256(wrapped))
+    finally:
+        wrapped.unload()
+    if names:
+        raise GateClosed(
+            f"{checkpoint}: its adapter was trained over a base whose sampled tensors hash otherwise than the base "
+            f"loaded now ({len(names)} differ: {', '.join(names[:3])}); the model under {line_model(line)!r} changed "
+            "since the line started: export from the base it trained on (pin its revision or restore its files)"
+        )
+
+
+def line_model(line: Line) -> str:
+    started = _starts(line)
+    return started[0].model if started else "?"
 
 
 def _facts(

@@ -371,3 +371,28 @@ def test_the_card_of_a_merged_qlora_export_names_its_hub_base_and_what_merging_c
     assert "# rc1 — step 500 (seed 1234 of 1234, 2345, 3456)" in card
     assert "loaded in bfloat16" in card and "about 8.0 GB of memory" in card and "4.02 B parameters × 2 bytes" in card
     assert "Not evaluated" in card and f"| `model.safetensors` | 8,044,936,192 | `{'s' * 64}` |" in card
+
+
+def test_an_adapter_is_not_exported_over_a_base_that_changed_since_its_line_started(lora_run, exported, tmp_path):
+    """The line recorded its frozen base's sampled hashes when it started; the built-in base in the model cache is
+    then changed (one step up in the first value of every weight) and the export refuses it, exit 3, appending
+    nothing and writing nothing."""
+    import torch
+    from conftest import MODELS
+    from safetensors.torch import load_file, save_file
+
+    copy = tmp_path / "copy"
+    shutil.copytree(lora_run, copy, symlinks=True)
+    (copy / "data/models").unlink()  # the suite's shared cache: changed in a copy of it only
+    shutil.copytree(MODELS, copy / "data/models")
+    for weights in (copy / "data/models").rglob("model.safetensors"):
+        tensors = load_file(weights)
+        for tensor in tensors.values():
+            if tensor.is_floating_point():
+                tensor.view(-1)[0] = torch.nextafter(tensor.view(-1)[0], torch.tensor(float("inf"), dtype=tensor.dtype))
+        save_file(tensors, weights, metadata={"format": "pt"})
+    before = (copy / "events/local.jsonl").read_bytes()
+    result = rc1_here(copy, "export", "--checkpoint", "latest", "--out", "exports/again")
+    assert result.returncode == 3, result.stderr
+    assert "hash otherwise than the base loaded now" in result.stderr and "Traceback" not in result.stderr
+    assert (copy / "events/local.jsonl").read_bytes() == before and not (copy / "exports/again").exists()
