@@ -262,6 +262,7 @@ PARTS = {
     "copy-probe": _later("rc1.bench.copy_probe", "bench_copy_probe"),
     "monitors": _later("rc1.bench.monitors", "bench_monitors"),
     "processes": _later("rc1.bench.processes", "bench_processes"),
+    "frozen-base": _later("rc1.bench.frozen_base", "bench_frozen_base"),
 }
 
 
