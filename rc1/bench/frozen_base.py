@@ -7,12 +7,14 @@ and a 2-layer model of Qwen3-4B's widths (its sampled tensors are the production
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import torch
 import yaml
 
 from rc1.train.frozen_base import frozen_sha256
 
+REPO = Path(__file__).resolve().parents[2]
 ROWS, TOKENS = 16, 128  # one step's replies and their length, about the embedded default's
 
 
@@ -43,7 +45,6 @@ def _step(model, optimizer) -> None:
 
 
 def bench_frozen_base() -> None:
-    from rc1.bench.main import REPO
     from rc1.train.tiny_model import ARCH
 
     save_steps = yaml.safe_load((REPO / "configs" / "local.yaml").read_text())["train"]["save_steps"]
