@@ -202,9 +202,9 @@ def _child(name: str, work: Path, dry_run: bool) -> int:
     device = "cuda" if on_gpu else "cpu"
     work.mkdir(parents=True, exist_ok=True)
     if name == "environment":
-        from rc1.bench.wheels import declared_requirements, unmet_here
+        from rc1.bench.wheels import rc1_requirements, unmet_here
 
-        unmet = unmet_here(declared_requirements(REPO / "pyproject.toml"))
+        unmet = unmet_here(rc1_requirements())
         result = {
             "device": torch.cuda.get_device_name() if on_gpu else "cpu",
             "dry_run": not on_gpu,

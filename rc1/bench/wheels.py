@@ -1,7 +1,8 @@
 """`make wheels DIR=…`: the wheels an offline CUDA node needs to run rc1 beyond what a CUDA PyTorch image has.
 
-What rc1 needs is read off this environment's installed distributions (`importlib.metadata`): rc1's requirements with
-its `qlora` extra (bitsandbytes), and theirs, in the versions installed here (the ones rc1 is tested with). torch and
+What rc1 needs: its requirements with its `qlora` extra (bitsandbytes), from pyproject.toml, and theirs, read off this
+environment's installed distributions (`importlib.metadata`) in the versions installed here (the ones rc1 is tested
+with). torch and
 everything torch itself requires (the image's: triton, the nvidia-* runtime, sympy, networkx, jinja2, …) are left out,
 and so is every name in `--have` (a file of the image's package names, one per line, `pip list --format freeze` or
 bare names): what remains is downloaded with `pip download --no-deps --only-binary=:all:` for the node's Python and
@@ -32,6 +33,9 @@ from rc1.core.fsutil import read_input_text
 PLATFORMS = tuple(f"manylinux_2_{n}_x86_64" for n in (17, 24, 27, 28, 31, 34, 35)) + ("manylinux2014_x86_64",)
 
 
+PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
+
+
 def canonical(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
@@ -57,18 +61,9 @@ def closure(roots: list[Requirement], python_version: str) -> dict[str, str]:
     return found
 
 
-def rc1_requirements() -> list[Requirement]:
-    """rc1's requirements with its `qlora` extra (bitsandbytes), as the installed metadata states them."""
-    rc1 = [Requirement(r) for r in metadata.requires("rc1") or []]
-    roots = [r for r in rc1 if r.marker is None or not str(r.marker).startswith("extra")]
-    return roots + [
-        Requirement(str(r).split(";")[0]) for r in rc1 if r.marker is not None and 'extra == "qlora"' in str(r.marker)
-    ]
-
-
-def declared_requirements(pyproject: Path) -> list[Requirement]:
-    """rc1's requirements with its `qlora` extra, read from pyproject.toml: on a node where rc1 runs from its tree
-    (not installed), as on the device, there is no installed metadata to read them from."""
+def rc1_requirements(pyproject: Path = PYPROJECT) -> list[Requirement]:
+    """rc1's requirements with its `qlora` extra (bitsandbytes), read from pyproject.toml: the one place they are
+    declared, present wherever rc1 runs from its tree (on the device rc1 is not installed, so it has no metadata)."""
     import tomllib
 
     project = tomllib.loads(read_input_text(pyproject, "rc1's project file"))["project"]

@@ -129,9 +129,9 @@ def test_the_environment_phase_names_every_requirement_the_installed_packages_do
     rc1 being run from its tree there) through the installed distributions and names what is unmet."""
     from packaging.requirements import Requirement
 
-    from rc1.bench.wheels import declared_requirements, unmet_here
+    from rc1.bench.wheels import rc1_requirements, unmet_here
 
-    declared = declared_requirements(REPO / "pyproject.toml")
+    declared = rc1_requirements()
     assert {r.name for r in declared} >= {"trl", "transformers", "peft", "bitsandbytes", "datasets"}
     assert unmet_here(declared) == []  # this environment, as make setup installed it
     assert unmet_here([Requirement("torch>=99"), Requirement("no-such-package-rc1")]) == [
