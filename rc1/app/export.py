@@ -246,7 +246,7 @@ def _refuse_a_moved_base(line: Line, base, checkpoint: Path, method: str) -> Non
     from rc1.run.monitors.rules.frozen_base import moved
     from rc1.train.frozen_base import frozen_sha256
 
-    first = next((e.frozen_sha256 for e in _starts(line) if e.frozen_sha256 is not msgspec.UNSET), None)
+    first = line.projection.frozen_base  # the line's first record, as replay keeps it
     if method != "lora" or not first:
         return
     wrapped = PeftModel.from_pretrained(base, str(checkpoint), is_trainable=True)
@@ -257,14 +257,9 @@ def _refuse_a_moved_base(line: Line, base, checkpoint: Path, method: str) -> Non
     if names:
         raise GateClosed(
             f"{checkpoint}: its adapter was trained over a base whose sampled tensors hash otherwise than the base "
-            f"loaded now ({len(names)} differ: {', '.join(names[:3])}); the model under {line_model(line)!r} changed "
+            f"loaded now ({len(names)} differ: {', '.join(names[:3])}); the model it names changed "
             "since the line started: export from the base it trained on (pin its revision or restore its files)"
         )
-
-
-def line_model(line: Line) -> str:
-    started = _starts(line)
-    return started[0].model if started else "?"
 
 
 def _facts(

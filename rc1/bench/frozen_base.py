@@ -6,25 +6,16 @@ and a 2-layer model of Qwen3-4B's widths (its sampled tensors are the production
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import torch
 import yaml
 
+from rc1.bench.main import _best_of
 from rc1.train.frozen_base import frozen_sha256
 
 REPO = Path(__file__).resolve().parents[2]
 ROWS, TOKENS = 16, 128  # one step's replies and their length, about the embedded default's
-
-
-def _best(fn, repeat: int = 5) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        started = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - started)
-    return best
 
 
 def _lora_model(widths: dict):
@@ -73,4 +64,4 @@ def _measured(widths: dict) -> tuple[float, float]:
     """(seconds to hash the sampled frozen tensors, seconds of one training step), each the best of 5."""
     model = _lora_model(widths)
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4)
-    return _best(lambda: frozen_sha256(model)), _best(lambda: _step(model, optimizer))
+    return _best_of(lambda: frozen_sha256(model), 5), _best_of(lambda: _step(model, optimizer), 5)

@@ -24,7 +24,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import torch
-from transformers import GenerationConfig, LogitsProcessor, LogitsProcessorList
+from transformers import (
+    GenerationConfig,
+    LogitsProcessor,
+    LogitsProcessorList,
+    TemperatureLogitsWarper,
+    TopKLogitsWarper,
+)
 
 FIXED_POINT_BITS = 60  # a probability <= 1 fits in int64 with room for the sum of every token's rounding
 
@@ -69,15 +75,15 @@ class CutBeforeWarpers(LogitsProcessor):
     the scores before generate scales them (see the module's docstring for why this order)."""
 
     def __init__(self, temperature: float, top_k: int, top_p: float):
-        self.temperature = temperature
-        self.top_k = top_k
+        # transformers' own warpers, as generate will build them after this processor
+        self.warpers = [TemperatureLogitsWarper(temperature)] if temperature != 1.0 else []
+        self.warpers += [TopKLogitsWarper(top_k=top_k)] if top_k else []
         self.cut = ExactTopP(top_p)
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
-        warped = scores / self.temperature if self.temperature != 1.0 else scores  # TemperatureLogitsWarper's op
-        if self.top_k:
-            k = min(self.top_k, warped.size(-1))  # TopKLogitsWarper's rule, ties at the k-th value kept
-            warped = warped.masked_fill(warped < torch.topk(warped, k)[0][..., -1, None], -float("inf"))
+        warped = scores
+        for warper in self.warpers:
+            warped = warper(input_ids, warped)
         removed = nucleus_removed(warped, self.cut.top_p, self.cut.min_tokens_to_keep)
         return scores.masked_fill(removed, -float("inf"))
 
