@@ -236,24 +236,17 @@ def _build(session: Session, line: Line, ref: CheckpointRef, directory: Path, fo
 
 
 def _refuse_a_moved_base(line: Line, base, checkpoint: Path, method: str) -> None:
-    """Exit 3 where the base this export loaded is not the one the line trained over: the checkpoint's adapter put
-    on it (as training wrapped it, so the same parameters are frozen under the same names), its sampled frozen tensors
-    hashed (rc1/train/frozen_base.py) and held to the line's first record (the frozen_base guard's `moved`). A LoRA
+    """Exit 3 where the base this export loaded is not the one the line trained over: its sampled frozen tensors under
+    the checkpoint's adapter (rc1/train/frozen_base.py) held to the line's first record (the guard's `moved`). A LoRA
     line only: a QLoRA line recorded its 4-bit weights, which an export (bf16, to merge) does not load; a full
-    fine-tune has no frozen base; a line from before the record has none. The adapter is taken off again."""
-    from peft import PeftModel
-
+    fine-tune has no frozen base; a line from before the record has none."""
     from rc1.run.monitors.rules.frozen_base import moved
-    from rc1.train.frozen_base import frozen_sha256
+    from rc1.train.frozen_base import frozen_sha256_under
 
     first = line.projection.frozen_base  # the line's first record, as replay keeps it
     if method != "lora" or not first:
         return
-    wrapped = PeftModel.from_pretrained(base, str(checkpoint), is_trainable=True)
-    try:
-        names = moved(first, frozen_sha256(wrapped))
-    finally:
-        wrapped.unload()
+    names = moved(first, frozen_sha256_under(base, checkpoint))
     if names:
         raise GateClosed(
             f"{checkpoint}: its adapter was trained over a base whose sampled tensors hash otherwise than the base "

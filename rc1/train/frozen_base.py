@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from pathlib import Path
 
 import torch
 
@@ -45,6 +46,18 @@ def frozen_sha256(model) -> dict[str, str]:
         digest.update(data.view(torch.uint8).numpy().tobytes() if data.numel() else b"")
         hashes[name] = digest.hexdigest()
     return hashes
+
+
+def frozen_sha256_under(base, adapter_checkpoint: Path) -> dict[str, str]:
+    """`frozen_sha256` of `base` with a checkpoint's LoRA adapter put on it as training wrapped it (the same parameters
+    frozen, under the same names), for a base loaded outside training (`rc1 export`); the adapter is taken off again."""
+    from peft import PeftModel
+
+    wrapped = PeftModel.from_pretrained(base, str(adapter_checkpoint), is_trainable=True)
+    try:
+        return frozen_sha256(wrapped)
+    finally:
+        wrapped.unload()
 
 
 def planted_move(model, step: int) -> None:
