@@ -240,6 +240,7 @@ def _refuse_a_moved_base(line: Line, base, checkpoint: Path, method: str) -> Non
     the checkpoint's adapter (rc1/train/frozen_base.py) held to the line's first record (the guard's `moved`). A LoRA
     line only: a QLoRA line recorded its 4-bit weights, which an export (bf16, to merge) does not load; a full
     fine-tune has no frozen base; a line from before the record has none."""
+    from rc1.app.base_check import moved_base_message
     from rc1.run.monitors.rules.frozen_base import moved
     from rc1.train.frozen_base import frozen_sha256_under
 
@@ -249,9 +250,8 @@ def _refuse_a_moved_base(line: Line, base, checkpoint: Path, method: str) -> Non
     names = moved(first, frozen_sha256_under(base, checkpoint))
     if names:
         raise GateClosed(
-            f"{checkpoint}: its adapter was trained over a base whose sampled tensors hash otherwise than the base "
-            f"loaded now ({len(names)} differ: {', '.join(names[:3])}); the model it names changed "
-            "since the line started: export from the base it trained on (pin its revision or restore its files)"
+            f"{moved_base_message(checkpoint, names)}: export from the base it trained on (pin its revision or "
+            "restore its files)"
         )
 
 

@@ -87,19 +87,15 @@ def _builtin_model(session: Session, pool: list[TaskItem], seed: int) -> Path:
     live = config.data.episodes == "live"
     tools = tools_of(session.loaded) if live else ()
     pages_by = config.data.pages
+    base, place = builtin_folders(session.ws, session.loaded, seed)
     # Runs of other configs may share the cache (data/models): one builds, the others wait, then reuse it.
     with held_lock(session.ws.model_cache_dir / ".build.lock"):
-        if config.model.name == BUILTIN_READER:
-            from rc1.reader.shipped import reader_dir
-
-            base = reader_dir()
-        else:
+        if config.model.name != BUILTIN_READER:
             from rc1.train.tiny_model import build_tiny_qwen3
 
             texts = gold_texts(pool, pages_by) if live else [_answered(item) for item in pool]
-            base = build_tiny_qwen3(texts, builtin_model_dir(session.ws, seed, live=live, pages_by=pages_by), seed)
-        steps = config.model.warm_start_steps
-        if not steps:
+            build_tiny_qwen3(texts, base, seed)
+        if place is None:
             return base
         tokenizer = AutoTokenizer.from_pretrained(base)
         if live:
@@ -108,8 +104,7 @@ def _builtin_model(session: Session, pool: list[TaskItem], seed: int) -> Path:
             pairs = [
                 (fit_prompt(tokenizer, item, config.train.max_prompt_tokens)[0], gold_reply(item)) for item in pool
             ]
-        place = warm_start_dir(base, steps, tools, pages_by) if config.model.name != BUILTIN_READER else None
-        place = place or reader_warm_start_dir(session.ws, seed, steps, tools, live=live, pages_by=pages_by)
+        steps = config.model.warm_start_steps
         out, trained = warm_start(base, place, pairs, steps=steps, seed=seed)
     if trained:
         losses = warm_start_losses(out)
@@ -119,6 +114,37 @@ def _builtin_model(session: Session, pool: list[TaskItem], seed: int) -> Path:
             flush=True,
         )
     return out
+
+
+def builtin_folders(ws: Workspace, loaded, seed: int) -> tuple[Path, Path | None]:
+    """Where the built-in model's base is (the reader as shipped, or the tiny model of this pool and seed) and where
+    its warm start is (None with `model.warm_start_steps` 0): the folders `_builtin_model` builds, named without
+    building anything."""
+    from rc1.core.catalog import BUILTIN_READER
+    from rc1.data.user_tools import tools_of
+
+    config = loaded.config
+    live = config.data.episodes == "live"
+    tools = tools_of(loaded) if live else ()
+    pages_by = config.data.pages
+    steps = config.model.warm_start_steps
+    if config.model.name == BUILTIN_READER:
+        from rc1.reader.shipped import reader_dir
+
+        base = reader_dir()
+        return base, reader_warm_start_dir(ws, seed, steps, tools, live=live, pages_by=pages_by) if steps else None
+    base = builtin_model_dir(ws, seed, live=live, pages_by=pages_by)
+    return base, warm_start_dir(base, steps, tools, pages_by) if steps else None
+
+
+def built_base_source(ws: Workspace, loaded, seed: int) -> str | None:
+    """What the run's base loads from, where it exists already: `model.name`, or the built-in model's folder as
+    built (None where it was never built here). For a command that reads a run and must not build one."""
+    if not is_builtin(loaded.config.model.name):
+        return loaded.config.model.name
+    base, place = builtin_folders(ws, loaded, seed)
+    source = place or base
+    return str(source) if source.is_dir() else None
 
 
 def warm_start_dir(base: Path, steps: int, tools=(), pages_by: str = "titles") -> Path:

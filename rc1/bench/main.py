@@ -263,6 +263,7 @@ PARTS = {
     "monitors": _later("rc1.bench.monitors", "bench_monitors"),
     "processes": _later("rc1.bench.processes", "bench_processes"),
     "frozen-base": _later("rc1.bench.frozen_base", "bench_frozen_base"),
+    "sampler-gap": _later("rc1.bench.sampler_gap", "bench_sampler_gap"),
 }
 
 

@@ -39,41 +39,48 @@ def _rc1(root: Path, *args: str) -> float:
     return time.perf_counter() - start
 
 
-def bench_training(repeat: int = 2) -> None:
-    """`train.max_steps` GRPO steps of the embedded default, each way."""
-    import torch
-
+def prepared_default(root: Path):
+    """The embedded default (recorded) gated in `root`: (loaded config, balanced pool, rc1's reward function, the
+    warm-started built-in model's folder)."""
     from rc1.app.policy import builtin_model_dir, warm_start_dir
     from rc1.config.loading import load_config
     from rc1.core.workspace import Workspace
     from rc1.data.task import read_items
-    from rc1.eventlog.log import read_log
-    from rc1.run import events as ev
     from rc1.scoring.pipeline import ScoringPipeline, components_for, make_reward_fn, rule_scorer
     from rc1.scoring.weights import load_weights
+
+    shutil.copytree(REPO / "configs", root / "configs")
+    _rc1(root, "preflight", "--round", "1")
+    _rc1(root, "preflight", "--round", "2")  # builds and warm-starts the built-in model (its shadow run)
+    loaded = load_config(root / CONFIG, recorded_overrides())
+    config = loaded.config
+    ws = Workspace(root=root, run=config.run.name)
+    pool = read_items(ws.balanced_pool_path)
+    model_dir = warm_start_dir(builtin_model_dir(ws, config.run.seed), config.model.warm_start_steps)
+    weights = load_weights(loaded.weights_path, components_for(loaded))
+    reward_fn = make_reward_fn(config.reward, weights, ScoringPipeline(rule_scorer(loaded, thinking=False)))
+    return loaded, pool, reward_fn, model_dir
+
+
+def bench_training(repeat: int = 2) -> None:
+    """`train.max_steps` GRPO steps of the embedded default, each way."""
+    import torch
+
+    from rc1.eventlog.log import read_log
+    from rc1.run import events as ev
     from rc1.train.engines import build_engine
     from rc1.train.model_loading import load_policy
     from rc1.train.protocols import NoHooks
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        shutil.copytree(REPO / "configs", root / "configs")
-        _rc1(root, "preflight", "--round", "1")
-        _rc1(root, "preflight", "--round", "2")  # builds and warm-starts the built-in model (its shadow run)
+        loaded, pool, reward_fn, model_dir = prepared_default(root)
         process = _rc1(root, "train")
         log = read_log(root / "events" / "local.jsonl").events
         loop_in_process = sum(e.sec_per_step for e in log if isinstance(e, ev.TrainStep))
         evals = sum(1 for e in log if isinstance(e, ev.EvalCompleted))
-
-        loaded = load_config(root / CONFIG, recorded_overrides())
         config = loaded.config
         steps = config.train.max_steps
-        ws = Workspace(root=root, run=config.run.name)
-        pool = read_items(ws.balanced_pool_path)
-        base = builtin_model_dir(ws, config.run.seed)
-        model_dir = warm_start_dir(base, config.model.warm_start_steps)
-        weights = load_weights(loaded.weights_path, components_for(loaded))
-        reward_fn = make_reward_fn(config.reward, weights, ScoringPipeline(rule_scorer(loaded, thinking=False)))
 
         def bare() -> float:
             return bare_grpo(config, pool, reward_fn, model_dir, root / "bare", "cpu").seconds

@@ -55,14 +55,15 @@ from rc1.train.launch import launch_accumulation, rollout_backend
 from rc1.train.live_tools import ITEM_COLUMN, live_environment_class, with_tool_calling
 from rc1.train.metrics import DIAGNOSTICS, EvalResult, Sampling, StepMetrics
 from rc1.train.model_loading import lora_config
-from rc1.train.nucleus import cut_in_trainer_generate
 from rc1.train.protocols import RewardFn, StepProbe, TrainingHooks
 from rc1.train.runtime import memory_mb
 from rc1.train.sampler import Sampler
+from rc1.train.sampler_gap import SamplerGap
 from rc1.train.schedule import set_peak_lr
 from rc1.train.strategies.adaptive_kl import AdaptiveKL
 from rc1.train.tied_weights import tied_keys_explained
 from rc1.train.together import decide_together
+from rc1.train.trainer_rollouts import around_trainer_generate, left_as_loaded
 from rc1.train.vllm_sync import keep_base_at_sync
 
 # The TRL 1.16 log keys one optimizer step reports (logging_steps=1, one generation per step).
@@ -172,7 +173,9 @@ class TrlEngine:
         if self._spec.trains_on != "gold":
             if rollout_backend(config, device) == "hf":  # the trainer was given top_p 1.0 (rc1/registry/spec.py)
                 t = config.train
-                cut_in_trainer_generate(self.trainer, t.temperature, t.top_k, t.top_p)
+                self._bridge.gap = around_trainer_generate(
+                    self.trainer, t.temperature, t.top_k, t.top_p, gap=config.monitors.sampler_mismatch is not None
+                )
             else:  # vLLM: every sync sends the adapter merged out of place, the base untouched (vllm_sync.py)
                 keep_base_at_sync(self.trainer)
         if config.finetune.method == "qlora":
@@ -242,7 +245,10 @@ class TrlEngine:
         self._bridge.advantages = list
         self._bridge.hooks = None
         self._bridge.drop_probe()
+        self._bridge.gap = None
         self._reference = None
+        if self.trainer is not None:
+            left_as_loaded(self.trainer)  # its generate's wrapper holds the trainer: another such cycle
         self.trainer = None
 
     def evaluate(
@@ -416,6 +422,7 @@ class _HookBridge(TrainerCallback):
         self._step_started = time.perf_counter()
         self._last_step = -1
         self.advantages: Callable[[], list[float]] = list
+        self.gap: SamplerGap | None = None  # where transformers samples: rc1 measures what TRL measures under vLLM
         self.peak_lr: float | None = None  # an amended learning rate, put over the resumed checkpoint's
 
     def drop_probe(self) -> None:
@@ -474,11 +481,7 @@ class _HookBridge(TrainerCallback):
             sec_per_step=time.perf_counter() - self._step_started,
             tokens=round(float(logs[KEY_COMPLETION_LEN]) * self._completions_per_step),
             kl_coef=self._kl.beta,
-            diagnostics={
-                name: float(logs[key])
-                for name, key in DIAGNOSTICS.items()
-                if isinstance(logs.get(key), (int, float)) and math.isfinite(logs[key])
-            },
+            diagnostics=self._diagnostics(logs),
             advantages=self.advantages(),
             grad_norm=_float(logs[KEY_GRAD_NORM]) if isinstance(logs.get(KEY_GRAD_NORM), (int, float)) else None,
         )
@@ -487,6 +490,17 @@ class _HookBridge(TrainerCallback):
         self._kl.update(metrics.kl)
         self._set_beta(self._kl.beta)
         decide_together(lambda: self.hooks.on_step(metrics) if self.hooks is not None else None)
+
+    def _diagnostics(self, logs: dict) -> dict[str, float]:
+        found = {
+            name: float(logs[key])
+            for name, key in DIAGNOSTICS.items()
+            if isinstance(logs.get(key), (int, float)) and math.isfinite(logs[key])
+        }
+        gap = self.gap.step_mean() if self.gap is not None else None  # every rank, together
+        if gap is not None:
+            found["sampling_logp_difference"] = gap
+        return found
 
     def on_save(self, args, state, control, **kwargs):
         # Every rank has written its share (its RNG state) once all are here; then rank 0 alone publishes, and every

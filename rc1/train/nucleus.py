@@ -21,13 +21,9 @@ given top_p 1.0, so it adds no float cut of its own."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import torch
 from transformers import (
-    GenerationConfig,
     LogitsProcessor,
-    LogitsProcessorList,
     TemperatureLogitsWarper,
     TopKLogitsWarper,
 )
@@ -92,28 +88,3 @@ def cut_before_warpers(temperature: float, top_k: int, top_p: float) -> list[Log
     """The processors a sampling `generate` call is given for a top-p cut (none at top_p 1.0); its config then gets
     top_p 1.0, so transformers adds no float cut of its own."""
     return [CutBeforeWarpers(temperature, top_k, top_p)] if top_p < 1.0 else []
-
-
-def cut_in_trainer_generate(trainer, temperature: float, top_k: int, top_p: float) -> None:
-    """Make the cut inside a TRL trainer's transformers rollouts (its `top_p` argument given 1.0): TRL calls
-    `unwrapped_model.generate(..., generation_config=self.generation_config)` and passes no logits processor (GRPO,
-    RLOO and online DPO in TRL 1.16), and peft's `generate` hands its call to the model it wraps, so the transformers
-    model's `generate` gets the cut for calls that carry this trainer's generation config and for no other (rc1's
-    evaluations of the same model bring their own). Nothing is installed at top_p 1.0."""
-    if top_p >= 1.0:
-        return
-    if not isinstance(getattr(trainer, "generation_config", None), GenerationConfig):
-        # a TRL whose trainer keeps its sampling elsewhere would sample without the cut: refuse rather than drift
-        raise TypeError(f"{type(trainer).__name__} has no transformers generation_config to make the top-p cut in")
-    model = trainer.model
-    model = model.get_base_model() if hasattr(model, "get_base_model") else model
-    model.generate = _with_cut(model.generate, trainer.generation_config, CutBeforeWarpers(temperature, top_k, top_p))
-
-
-def _with_cut(generate: Callable, config, cut: LogitsProcessor) -> Callable:
-    def generate_with_cut(*args, generation_config=None, logits_processor=None, **kwargs):
-        if generation_config is config:
-            logits_processor = LogitsProcessorList([*(logits_processor or []), cut])
-        return generate(*args, generation_config=generation_config, logits_processor=logits_processor, **kwargs)
-
-    return generate_with_cut

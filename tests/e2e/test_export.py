@@ -375,8 +375,8 @@ def test_the_card_of_a_merged_qlora_export_names_its_hub_base_and_what_merging_c
 
 def test_an_adapter_is_not_exported_over_a_base_that_changed_since_its_line_started(lora_run, exported, tmp_path):
     """The line recorded its frozen base's sampled hashes when it started; the built-in base in the model cache is
-    then changed (one step up in the first value of every weight) and the export refuses it, exit 3, appending
-    nothing and writing nothing."""
+    then changed (one step up in the first value of every weight): the export refuses it, exit 3, appending
+    nothing and writing nothing, and `rc1 audit` finds it, exit 3, where it passed on the base as trained."""
     import torch
     from conftest import MODELS
     from safetensors.torch import load_file, save_file
@@ -396,3 +396,9 @@ def test_an_adapter_is_not_exported_over_a_base_that_changed_since_its_line_star
     assert result.returncode == 3, result.stderr
     assert "hash otherwise than the base loaded now" in result.stderr and "Traceback" not in result.stderr
     assert (copy / "events/local.jsonl").read_bytes() == before and not (copy / "exports/again").exists()
+    audited = rc1_here(copy, "audit")
+    assert audited.returncode == 3, audited.stdout + audited.stderr
+    assert "FAIL [frozen_base]" in audited.stdout and "hash otherwise than the base loaded now" in audited.stdout
+    assert audited.stdout.count("FAIL [") == 1  # nothing else the audit checks changed
+    untouched = rc1_here(lora_run, "audit")
+    assert untouched.returncode == 0 and "frozen_base" in untouched.stdout, untouched.stdout + untouched.stderr

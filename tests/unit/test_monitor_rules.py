@@ -56,10 +56,10 @@ def test_truncation_warns_once_and_again_only_after_it_cleared():
     assert rules_and_steps(line) == [("truncation", 3, "warn"), ("truncation", 15, "warn")]
 
 
-def test_sampler_mismatch_reads_nothing_where_transformers_samples_and_trips_on_a_stale_rollout_model():
-    """A line sampled by transformers logs no gap: the rule never reads. A vLLM line at a healthy gap stays quiet; the
-    sync skipped (a stale rollout model, the gap ten times larger) trips it once its window is past the healthy
-    steps, and as a halt where the action says so."""
+def test_sampler_mismatch_reads_nothing_where_no_gap_is_recorded_and_trips_on_a_stale_rollout_model():
+    """A line whose engine records no gap (rc1's torch engine): the rule never reads. A line at a healthy gap stays
+    quiet; the sync skipped (a stale rollout model, the gap ten times larger) trips it once its window is past the
+    healthy steps, and as a halt where the action says so."""
     hf = Line(rules(sampler_mismatch={}))
     hf.steps(20)
     assert hf.trips == []

@@ -18,6 +18,7 @@ from transformers import (
 )
 
 from rc1.train.nucleus import CutBeforeWarpers, ExactTopP, cut_before_warpers, nucleus_removed
+from rc1.train.sampler_gap import RecordSampled, completion_mask, measured_rows
 
 QWEN3_VOCAB = 151936
 
@@ -140,3 +141,35 @@ def test_generate_with_the_cut_before_its_warpers_draws_what_transformers_top_p_
     assert torch.equal(ours, transformers_cut)
     assert not torch.equal(ours, sampled(model, card(1.0)))  # the cut changed the draws: the check can fail
     assert cut_before_warpers(0.6, 20, 1.0) == []
+
+
+def test_the_sampler_gap_records_the_log_probabilities_of_the_distribution_generate_drew_from():
+    """rc1/train/sampler_gap.py's recorder, placed after the cut, keeps for its rows the log-probability of each drawn
+    token under the distribution it was drawn from: transformers' own processed scores (its `output_scores`, after
+    every processor and warper), renormalised, token for token. vLLM's processed_logprobs are that distribution."""
+    model = tiny_model()
+    recorder = RecordSampled(measured_rows(8), temperature=0.6, top_k=20)
+    torch.manual_seed(11)
+    prompts = torch.randint(0, 97, (8, 5), generator=torch.Generator().manual_seed(3))
+    with torch.no_grad():
+        out = model.generate(
+            prompts,
+            generation_config=card(1.0),
+            logits_processor=LogitsProcessorList([*cut_before_warpers(0.6, 20, 0.8), recorder]),
+            output_scores=True,
+            output_logits=True,
+            return_dict_in_generate=True,
+        )
+    drawn = out.sequences[recorder.rows, 5:]
+    processed = torch.stack(out.scores, dim=1)[recorder.rows].log_softmax(dim=-1)
+    theirs = processed.gather(2, drawn.unsqueeze(-1)).squeeze(-1)
+    assert recorder.rows.tolist() == [0, 2, 4, 6] and theirs.shape == (4, 40)
+    torch.testing.assert_close(recorder.sampled(out.sequences), theirs, rtol=0, atol=1e-6)
+    uncut = (torch.stack(out.logits, dim=1)[recorder.rows] / 0.6).log_softmax(dim=-1)
+    uncut = uncut.gather(2, drawn.unsqueeze(-1)).squeeze(-1)
+    assert (recorder.sampled(out.sequences) - uncut).abs().max() > 1e-3  # the cut's renormalisation: it can fail
+
+
+def test_a_completion_counts_up_to_its_first_end_of_sequence_token_as_trl_masks_it():
+    completion = torch.tensor([[5, 6, 2, 2, 7], [5, 6, 7, 8, 9], [2, 0, 0, 0, 0]])
+    assert completion_mask(completion, [2]).long().tolist() == [[1, 1, 1, 0, 0], [1, 1, 1, 1, 1], [1, 0, 0, 0, 0]]

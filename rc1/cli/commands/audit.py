@@ -7,6 +7,7 @@ import sys
 
 import msgspec
 
+from rc1.app.base_check import audit_bases
 from rc1.cli.args import config_args, config_for_reading
 from rc1.core.errors import ExitCode
 from rc1.core.workspace import Workspace
@@ -53,6 +54,10 @@ def run(args) -> int:
         print(f"error: {ws.log_path}: no event log for run {ws.run!r}", file=sys.stderr)
         return int(ExitCode.BAD_INPUT)
     report = audit_log(ws, current_fingerprints(ws, loaded))
+    moved, unchecked = audit_bases(ws, loaded)
+    report.findings += moved
+    report.notes += unchecked
+    report.checks_run.append("frozen_base")
     rescored = None
     if args.rescore or args.rejudge:
         from rc1.app.rescore import rescore

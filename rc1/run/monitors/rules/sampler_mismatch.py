@@ -1,14 +1,16 @@
 """sampler_mismatch: the rollout engine's log-probabilities of the tokens it sampled, against the trainer's of the same
 tokens, apart by more than `max_mean` nats on average over the last `window` steps. TRL 1.16 logs the gap where vLLM
-samples with its importance-sampling correction on (`sampling/sampling_logp_difference/mean`, recorded as
-`train_step.diagnostics.sampling_logp_difference`); the two engines compute in different kernels and precisions, so a
-small gap is normal, and a gap that grows says the rollout model is not the one being trained: a weight sync that did
-not happen or sent the wrong tensors, a drifted base (trl#6688), a sampler setting one engine ignores. prime-rl
-documents the same signal as its early warning of a stale or diverging inference engine.
+samples with its importance-sampling correction on (`sampling/sampling_logp_difference/mean`); where transformers
+samples a TRL trainer's rollouts rc1 measures the same gap itself (rc1/train/sampler_gap.py). Either is recorded as
+`train_step.diagnostics.sampling_logp_difference`. The two engines compute in different kernels and precisions, and a
+top-k or top-p cut renormalises the sampled side, so a healthy line has a gap of its own; a gap that grows says the
+rollout model is not the one being trained: a weight sync that did not happen or sent the wrong tensors, a drifted
+base (trl#6688), a sampler setting one engine ignores. prime-rl documents the same signal as its early warning of a
+stale or diverging inference engine.
 
-Where transformers samples (every run on a CPU, and `train.rollouts: hf`) the sampler is the trained model itself and
-TRL logs no gap: the rule reads nothing. Its default threshold is not measured on a healthy vLLM line (no GPU here);
-tests/unit/test_monitor_rules.py holds it to a planted stale rollout model on a logged line."""
+Measured here (docs/monitors-and-runbook.md): the embedded default's healthy lines, and the planted stale rollout
+model (tests/e2e/test_sampler_mismatch.py), which trips it. Not measured: a healthy vLLM line's gap (no GPU here).
+Lines whose engine records no gap (rc1's torch engine, online DPO, SFT) are not read."""
 
 from __future__ import annotations
 
@@ -26,7 +28,8 @@ GAP = SignalPath("train_step.diagnostics.sampling_logp_difference", each_step=Tr
 
 class SamplerMismatch(RuleParams):
     """The rollout engine's and the trainer's log-probabilities of the sampled tokens apart (TRL's
-    sampling/sampling_logp_difference/mean, vLLM rollouts only), averaged over `window` steps, above `max_mean`."""
+    sampling/sampling_logp_difference/mean under vLLM, rc1's measurement of it under transformers), averaged over
+    `window` steps, above `max_mean`."""
 
     max_mean: Annotated[
         float,
@@ -56,16 +59,16 @@ def read(params: SamplerMismatch, state: MonitorState) -> Reading | None:
 
 SPEC = MonitorSpec(
     name="sampler_mismatch",
-    about="the rollout engine's log-probabilities apart from the trainer's (vLLM rollouts) over a window of steps",
+    about="the rollout engine's log-probabilities apart from the trainer's over a window of steps",
     params=SamplerMismatch,
     checked=("step",),
     read=read,
     reads=(GAP,),
     steps_needed=its_window,
     runbook=Runbook(
-        means="vLLM samples from a model that is not the one being trained: a weight sync that was skipped or sent "
-        "stale tensors, a base that drifted under in-place adapter merges, or a sampling setting only one engine "
-        "applies; the importance ratios then correct for a policy that no longer exists",
+        means="the rollouts are sampled from a model that is not the one being trained: a vLLM weight sync that was "
+        "skipped or sent stale tensors, a base that drifted under in-place adapter merges, or a sampling setting only "
+        "one engine applies; the importance ratios then correct for a policy that no longer exists",
         tries=(
             "check that the base did not move: rc1 status (the frozen_base guard) and the line's checkpoint records",
             "compare with transformers' own rollouts on the same checkpoint: --set train.rollouts=hf (exact, slower)",
