@@ -100,5 +100,5 @@ def in_schedule_order(seed: int) -> dict:
 
 def trainer_top_p(train, vllm: bool) -> float:
     """The top_p a TRL trainer is given: vLLM samples with train.top_p itself; where transformers samples, the trainer
-    gets 1.0 and rc1 makes the cut, deterministic on CUDA (rc1/train/nucleus.py `cut_in_trainer_generate`)."""
+    gets 1.0 and rc1 makes the cut, deterministic on CUDA (rc1/train/trainer_rollouts.py `around_trainer_generate`)."""
     return train.top_p if vllm else 1.0
