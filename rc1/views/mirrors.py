@@ -22,16 +22,11 @@ from rc1.views.library_log import is_library_line, line_ts
 _ENCODER = msgspec.json.Encoder()
 
 
-_NOT_IN_METRICS = frozenset(("v", "prev", "type"))
-_NOT_IN_LOG = frozenset(("seq", "ts", "run", "v", "prev"))
-# structlog's renderer is built once: building one per line was a fifth of a cold rebuild's time
-_LOG_RENDERER = structlog.processors.KeyValueRenderer(key_order=["ts", "seq", "event"], drop_missing=True)
-
-
-def metrics_line(event: ev.TrainStep, fields: dict | None = None) -> bytes:
-    """`fields`: the event's `recorded_fields`, where the caller has them already (a rebuild takes them once)."""
-    fields = ev.recorded_fields(event) if fields is None else fields
-    return _ENCODER.encode({k: v for k, v in fields.items() if k not in _NOT_IN_METRICS}) + b"\n"
+def metrics_line(event: ev.TrainStep) -> bytes:
+    record = ev.recorded_fields(event)
+    for key in ("v", "prev", "type"):
+        record.pop(key, None)
+    return _ENCODER.encode(record) + b"\n"
 
 
 def manifest_line(event: ev.CheckpointSaved) -> bytes:
@@ -39,14 +34,21 @@ def manifest_line(event: ev.CheckpointSaved) -> bytes:
     return _ENCODER.encode(record) + b"\n"
 
 
-def log_line(event: ev.Event, fields: dict | None = None) -> str:
-    """One key=value line per event, rendered by structlog; nested values as JSON."""
-    fields = ev.recorded_fields(event) if fields is None else fields
-    flat = {"ts": event.ts, "seq": event.seq, "event": ev.event_type(event)}
-    for key, value in fields.items():
-        if key not in _NOT_IN_LOG:
-            flat[key] = _ENCODER.encode(value).decode() if isinstance(value, (dict, list, msgspec.Struct)) else value
-    return _LOG_RENDERER(None, "", flat)
+def log_line(event: ev.Event) -> str:
+    """One key=value line per event, rendered by structlog."""
+    payload = {k: v for k, v in ev.recorded_fields(event).items() if k not in ("seq", "ts", "run", "v", "prev")}
+    renderer = structlog.processors.KeyValueRenderer(key_order=["ts", "seq", "event"], drop_missing=True)
+    return renderer(None, "", {"ts": event.ts, "seq": event.seq, "event": ev.event_type(event), **_flatten(payload)})
+
+
+def _flatten(payload: dict) -> dict:
+    flat = {}
+    for key, value in payload.items():
+        if isinstance(value, (dict, list)) or isinstance(value, msgspec.Struct):
+            flat[key] = _ENCODER.encode(value).decode()
+        else:
+            flat[key] = value
+    return flat
 
 
 class RoundAttempt(msgspec.Struct, kw_only=True):
@@ -147,17 +149,13 @@ class Mirrors:
         for event in events:
             for round_no, attempt in self._rounds.items():
                 attempt.fold(event, round_no)
-        metrics, manifest, lines = [], [], []
-        for event in events:  # each event's fields taken once, for its train.log line and its metrics line
-            fields = ev.recorded_fields(event)
-            lines.append(log_line(event, fields))
-            if isinstance(event, ev.TrainStep):
-                metrics.append(metrics_line(event, fields))
-            elif isinstance(event, ev.CheckpointSaved):
-                manifest.append(manifest_line(event))
-        atomic_write_bytes(self.metrics_path, b"".join(metrics))
-        atomic_write_bytes(self.manifest_path, b"".join(manifest))
-        atomic_write_bytes(self.train_log_path, "".join(_merged(lines, self._library_lines())).encode())
+        atomic_write_bytes(self.metrics_path, b"".join(metrics_line(e) for e in events if isinstance(e, ev.TrainStep)))
+        atomic_write_bytes(
+            self.manifest_path, b"".join(manifest_line(e) for e in events if isinstance(e, ev.CheckpointSaved))
+        )
+        atomic_write_bytes(
+            self.train_log_path, "".join(_merged([log_line(e) for e in events], self._library_lines())).encode()
+        )
         for round_no in (1, 2):
             self._write_round(round_no)
 
