@@ -2,12 +2,11 @@
 
 What rc1 needs: its requirements with its `qlora` extra (bitsandbytes), from pyproject.toml, and theirs, read off this
 environment's installed distributions (`importlib.metadata`) in the versions installed here (the ones rc1 is tested
-with). torch and
-everything torch itself requires (the image's: triton, the nvidia-* runtime, sympy, networkx, jinja2, …) are left out,
-and so is every name in `--have` (a file of the image's package names, one per line, `pip list --format freeze` or
-bare names): what remains is downloaded with `pip download --no-deps --only-binary=:all:` for the node's Python and
-platform (manylinux x86_64, CPython `--python-version`). On the node: `python3 -m pip install --no-index --no-deps
---target DIR2 DIR/*.whl` and `PYTHONPATH=DIR2`, or `make gpu-check WHEELS=DIR`.
+with). torch and everything torch itself requires (the image's: triton, the nvidia-* runtime, sympy, networkx, jinja2,
+…) are left out, and so is every name in `--have` (a file of the image's package names, one per line, `pip list --format
+freeze` or bare names): what remains is downloaded with `pip download --no-deps --only-binary=:all:` for the node's
+Python and platform (manylinux x86_64, CPython `--python-version`). On the node: `python3 -m pip install --no-index
+--no-deps --target DIR2 DIR/*.whl` and `PYTHONPATH=DIR2`, or `make gpu-check WHEELS=DIR`.
 
 Requirements are checked, not assumed: where `--have` gives the image's versions (`name==version` lines), every
 carried wheel's `Requires-Dist` on a package the image provides must accept the image's version, else nothing is
