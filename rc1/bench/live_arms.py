@@ -208,7 +208,18 @@ def bench_live_arms(names: tuple[str, ...] = tuple(ARMS), models: Path | None = 
         report(run_arms(names, cache, Path(tmp)))
 
 
-if __name__ == "__main__":
-    chosen = tuple(sys.argv[1:]) or tuple(ARMS)
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m rc1.bench.live_arms", description=__doc__.splitlines()[0])
+    parser.add_argument("arms", nargs="*", metavar="ARM", help=f"the arms to run (default: all of {', '.join(ARMS)})")
+    chosen = tuple(parser.parse_args(argv).arms) or tuple(ARMS)
+    unknown = [name for name in chosen if name not in ARMS]
+    if unknown:
+        parser.error(f"no arm named {', '.join(unknown)} (the arms: {', '.join(ARMS)})")
     cached = os.environ.get("RC1_BENCH_MODELS")
     bench_live_arms(chosen, Path(cached) if cached else None)
+
+
+if __name__ == "__main__":
+    main()

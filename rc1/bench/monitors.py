@@ -289,5 +289,13 @@ def bench_monitors(only: list[str] | None = None) -> None:
         print(f"  false trips on healthy runs: {_rate(tripped_runs, healthy_runs)} (goal 0)", flush=True)
 
 
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m rc1.bench.monitors", description=__doc__.splitlines()[0])
+    parser.add_argument("words", nargs="*", metavar="WORD", help="run only the arms whose name holds one of these")
+    bench_monitors(parser.parse_args(argv).words or None)
+
+
 if __name__ == "__main__":
-    bench_monitors(sys.argv[1:] or None)
+    main()

@@ -159,8 +159,20 @@ def bench_processes(repeat: int = 2) -> None:
         )
 
 
-if __name__ == "__main__":
-    if "--evaluate" in sys.argv:
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m rc1.bench.processes", description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--evaluate",
+        action="store_true",
+        help="one rank's share of the evaluation arm (what the bench runs under torchrun)",
+    )
+    if parser.parse_args(argv).evaluate:
         evaluate_here()
     else:
         bench_processes()
+
+
+if __name__ == "__main__":
+    main()

@@ -248,7 +248,13 @@ def markdown(shape: ModelShape, config) -> str:
 
 
 if __name__ == "__main__":  # docs/gpu.md's table: python -m rc1.checks.memory_plan
+    import argparse
     from pathlib import Path
+
+    argparse.ArgumentParser(
+        prog="python -m rc1.checks.memory_plan",
+        description="print docs/gpu.md's memory table: configs/rc1.yaml's plan for Qwen3-4B on each GPU",
+    ).parse_args()
 
     from rc1.config.loading import load_config
 

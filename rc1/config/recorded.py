@@ -46,5 +46,10 @@ def recorded_raw(raw: dict) -> dict:
     return raw
 
 
-if __name__ == "__main__":
+if __name__ == "__main__":  # the Makefile's `make run-recorded`
+    import argparse
+
+    argparse.ArgumentParser(
+        prog="python -m rc1.config.recorded", description="print the --set flags of the recorded embedded default"
+    ).parse_args()
     sys.stdout.write(" ".join(recorded_sets()) + "\n")

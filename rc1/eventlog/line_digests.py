@@ -26,9 +26,15 @@ def line_digests(data: bytes) -> bytes:
         start = end + 1
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     """Writes the number of bytes its lines cover (a decimal line), then their raw digests."""
-    path, size = sys.argv[1], int(sys.argv[2])
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="line_digests.py", description=__doc__.splitlines()[0])
+    parser.add_argument("path", help="the log file")
+    parser.add_argument("size", type=int, help="hash the lines that end within the first SIZE bytes")
+    args = parser.parse_args(argv)
+    path, size = args.path, args.size
     with open(path, "rb") as fh:
         data = fh.read(size)
     covered = data.rfind(b"\n") + 1
