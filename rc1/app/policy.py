@@ -88,15 +88,17 @@ def _builtin_model(session: Session, pool: list[TaskItem], seed: int) -> Path:
     tools = tools_of(session.loaded) if live else ()
     pages_by = config.data.pages
     base, place = builtin_folders(session.ws, session.loaded, seed)
-    # Runs of other configs may share the cache (data/models): one builds, the others wait, then reuse it.
-    with held_lock(session.ws.model_cache_dir / ".build.lock"):
-        if config.model.name != BUILTIN_READER:
-            from rc1.train.tiny_model import build_tiny_qwen3
+    # Runs may share the cache (data/models): of those that need the same folder one builds it and the others wait,
+    # then reuse it. Each folder has a lock of its own, so a run never waits on the build of a model it does not load.
+    if config.model.name != BUILTIN_READER:
+        from rc1.train.tiny_model import build_tiny_qwen3
 
+        with held_lock(_build_lock(base)):
             texts = gold_texts(pool, pages_by) if live else [_answered(item) for item in pool]
             build_tiny_qwen3(texts, base, seed)
-        if place is None:
-            return base
+    if place is None:
+        return base
+    with held_lock(_build_lock(place)):
         tokenizer = AutoTokenizer.from_pretrained(base)
         if live:
             pairs = live_pairs(pool, tools, pages_by)
@@ -114,6 +116,12 @@ def _builtin_model(session: Session, pool: list[TaskItem], seed: int) -> Path:
             flush=True,
         )
     return out
+
+
+def _build_lock(folder: Path) -> Path:
+    """The lock a build of `folder` in the model cache is made under (beside it: the reader's own folder is in the
+    package, its warm starts in the cache)."""
+    return folder.with_name(f".{folder.name}.lock")
 
 
 def builtin_folders(ws: Workspace, loaded, seed: int) -> tuple[Path, Path | None]:
