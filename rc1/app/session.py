@@ -88,10 +88,10 @@ class Session(_RunView):
         if not allow_refused:
             self._refuse_a_log_with_violations()
         self.mirrors = Mirrors(ws)
-        if tail.base is None:
-            self.mirrors.rebuild(tail.events)
-        elif not self.mirrors.resume(snapshot.views, tail.events):
-            self.mirrors.rebuild(read_log(ws.log_path).events)  # the views were changed under the snapshot
+        if tail.base is None or not self.mirrors.resume(snapshot.views, tail.events):
+            # No snapshot, or the views were changed under it: rebuilt from the whole log at this session's first
+            # append (read again then, under the lock: the events are not kept in memory meanwhile).
+            self.mirrors.defer_rebuild(lambda: read_log(ws.log_path).events)
         self.log.subscribe(self.replayer.apply)
         self.log.subscribe(self.mirrors)
         self.log.subscribe(self._snapshot_at_checkpoints)

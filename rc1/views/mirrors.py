@@ -1,14 +1,18 @@
 """Projections of the log onto files people read: logs/train.log, reports/metrics.jsonl,
 reports/ckpt_manifest.jsonl, reports/preflight/round{1,2}*.json.
 
-They are views: rebuilt from the log when a writing session opens or by `rc1 report`,
-then kept up to date after each append. No decision is ever taken by reading them.
+They are views: kept up to date after each append, going on from where the last session left them (its snapshot
+records their sizes). Views not in step with the log (a log without a snapshot, a view changed or cut under it) are
+rebuilt from the whole log by `rc1 report`, or at a writing session's first append: a command that appends nothing
+(`advance` on a finished run, a refused one) never pays for a rebuild, which at a million events costs ten times
+reading the log. No decision is ever taken by reading them.
 """
 
 from __future__ import annotations
 
 import heapq
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
@@ -120,6 +124,16 @@ class Mirrors:
     def __init__(self, ws: Workspace):
         self.ws = ws
         self._rounds = {1: RoundAttempt(), 2: RoundAttempt()}
+        self._rebuild_from: Callable[[], list[ev.Event]] | None = None  # set while the views are not in step
+
+    def defer_rebuild(self, read_events: Callable[[], list[ev.Event]]) -> None:
+        """The views are not in step with the log: rebuild them from `read_events()` (the whole log, the event being
+        appended included) at the next event, not now. Until then their state is recorded as unknown."""
+        self._rebuild_from = read_events
+
+    @property
+    def in_step(self) -> bool:
+        return self._rebuild_from is None
 
     @property
     def metrics_path(self) -> Path:
@@ -145,6 +159,7 @@ class Mirrors:
         return self.metrics_path, self.manifest_path, self.train_log_path
 
     def rebuild(self, events: list[ev.Event]) -> None:
+        self._rebuild_from = None
         self._rounds = {1: RoundAttempt(), 2: RoundAttempt()}
         for event in events:
             for round_no, attempt in self._rounds.items():
@@ -199,6 +214,9 @@ class Mirrors:
         return True
 
     def state(self) -> bytes:
+        """What the snapshot records of the views: `null` while they are not in step (the next session defers again)."""
+        if not self.in_step:
+            return _ENCODER.encode(None)
         return _ENCODER.encode(MirrorState(sizes=self._sizes(), rounds=self._rounds))
 
     def _sizes(self) -> dict[str, int]:
@@ -211,6 +229,9 @@ class Mirrors:
         return sizes
 
     def __call__(self, event: ev.Event) -> None:
+        if self._rebuild_from is not None:
+            self.rebuild(self._rebuild_from())  # the log holds `event` already: the rebuild writes its lines
+            return
         _append(self.train_log_path, (log_line(event) + "\n").encode())
         self._append_event(event)
 

@@ -4,10 +4,10 @@ A SIGKILL in the middle of a multi-turn step (a rollout's tool call about to run
 the newest checkpoint to exactly the uninterrupted run: its step metrics and its archive, transcripts included. Two
 ranks archive every rollout's transcript, and `audit --rescore` replays each one's tools clean.
 
-The run is the suite's short run with live episodes (the drift monitor on, as configs/local.yaml has it): the
-built-in model warm-started 200 steps on the pool's gold episodes, so it writes tool calls (all of them failing at that
-size; a failed call is a tool result the model reads and goes on from, as a good one is), and a learning rate low
-enough that it keeps writing them past the first checkpoint, where the kill lands.
+The run is the suite's short run with live episodes on the built-in reader, as `make run` trains them (the drift
+monitor on, as configs/local.yaml has it): the shipped reader warm-started 10 steps on the pool's gold episodes, so it
+writes tool calls that open pages from step 0 (tests/e2e/test_reader_run.py), and a learning rate low enough that it
+keeps writing them past the first checkpoint, where the kill lands.
 """
 
 from __future__ import annotations
@@ -30,13 +30,16 @@ pytestmark = [
 ]
 
 LIVE = {
+    "model.name": "builtin:reader",
+    "model.warm_start_steps": 10,
     "data.episodes": "live",
-    "model.warm_start_steps": 200,
-    "train.max_completion_tokens": 256,
+    "data.pages": "mentions",
+    "train.max_completion_tokens": 128,
     "train.max_steps": 4,
     "train.save_steps": 2,
     "train.eval_steps": 2,
     "train.learning_rate": 1e-4,
+    "preflight.max_cut_share": 1.0,  # the subject is a kill inside a tool call, not how episodes end (a quarter are cut)
 }
 STEPS = (1, 2, 3, 4)
 COMPARED = ("loss", "kl", "ratio", "lr", "reward", "reward_std", "tokens", "episodes")
@@ -124,13 +127,13 @@ def test_two_ranks_archive_every_rollout_s_transcript_and_rescore_clean(gated, t
 
 
 def test_an_exported_live_model_prompts_as_it_was_trained(whole, tmp_path):
-    """The built model's own template renders no tools: the export carries the tool-calling template the episodes
+    """The reader's own template renders no tools: the export carries the tool-calling template the episodes
     were trained with, and ends a turn where TRL's loop did."""
     from transformers import AutoTokenizer, GenerationConfig
 
-    from rc1.app.policy import builtin_model_dir
     from rc1.core.workspace import Workspace
     from rc1.data.task import episode_messages, read_items
+    from rc1.reader.shipped import reader_dir
     from rc1.train.live_generation import tool_schemas
     from rc1.train.live_tools import with_tool_calling
 
@@ -140,7 +143,7 @@ def test_an_exported_live_model_prompts_as_it_was_trained(whole, tmp_path):
     assert exported.returncode == 0, exported.stdout + exported.stderr
     served = AutoTokenizer.from_pretrained(tmp_path / "out")
     ws = Workspace(root=copy, run="local")
-    trained = with_tool_calling(AutoTokenizer.from_pretrained(builtin_model_dir(ws, 1234, live=True)))
+    trained = with_tool_calling(AutoTokenizer.from_pretrained(reader_dir()))
     messages = episode_messages(read_items(ws.balanced_pool_path)[0])
     render = dict(tools=tool_schemas(), add_generation_prompt=True, tokenize=False)
     assert served.apply_chat_template(messages, **render) == trained.apply_chat_template(messages, **render)

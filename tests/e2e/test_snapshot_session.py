@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import shutil
 
+import msgspec
 import pytest
+from conftest import rc1_here
 
 from rc1.app.session import Session
 from rc1.config.loading import load_config
@@ -56,14 +58,42 @@ def test_a_session_on_a_finished_run_reads_only_past_the_snapshot_and_appends_to
 
 
 @pytest.mark.parametrize("change", ["cut short", "deleted"])
-def test_views_changed_under_the_snapshot_are_rebuilt_from_the_whole_log(finished_copy, tmp_path, monkeypatch, change):
+def test_views_changed_under_the_snapshot_are_rebuilt_from_the_whole_log_at_the_first_append(
+    finished_copy, tmp_path, monkeypatch, change
+):
+    changed = finished_copy / ("reports/metrics.jsonl" if change == "cut short" else "reports/preflight/round1.json")
     if change == "cut short":
-        metrics = finished_copy / "reports/metrics.jsonl"
-        metrics.write_bytes(metrics.read_bytes()[:-40])
+        changed.write_bytes(changed.read_bytes()[:-40])
     else:
-        (finished_copy / "reports/preflight/round1.json").unlink()
+        changed.unlink()
+    left = changed.read_bytes() if changed.exists() else None
+    # A session that appends nothing leaves them (and records them as not in step), so that `advance` on a finished
+    # run of a million events does not rebuild them.
     with _open(finished_copy, monkeypatch) as session:
         assert session.log.contents.base is not None  # the log itself is still read from the anchor
+        assert not session.mirrors.in_step
+    assert (changed.read_bytes() if changed.exists() else None) == left
+    assert read_snapshot(Workspace(root=finished_copy, run="local")).views == msgspec.Raw(b"null")
+    # The next one to append rebuilds them from the whole log, its own events included.
+    with _open(finished_copy, monkeypatch) as session:
+        session.append(ev.ArtifactWritten(path="x", sha256="0" * 64, bytes=1))
+        assert session.mirrors.in_step
+    assert {name: (finished_copy / name).read_bytes() for name in VIEWS} == _rebuilt_views(finished_copy, tmp_path)
+    assert read_snapshot(Workspace(root=finished_copy, run="local")).views != msgspec.Raw(b"null")
+
+
+def test_a_log_without_a_snapshot_or_views_is_opened_without_building_them(finished_copy, tmp_path, monkeypatch):
+    """A run copied without its snapshot and views (or written by an rc1 whose projection differed): the session
+    replays the whole log and writes a snapshot, and builds no view until it appends; `rc1 report` builds them."""
+    shutil.rmtree(finished_copy / "logs")
+    shutil.rmtree(finished_copy / "reports")
+    (finished_copy / "events/local.snapshot.json").unlink()
+    with _open(finished_copy, monkeypatch) as session:
+        assert session.log.contents.base is None and not session.mirrors.in_step
+        assert session.projection == replay(read_log(session.ws.log_path).events).projection
+    assert not (finished_copy / "logs").exists() and not (finished_copy / "reports").exists()
+    assert read_snapshot(Workspace(root=finished_copy, run="local")) is not None  # the next open is warm
+    assert rc1_here(finished_copy, "report", "--no-verdicts").returncode == 0
     assert {name: (finished_copy / name).read_bytes() for name in VIEWS} == _rebuilt_views(finished_copy, tmp_path)
 
 

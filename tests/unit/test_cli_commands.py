@@ -2,6 +2,9 @@
 `arguments`) and its handler (`run`), listed once in `COMMANDS`. Adding a command is its module, its entry and its
 test; a module left out of the table, or an entry with no module, fails here."""
 
+import subprocess
+import sys
+
 from conftest import REPO, training_stack_after
 
 from rc1.cli.commands import COMMANDS, command
@@ -49,3 +52,23 @@ def test_what_a_launch_can_train_is_decided_before_the_training_stack_is_importe
         "refuse_unsupported_launch(load_config('configs/local.yaml', []).config)"
     )
     assert training_stack_after(decided) == ["torch"]
+
+
+def test_a_command_imports_its_own_module_and_no_other():
+    """`rc1 status` builds the status command's parser in full and names the others only: their modules (and what
+    they import) are not loaded. `rc1 --help` still lists every command with its line."""
+    shown = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from rc1.cli.main import build_parser, _chosen_command; "
+            "args = build_parser(_chosen_command(['status', '--json'])).parse_args(['status', '--json']); "
+            "print(args.command, args.json, *sorted(m for m in sys.modules if m.startswith('rc1.cli.commands.')))",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    )
+    assert shown.stdout.split() == ["status", "True", "rc1.cli.commands.status"]
+    assert all(f"\n    {name}" in build_parser().format_help() for name in COMMANDS)
