@@ -57,22 +57,18 @@ def test_a_session_on_a_finished_run_reads_only_past_the_snapshot_and_appends_to
     assert read_snapshot(Workspace(root=finished_copy, run="local")).seq == anchor.seq + 2  # run_started + artifact
 
 
-@pytest.mark.parametrize("change", ["cut short", "deleted"])
-def test_views_changed_under_the_snapshot_are_rebuilt_from_the_whole_log_at_the_first_append(
-    finished_copy, tmp_path, monkeypatch, change
+def test_views_cut_under_the_snapshot_are_rebuilt_from_the_whole_log_at_the_first_append(
+    finished_copy, tmp_path, monkeypatch
 ):
-    changed = finished_copy / ("reports/metrics.jsonl" if change == "cut short" else "reports/preflight/round1.json")
-    if change == "cut short":
-        changed.write_bytes(changed.read_bytes()[:-40])
-    else:
-        changed.unlink()
-    left = changed.read_bytes() if changed.exists() else None
+    metrics = finished_copy / "reports/metrics.jsonl"
+    metrics.write_bytes(metrics.read_bytes()[:-40])
+    cut = metrics.read_bytes()
     # A session that appends nothing leaves them (and records them as not in step), so that `advance` on a finished
     # run of a million events does not rebuild them.
     with _open(finished_copy, monkeypatch) as session:
         assert session.log.contents.base is not None  # the log itself is still read from the anchor
         assert not session.mirrors.in_step
-    assert (changed.read_bytes() if changed.exists() else None) == left
+    assert metrics.read_bytes() == cut
     assert read_snapshot(Workspace(root=finished_copy, run="local")).views == msgspec.Raw(b"null")
     # The next one to append rebuilds them from the whole log, its own events included.
     with _open(finished_copy, monkeypatch) as session:
@@ -80,6 +76,15 @@ def test_views_changed_under_the_snapshot_are_rebuilt_from_the_whole_log_at_the_
         assert session.mirrors.in_step
     assert {name: (finished_copy / name).read_bytes() for name in VIEWS} == _rebuilt_views(finished_copy, tmp_path)
     assert read_snapshot(Workspace(root=finished_copy, run="local")).views != msgspec.Raw(b"null")
+
+
+def test_a_deleted_round_report_is_written_again_from_the_snapshot_when_a_session_opens(
+    finished_copy, tmp_path, monkeypatch
+):
+    (finished_copy / "reports/preflight/round1.json").unlink()
+    with _open(finished_copy, monkeypatch) as session:
+        assert session.mirrors.in_step  # the rounds' state is the snapshot's: no rebuild is needed
+    assert {name: (finished_copy / name).read_bytes() for name in VIEWS} == _rebuilt_views(finished_copy, tmp_path)
 
 
 def test_a_log_without_a_snapshot_or_views_is_opened_without_building_them(finished_copy, tmp_path, monkeypatch):
