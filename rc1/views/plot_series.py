@@ -133,9 +133,15 @@ def smooth(values: Sequence[float], window: int) -> list[float]:
     """The centred rolling mean of `values` over `window` points (odd); near the ends the window shrinks to the points
     there are, so the smoothed series is as long as the series and starts and ends at its first and last points'
     neighbourhoods, not at a zero padding."""
-    half = window // 2
-    windows = [values[max(0, i - half) : i + half + 1] for i in range(len(values))]
-    return [math.fsum(around) / len(around) for around in windows]
+    import numpy as np
+
+    # From the running sum, O(n) whatever the window: slicing each window (O(n × window)) took all 24 GiB of a
+    # machine for a million steps, whose window is 100,001 points.
+    half, n = window // 2, len(values)
+    total = np.concatenate(([0.0], np.cumsum(np.asarray(values, dtype=np.float64))))
+    at = np.arange(n)
+    low, high = np.maximum(at - half, 0), np.minimum(at + half + 1, n)
+    return ((total[high] - total[low]) / (high - low)).tolist()
 
 
 def zoomed_limits(

@@ -381,10 +381,17 @@ def test_an_adapter_is_not_exported_over_a_base_that_changed_since_its_line_star
     from conftest import MODELS
     from safetensors.torch import load_file, save_file
 
+    from rc1.app.policy import builtin_folders
+    from rc1.config.loading import load_config
+    from rc1.core.workspace import Workspace
+
     copy = tmp_path / "copy"
     shutil.copytree(lora_run, copy, symlinks=True)
-    (copy / "data/models").unlink()  # the suite's shared cache: changed in a copy of it only
-    shutil.copytree(MODELS, copy / "data/models")
+    loaded = load_config(copy / "configs/short.yaml")
+    used = [folder.name for folder in builtin_folders(Workspace(root=copy, run="local"), loaded, 1234) if folder]
+    (copy / "data/models").unlink()  # the suite's shared cache: the run's own models changed in a copy of it only
+    for name in used:
+        shutil.copytree(MODELS / name, copy / "data/models" / name)
     for weights in (copy / "data/models").rglob("model.safetensors"):
         tensors = load_file(weights)
         for tensor in tensors.values():

@@ -187,6 +187,20 @@ def test_smoothing_is_a_centred_rolling_mean_over_about_a_tenth_of_the_steps():
     assert [smoothing_window(n) for n in (3, 12, 100, 1000)] == [1, 3, 11, 101]
 
 
+def test_a_million_steps_are_smoothed_in_the_memory_of_the_series():
+    """`rc1 report` on a run of a million steps: the window is 100,001 points, and a mean per step over a slice of
+    its own took every byte of a 24 GiB machine (killed); the running sum keeps it to the series."""
+    values = [float(i % 7) + (i % 13) / 10 for i in range(1_000_000)]
+    window = smoothing_window(len(values))
+    smoothed = smooth(values, window)
+    assert window == 100_001 and len(smoothed) == len(values)
+    for i in (0, 1, 50_000, 500_000, 999_999):
+        around = values[max(0, i - window // 2) : i + window // 2 + 1]
+        assert math.isclose(
+            smoothed[i], math.fsum(around) / len(around), rel_tol=1e-9
+        )  # a running sum over 1M values: a plot cannot show 1e-9
+
+
 def test_the_success_axis_is_zoomed_to_the_data_not_zero_to_one():
     low, high = zoomed_limits([0.02, 0.05, 0.2, 0.11], min_span=0.05, within=(0.0, 1.0))
     assert 0.0 <= low < 0.02 and 0.2 < high <= 0.25
