@@ -46,6 +46,32 @@ def read_log(path: Path) -> LogContents:
     return parse_log(data, path)
 
 
+# The last whole log this process read, by what the file was then (inode, size, modification and change times): a
+# command that reads a log without a usable snapshot as a reader (is the run's kept config in force?) and then opens it
+# as its writer decodes and verifies it once, not twice (at 1M events, 1.8 s each). Any write to the file changes its
+# change time, which no one can set back, so a file that still has the key holds the bytes that were verified. Events
+# are immutable; each caller folds them into a replayer of its own. Only a big log is kept: the kernel stamps those
+# times at a clock tick's granularity (milliseconds), and reading a big log takes longer than a tick, so a write after
+# the read is always seen as one; a small log is quicker to read again than to reason about.
+_last_whole: tuple[tuple, LogContents] | None = None
+
+
+def read_whole_log(path: Path) -> LogContents:
+    """`read_log(path)`, or what this process last read of it whole when the file has not changed since."""
+    global _last_whole
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return read_log(path)
+    if stat.st_size < PARALLEL_BYTES:
+        return read_log(path)
+    key = (str(path), stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
+    if _last_whole is None or _last_whole[0] != key:
+        _last_whole = None  # the old contents go before the new ones are read: never two big logs in memory
+        _last_whole = (key, read_log(path))
+    return _last_whole[1]
+
+
 def read_log_after(path: Path, anchor: Anchor) -> LogContents | None:
     """The lines after `anchor`, verified from it, when the log still holds that exact line where it was and
     the lines after it chain on from it; None otherwise (read the whole log then)."""
@@ -84,7 +110,7 @@ class EventLog:
         self.lock_path = lock_path
         self._lock_fd: int | None = _locked(lock_path, path)
         try:
-            self.contents = (read_log_after(path, after) if after is not None else None) or read_log(path)
+            self.contents = (read_log_after(path, after) if after is not None else None) or read_whole_log(path)
             if self.contents.chain_breaks:
                 first = self.contents.chain_breaks[0]
                 raise CorruptLog(

@@ -24,7 +24,7 @@ from rc1 import run as run_package
 from rc1.core.fsutil import atomic_write_bytes
 from rc1.core.workspace import Workspace
 from rc1.eventlog.lines import Anchor, LogContents
-from rc1.eventlog.log import read_log, read_log_after
+from rc1.eventlog.log import read_log_after, read_whole_log
 from rc1.run.events import SCHEMA_VERSION
 from rc1.run.machine import RunMachine
 from rc1.run.projection import Projection
@@ -126,23 +126,5 @@ def replay_log(ws: Workspace) -> tuple[Replayer, LogContents]:
         replayer = snapshot.replayer()
         replayer.apply_all(tail.events)
         return replayer, tail
-    contents = _read_whole(ws.log_path)
+    contents = read_whole_log(ws.log_path)
     return replay(contents.events), contents
-
-
-# The last whole log a reader read, by (path, size, mtime): a command that asks twice (is the run's kept config in
-# force? then its status) decodes and verifies a big log without a snapshot once. Events are immutable and each
-# caller folds them into its own replayer; a writer never reads through here (it reads under its lock).
-_last_read: tuple[tuple, LogContents] | None = None
-
-
-def _read_whole(path: Path) -> LogContents:
-    global _last_read
-    try:
-        stat = path.stat()
-    except FileNotFoundError:
-        return read_log(path)
-    key = (str(path), stat.st_size, stat.st_mtime_ns)
-    if _last_read is None or _last_read[0] != key:
-        _last_read = (key, read_log(path))
-    return _last_read[1]

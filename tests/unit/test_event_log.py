@@ -275,6 +275,25 @@ def test_a_big_log_read_in_parallel_equals_the_same_log_read_line_by_line(ws, mo
     assert [(b.line, b.seq) for b in breaks] == [(102, 101)]
 
 
+def test_a_big_log_is_read_whole_once_by_a_reader_and_then_its_writer_until_it_changes(ws, monkeypatch):
+    """`advance` on a log without a snapshot asks as a reader whether the run's kept config is in force, then opens it
+    as its writer: a big log is decoded and verified once, and read again once anything was written to it."""
+    import rc1.eventlog.log as log_module
+    from rc1.eventlog.log import read_whole_log
+
+    _steps(ws, 50)
+    monkeypatch.setattr(log_module, "PARALLEL_BYTES", 1)  # this log counts as big
+    read = read_whole_log(ws.log_path)
+    assert read_whole_log(ws.log_path) is read
+    with open_log(ws) as log:
+        assert log.contents is read  # the writer, under its lock, on the file as it was read
+        log.append(ev.ArtifactWritten(path="x", sha256="0" * 64, bytes=1))
+    again = read_whole_log(ws.log_path)
+    assert again is not read and again.events[:-1] == read.events and again.events[-1].path == "x"
+    monkeypatch.setattr(log_module, "PARALLEL_BYTES", 2**40)  # a small log is read each time
+    assert read_whole_log(ws.log_path) is not read_whole_log(ws.log_path)
+
+
 def test_prevs_shifted_by_a_character_that_join_to_the_same_string_are_still_a_break(ws):
     """The fast chain check compares all prevs joined against all line hashes joined. A forger can give line 1
     the prev h0 + x and line 2 the prev h1[1:], where h1 is the hash of the forged line 1 and x its first digit
