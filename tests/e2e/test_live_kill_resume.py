@@ -39,7 +39,7 @@ LIVE = {
     "train.save_steps": 2,
     "train.eval_steps": 2,
     "train.learning_rate": 1e-4,
-    "preflight.max_cut_share": 1.0,  # the subject is a kill inside a tool call, not how episodes end (a quarter are cut)
+    "preflight.max_cut_share": 1.0,  # the subject is a kill inside a tool call, not how episodes end
 }
 STEPS = (1, 2, 3, 4)
 COMPARED = ("loss", "kl", "ratio", "lr", "reward", "reward_std", "tokens", "episodes")
