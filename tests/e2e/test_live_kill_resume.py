@@ -4,10 +4,11 @@ A SIGKILL in the middle of a multi-turn step (a rollout's tool call about to run
 the newest checkpoint to exactly the uninterrupted run: its step metrics and its archive, transcripts included. Two
 ranks archive every rollout's transcript, and `audit --rescore` replays each one's tools clean.
 
-The run is the suite's short run with live episodes on the built-in reader, as `make run` trains them (the drift
-monitor on, as configs/local.yaml has it): the shipped reader warm-started 10 steps on the pool's gold episodes, so it
-writes tool calls that open pages from step 0 (tests/e2e/test_reader_run.py), and a learning rate low enough that it
-keeps writing them past the first checkpoint, where the kill lands.
+The run is the suite's short run with live episodes on the built-in reader and its pages, the model `make run` trains
+(configs/local.yaml, whose drift monitor is on here too), warm-started 10 steps on the pool's gold episodes instead of
+100 and with 128 completion tokens instead of 512: it writes tool calls that open pages from step 0
+(tests/e2e/test_reader_run.py), and a learning rate low enough keeps it writing them past the first checkpoint, where
+the kill lands.
 """
 
 from __future__ import annotations
