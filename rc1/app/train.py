@@ -13,30 +13,23 @@ from pathlib import Path
 
 import msgspec
 
-from rc1.app.amend import apply_amendments
-from rc1.app.fresh import FreshItems
 from rc1.app.gate import ensure_inputs_unchanged, require_allowed
 from rc1.app.halt import halted
+from rc1.app.line_engine import build_line_engine
 from rc1.app.line_roles import role_of
-from rc1.app.policy import line_session, load_run_policy
-from rc1.app.rollouts import RolloutRecorder
-from rc1.app.scoring import open_scoring, policy_thinking
+from rc1.app.policy import line_session
 from rc1.app.session import Session
 from rc1.core import distributed
 from rc1.core.errors import GateClosed
-from rc1.data.task import TaskItem, read_items
 from rc1.run.monitors.sections import reading_sampled_replies, watched
 from rc1.run.projection import CheckpointRef
 from rc1.run.replay import pending_seed
-from rc1.scoring.control import with_shuffled_answers
-from rc1.scoring.pipeline import make_reward_fn
 from rc1.train import checkpoints
 from rc1.train.divergence import NonFiniteStep
 from rc1.train.frozen_base import frozen_sha256
 from rc1.train.launch import exact_resume, refuse_unsupported_launch, rollout_backend
 from rc1.train.protocols import TrainingEnded, Verdict
 from rc1.train.runtime import free_memory
-from rc1.train.sampler import PassSampler, PrioritySampler, Sampler
 from rc1.train.together import decide_together
 
 
@@ -132,43 +125,16 @@ class TrainingLine:
         """The policy, its scoring and the engine; then the trips the log owes, and training_started. False when an
         owed trip ended the line."""
         from rc1.train.device import deterministic_kernels, select_device
-        from rc1.train.engines import build_engine
 
-        session, config, p = self.session, self.config, self.session.projection
-        deterministic_kernels(select_device(), config.train.deterministic)  # before the policy's first CUDA kernel
-        pool = read_items(session.ws.balanced_pool_path)  # training uses the difficulty-balanced pool
-        self.shadow = read_items(session.ws.shadow_path)
-        model, tokenizer, self.device, dtype = load_run_policy(session, pool, self.base_seed)
-        thinking = policy_thinking(session.loaded, tokenizer.chat_template, template_known=True)
-        self.scoring = open_scoring(session.loaded, session.ws, thinking)
-        self.recorder = RolloutRecorder(config, self.scoring.weights)
-        reward_fn = make_reward_fn(
-            config.reward, self.scoring.weights, self.scoring.pipeline, record=self.recorder.record
+        session, p = self.session, self.session.projection
+        deterministic_kernels(select_device(), self.config.train.deterministic)  # before the policy's first CUDA kernel
+        built = build_line_engine(
+            session, self.base_seed, {k: a.value for k, a in p.amendments.items()}, session.ws.staging_dir
         )
-        if config.reward.answers == "shuffled":  # a control arm: rewarded against another item's gold
-            reward_fn = with_shuffled_answers(reward_fn, pool, self.base_seed)
-        self.sampling = _Sampling(session, pool, self.shadow + read_items(session.ws.gate_path))
-        trains_with = apply_amendments(session.loaded, {k: a.value for k, a in p.amendments.items()}).config
-        from rc1.data.user_tools import tools_of
-
-        self.engine = build_engine(
-            trains_with,
-            pool,
-            reward_fn,
-            model,
-            tokenizer,
-            session.ws.staging_dir,
-            self.device,
-            self.sampling.make,
-            tools=tools_of(session.loaded),
-        )
-        del model  # the engine holds it; `_let_go` lets go of both
-        if self.engine.truncated_prompts:
-            print(
-                f"note: {self.engine.truncated_prompts} of {len(pool)} prompts were cut to fit "
-                f"train.max_prompt_tokens ({config.train.max_prompt_tokens}); their earliest turns are left out",
-                file=sys.stderr,
-            )
+        self.engine, self.shadow, self.scoring = built.engine, built.shadow, built.scoring
+        self.recorder, self.sampling, self.device = built.recorder, built.sampling, built.device
+        thinking, dtype, tokenizer = built.thinking, built.dtype, built.tokenizer
+        del built  # the engine holds the policy; `_let_go` lets go of both
         # The trips of the line's last check at or before where it resumes, if a kill (or a failure) came between that
         # check and its trips: rank 0 records them and every rank learns the verdict (the engine has joined the ranks).
         owed = None if self.new_line else self.role.owed_trips(self.resume.step if self.resume else 0)
@@ -178,7 +144,7 @@ class TrainingLine:
             self._let_go()
             self.role.end(owed)
             return False
-        moved = self._start(thinking, dtype, _tool_template_sha256(config, tokenizer))
+        moved = self._start(thinking, dtype, _tool_template_sha256(self.config, tokenizer))
         if moved is not None:  # the base this segment loaded is not the one the line started on
             self.engine.close()
             self._let_go()
@@ -286,23 +252,3 @@ def _next_line(p, seeds: list[int]) -> tuple[int, bool]:
     current = p.seed if p.seed is not None else (seeds[0] if p.training_segments else None)  # a log from before seeds
     seed = pending_seed(p, seeds, current)
     return seed, seed != current
-
-
-class _Sampling:
-    """Builds the sampler the engine draws its batches from, for the engine's prompts per step, and keeps
-    it for the train_step events (the batch mix)."""
-
-    def __init__(self, session: Session, pool: list[TaskItem], held_out: list[TaskItem]):
-        self._session, self._pool, self._held_out = session, pool, held_out
-        self.sampler: Sampler | None = None
-
-    def make(self, prompts_per_step: int) -> Sampler:
-        config = self._session.config
-        if config.priority_sampling is None:
-            self.sampler = PassSampler(self._pool, prompts_per_step, config.train.max_steps, config.run.seed)
-        else:
-            fresh = FreshItems(self._session, self._pool, self._held_out)
-            self.sampler = PrioritySampler(
-                self._pool, prompts_per_step, config.run.seed, config.priority_sampling, fresh
-            )
-        return self.sampler

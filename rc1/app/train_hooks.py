@@ -11,7 +11,7 @@ from pathlib import Path
 import msgspec
 
 from rc1.app.gate_set import correct_counts, gate_sampling, score_replies
-from rc1.app.rollouts import RolloutRecorder
+from rc1.app.rollouts import RolloutRecorder, StepMeans
 from rc1.app.scoring import RunScoring
 from rc1.app.session import Session
 from rc1.core import distributed, failpoints
@@ -66,32 +66,8 @@ class EventHooks:
     def on_step(self, m: StepMetrics) -> Verdict | None:
         means = self.rollouts.close_step(m.step, m.advantages)  # first: every rank gathers its rollouts here
         failpoints.reached("step")
-        mix = self.batch_mix(m.step)
-        self.session.append(
-            self.session.run.record_step(
-                step=m.step,
-                loss=m.loss,
-                kl=m.kl,
-                ratio=m.ratio,
-                lr=m.lr,
-                reward=m.reward,
-                reward_std=m.reward_std,
-                mem_used_mb=m.mem_used_mb,
-                sec_per_step=m.sec_per_step,
-                tokens=m.tokens,
-                scoring=self._judge_calls(),
-                epochs=m.epochs,
-                kl_coef=m.kl_coef,
-                batch_difficulty=mix.difficulty,
-                seed_share=mix.seed_share,
-                low_perf=mix.low_perf,
-                components=means.components,
-                penalty=means.penalty,
-                diagnostics=m.diagnostics,
-                episodes=means.episodes or msgspec.UNSET,
-                grad_norm=m.grad_norm,
-            )
-        )
+        fields = step_fields(m, means, self.batch_mix(m.step))
+        self.session.append(self.session.run.record_step(**fields, scoring=self._judge_calls()))
         verdict = record_trips(self.session)
         self._scope(f"step {m.step + 1}")
         self.progress.step(
@@ -237,6 +213,33 @@ class EventHooks:
         rel = str(best_dir.relative_to(self.session.ws.root))
         self.session.append(self.session.run.promote_best(step, rel, metric, files))
         print(f"  best/ <- step {step} ({metric} {value:.4f})", file=sys.stdout, flush=True)
+
+
+def step_fields(m: StepMetrics, means: StepMeans, mix: BatchMix) -> dict:
+    """A train_step event's fields from the engine's metrics, the step's rollouts (their means) and its batch mix: all
+    but the judge's calls (`scoring`). What `rc1 audit --retrain` compares a retrained step with."""
+    return dict(
+        step=m.step,
+        loss=m.loss,
+        kl=m.kl,
+        ratio=m.ratio,
+        lr=m.lr,
+        reward=m.reward,
+        reward_std=m.reward_std,
+        mem_used_mb=m.mem_used_mb,
+        sec_per_step=m.sec_per_step,
+        tokens=m.tokens,
+        epochs=m.epochs,
+        kl_coef=m.kl_coef,
+        batch_difficulty=mix.difficulty,
+        seed_share=mix.seed_share,
+        low_perf=mix.low_perf,
+        components=means.components,
+        penalty=means.penalty,
+        diagnostics=m.diagnostics,
+        episodes=means.episodes or msgspec.UNSET,
+        grad_norm=m.grad_norm,
+    )
 
 
 def evaluates_at(config, step: int) -> bool:

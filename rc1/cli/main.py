@@ -67,7 +67,7 @@ def _main(argv: list[str] | None) -> int:
     args = build_parser(_chosen_command(argv)).parse_args(argv)
     handler = command(args.command).run
     try:
-        if args.command != "train":
+        if args.command not in ("train", "audit"):  # `audit --retrain` runs on the line's processes (audit.py)
             distributed.require_single_process(args.command)
         return int(handler(args))
     except TrainingError as e:

@@ -52,6 +52,7 @@ from rc1.train.drift import DriftProbe, Reference, adapter_off, frozen_copy
 from rc1.train.engines import shared_setup
 from rc1.train.generation import evaluate_policy
 from rc1.train.launch import launch_accumulation, rollout_backend
+from rc1.train.layout import TRAINER_STATE  # without it HF would restart at step 0 on the loaded weights
 from rc1.train.live_tools import ITEM_COLUMN, live_environment_class, with_tool_calling
 from rc1.train.metrics import DIAGNOSTICS, EvalResult, Sampling, StepMetrics
 from rc1.train.model_loading import lora_config
@@ -60,6 +61,7 @@ from rc1.train.runtime import memory_mb
 from rc1.train.sampler import Sampler
 from rc1.train.sampler_gap import SamplerGap
 from rc1.train.schedule import set_peak_lr
+from rc1.train.skipped_update import SkippedUpdate
 from rc1.train.strategies.adaptive_kl import AdaptiveKL
 from rc1.train.tied_weights import tied_keys_explained
 from rc1.train.together import decide_together
@@ -74,8 +76,6 @@ KEY_REWARD = "reward"
 KEY_REWARD_STD = "reward_std"
 KEY_COMPLETION_LEN = "completions/mean_length"
 KEY_GRAD_NORM = "grad_norm"  # transformers' Trainer: the norm before clipping
-
-TRAINER_STATE = "trainer_state.json"  # without it HF would restart at step 0 on the loaded weights
 
 
 class TrlEngine:
@@ -424,6 +424,7 @@ class _HookBridge(TrainerCallback):
         self.advantages: Callable[[], list[float]] = list
         self.gap: SamplerGap | None = None  # where transformers samples: rc1 measures what TRL measures under vLLM
         self.peak_lr: float | None = None  # an amended learning rate, put over the resumed checkpoint's
+        self._skipped = SkippedUpdate()  # a test hook (rc1/train/skipped_update.py), idle in real runs
 
     def drop_probe(self) -> None:
         """Let go of the step probe (it holds the policy: rc1/train/sft_probe.py, online_dpo.py)."""
@@ -440,6 +441,10 @@ class _HookBridge(TrainerCallback):
         # fp16 the loss scaler skips such a step itself (an overflow is how it finds its scale).
         if not args.fp16:
             divergence.check_gradients(model.parameters(), state.global_step + 1)
+        self._skipped.before(model, state.global_step + 1)
+
+    def on_optimizer_step(self, args, state, control, model=None, **kwargs):
+        self._skipped.after(model)
 
     def on_step_begin(self, args, state, control, model=None, **kwargs):
         self._step_started = time.perf_counter()

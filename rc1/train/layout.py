@@ -35,6 +35,7 @@ FULL_WEIGHTS, MODEL_CONFIG = "model.safetensors", "config.json"
 WEIGHTS = {"lora": (ADAPTER, ADAPTER_CONFIG), "qlora": (ADAPTER, ADAPTER_CONFIG), "full": (FULL_WEIGHTS, MODEL_CONFIG)}
 OPTIMIZER, SCHEDULER, RNG, SAMPLER, STRATEGY = "optimizer.pt", "scheduler.pt", "rng.pt", "sampler.json", "strategy.pt"
 STATE = (OPTIMIZER, SCHEDULER, RNG, SAMPLER, STRATEGY)
+TRAINER_STATE = "trainer_state.json"  # the trl engine's: its trainer's step counter and log
 _TRAINER_NAMES = {RNG: "rng_state.pth"}  # HF Trainer's name for rc1's file
 _RANK0_RNG = "rng_state_0.pth"  # its name in a multi-process run, where every rank saves its own
 _TRAINER_ONLY = ("training_args.bin",)  # pickled arguments: the run's config says the same, and a resume never reads it
