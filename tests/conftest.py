@@ -394,8 +394,9 @@ def finished_copy(completed_run, tmp_path) -> Path:
     return copy
 
 
-def launch(root, processes: int, env: dict | None = None, args: tuple[str, ...] = ()):
-    """`rc1 train` under torchrun with `processes` CPU ranks (one thread each, as the one-process runs here)."""
+def launch(root, processes: int, env: dict | None = None, args: tuple[str, ...] = (), command: str = "train"):
+    """`rc1 <command>` (train) under torchrun with `processes` CPU ranks (one thread each, as the one-process runs
+    here)."""
     return subprocess.run(
         # --standalone: the rendezvous takes a free port itself (no window for another process to take it).
         [
@@ -407,7 +408,7 @@ def launch(root, processes: int, env: dict | None = None, args: tuple[str, ...] 
             str(processes),
             "-m",
             "rc1",
-            "train",
+            command,
             *args,
             "--config",
             "configs/short.yaml",

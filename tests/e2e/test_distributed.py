@@ -291,6 +291,15 @@ def test_a_two_rank_run_with_priority_sampling_killed_and_relaunched_equals_the_
     rescored = rc1_here(killed, "audit", "--rescore")
     assert rescored.returncode == 0 and "audit passed" in rescored.stdout, rescored.stdout
 
+    # The relaunched segment's last checkpoint, trained again from the one it resumed from on two ranks, as it was.
+    one = rc1_here(killed, "audit", "--retrain", "step_4")
+    assert one.returncode == 2 and "torchrun --nproc-per-node 2 -m rc1 audit --retrain" in one.stderr
+    retrained = launch(killed, 2, args=("--retrain", "step_4", "--json"), command="audit")
+    assert retrained.returncode == 0, failure(retrained)
+    [report] = json.loads(retrained.stdout)["retrain"]
+    assert report["verified"] and report["steps"] == [3, 4] and report["start"] == "checkpoints/local/step_00002"
+    assert {"rng.pt", "rng_state_1.pth", "model.safetensors"} <= set(report["checkpoints"][0]["equal"])
+
 
 @pytest.mark.parametrize("name", ["deepspeed_zero2.yaml", "deepspeed_zero3.yaml"])
 def test_the_deepspeed_configs_leave_accumulation_and_clipping_to_the_trainer(name, monkeypatch):

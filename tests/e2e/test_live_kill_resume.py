@@ -105,6 +105,10 @@ def test_a_sigkill_during_a_tool_call_resumes_to_the_uninterrupted_run_transcrip
     assert [msgspec.to_builtins(r) for r in archived(killed, "train")] == [msgspec.to_builtins(r) for r in rows]
     rescored = rc1_here(killed, "audit", "--rescore")
     assert rescored.returncode == 0 and "audit passed" in rescored.stdout, rescored.stdout
+    # The resumed segment's checkpoint, trained again from the one it resumed from: its episodes' tools replay from
+    # their items, and every step, weight and transcript comes out as recorded.
+    retrained = rc1_here(killed, "audit", "--retrain", "step_4")
+    assert retrained.returncode == 0 and "re-derived bit for bit" in retrained.stdout, retrained.stdout
     # The drift monitor is on (configs/local.yaml's): every evaluation measured its episodes' first turns' drift.
     evaluations = [e for e in events(killed) if e["type"] == "eval_completed"]
     assert [e["step"] for e in evaluations] == [0, 2, 4] and all(e["drift"]["items"] > 0 for e in evaluations)

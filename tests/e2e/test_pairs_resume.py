@@ -88,6 +88,9 @@ def test_pair_killed_at_a_named_point_resumes_exactly(engine, strategy, tmp_path
 
     assert advance_here(killed) == 0
     assert rc1_here(killed, "audit").returncode == 0
+    # The last checkpoint trained again from the one before it: this pair's steps, weights and state bit for bit.
+    retrained = rc1_here(killed, "audit", "--retrain", f"step_{STEPS}")
+    assert retrained.returncode == 0 and "re-derived bit for bit" in retrained.stdout, retrained.stdout
     log = events(killed)
     assert log[-1]["type"] == "run_completed"
     resumed_from = [e for e in log if e["type"] == "training_started"][-1]["resume_from_step"]
