@@ -253,6 +253,8 @@ class _Comparing:
             recorded_sec_per_step=sum(recorded) / len(recorded),
         )
         (report.findings if plan.exact else report.notes).extend(_findings(plan, report))
+        if plan.trained_again:
+            report.notes.append(_trained_again(plan))
         return report
 
 
@@ -286,6 +288,22 @@ def _findings(plan: RetrainPlan, report: RetrainReport) -> list[Finding]:
         seq = next(ref.seq for ref in [*plan.between, plan.target] if ref.dir == compared.dir)
         found.append(Finding(check="retrain", seq=seq, message=_checkpoint_message(compared, report.start)))
     return found
+
+
+def _trained_again(plan: RetrainPlan) -> Finding:
+    """Steps the log holds more than once are compared with the last: say so, and how they were trained again."""
+    steps = plan.trained_again
+    span = f"steps {steps[0]}–{steps[-1]}" if len(steps) > 1 else f"step {steps[0]}"
+    how = "; ".join(
+        f"the segment at seq {seq} {'resumed exactly' if exact else 'did NOT resume exactly (exact_resume false)'}"
+        for seq, exact in plan.again_by
+    )
+    return Finding(
+        check="retrain",
+        seq=plan.again_by[-1][0],
+        message=f"{span} of this line were trained more than once (a kill or a rollback); compared with the log's "
+        f"last train_step of each, the one that made {plan.target.dir}: {how}",
+    )
 
 
 def _checkpoint_message(compared: CheckpointComparison, start: str) -> str:

@@ -31,6 +31,11 @@ class RetrainPlan(msgspec.Struct, frozen=True, kw_only=True):
     amendments: dict[str, float | None]  # a rollback's keys in force where the target was trained
     amended: list[str]  # those whose value replaces what the start checkpoint holds (the resume after the rollback)
     exact: bool  # every segment that trained those steps recorded `exact_resume`
+    # Steps the log holds more than once (a segment killed or rolled back, and the steps trained again): the retrain
+    # is compared with the last, which made the checkpoint. With the seq of the training_started that trained them
+    # last, and whether it recorded an exact resume.
+    trained_again: list[int] = msgspec.field(default_factory=list)
+    again_by: list[tuple[int, bool]] = msgspec.field(default_factory=list)
     processes: int  # the processes they were trained on (the retrain needs as many)
     engine: str
     strategy: str
@@ -70,7 +75,9 @@ def plan_retrain(events: list[ev.Event], target: str, start: str | None = None) 
             "nothing to compare its retrained step with"
         )
     steps = {step: kept[step][0] for step in range(first + 1, aim.ref.step + 1)}
-    segments = {id(kept[step][1]): kept[step][1] for step in steps}.values()
+    again = [step for step in steps if kept[step][2] > 1]
+    again_by = sorted({(kept[step][1].seq, kept[step][1].exact_resume) for step in again})
+    segments = {kept[step][1].seq: kept[step][1] for step in steps}.values()
     processes = {segment.processes for segment in segments}
     if len(processes) > 1:
         raise BadInput(
@@ -91,6 +98,8 @@ def plan_retrain(events: list[ev.Event], target: str, start: str | None = None) 
         amendments=amendments,
         amended=amended,
         exact=all(segment.exact_resume for segment in segments),
+        trained_again=again,
+        again_by=again_by,
         processes=processes.pop(),
         engine=aim.segment.engine,
         strategy=aim.segment.strategy,
@@ -139,7 +148,8 @@ def _line_of(ref: CheckpointRef) -> str:
 
 
 def _kept_steps(events: list[ev.Event], seed: int | None, before_seq: int) -> dict:
-    """step -> (the last train_step of the line of `seed` before `before_seq`, the segment that trained it)."""
+    """step -> (the last train_step of the line of `seed` before `before_seq`, the segment that trained it, how many
+    times the line trained it)."""
     segment, kept = None, {}
     for event in events:
         if event.seq >= before_seq:
@@ -147,7 +157,7 @@ def _kept_steps(events: list[ev.Event], seed: int | None, before_seq: int) -> di
         if isinstance(event, ev.TrainingStarted):
             segment = event
         elif isinstance(event, ev.TrainStep) and segment is not None and segment.seed == seed:
-            kept[event.step] = (event, segment)
+            kept[event.step] = (event, segment, kept[event.step][2] + 1 if event.step in kept else 1)
     return kept
 
 

@@ -11,6 +11,7 @@ The loop ratio is the one the target (≤ 1.05) is about; the process's addition
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -111,7 +112,33 @@ def bench_training(repeat: int = 2) -> None:
             f"start-up, {evals} shadow-set evaluations, publishing, the gate-set evaluation of the selected checkpoint:"
         )
         print(time_table(where_the_time_went(log, process), bare_s), flush=True)
+        last = max(e.step for e in log if isinstance(e, ev.CheckpointSaved))
+        print(retrain_line(root, last), flush=True)
         _bench_torch_strategies(loaded, pool, reward_fn, model_dir, root, min(steps, 40))
+
+
+def retrain_line(root: Path, step: int) -> str:
+    """`rc1 audit --retrain step_<step>` on the run just trained: its steps trained again from the checkpoint before,
+    per step against the line's own recorded s/step (measured in the same bench run), and whether bit for bit."""
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "rc1", "audit", "--retrain", f"step_{step}", "--json", "--config", CONFIG],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "CUDA_VISIBLE_DEVICES": ""},
+    )
+    seconds = time.perf_counter() - start
+    if done.returncode not in (0, 3):
+        raise SystemExit(f"bench: rc1 audit --retrain exited {done.returncode}: {done.stderr.strip()[-600:]}")
+    [report] = json.loads(done.stdout)["retrain"]
+    per_step = report["train_seconds"] / len(report["steps"])
+    return (
+        f"  rc1 audit --retrain step_{step} (from {report['start']}): {len(report['steps'])} steps trained again, "
+        f"{per_step:.2f} s/step, ratio {per_step / report['recorded_sec_per_step']:.2f}x the line's recorded "
+        f"{report['recorded_sec_per_step']:.2f} s/step; the command {seconds:.1f} s; "
+        f"{'re-derived bit for bit' if report['verified'] else 'NOT re-derived: see rc1 audit --retrain'}"
+    )
 
 
 class BareRun:

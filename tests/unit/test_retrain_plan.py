@@ -56,13 +56,15 @@ def test_a_checkpoint_is_retrained_from_the_one_before_it_against_the_steps_the_
     log.steps(1, 4)
     log.save(4)
     log.steps(5, 6, loss=0.9)  # a segment killed after step 6: steps 5 and 6 are trained again below
-    log.start(resume_from=4)
+    resumed = log.start(resume_from=4, exact=False)
     log.steps(5, 8, loss=0.1)
     eight = log.save(8)
     plan = plan_retrain(log.events, "step_8")
+    # steps 5 and 6 are compared with their last record, and the plan says how they were trained again
+    assert plan.trained_again == [5, 6] and plan.again_by == [(resumed.seq, False)] and not plan.exact
     assert plan.start.dir == "checkpoints/local/step_00004" and plan.target == ev_ref(eight)
     assert sorted(plan.steps) == [5, 6, 7, 8] and {s.loss for s in plan.steps.values()} == {0.1}
-    assert plan.exact and plan.amended == [] and plan.between == []
+    assert plan.amended == [] and plan.between == []
     assert plan_retrain(log.events, "checkpoints/local/step_00008/").target.step == 8  # the folder names it too
     from_base = plan_retrain(log.events, "8", "step_0")
     assert from_base.start is None and sorted(from_base.steps) == list(range(1, 9))
