@@ -99,6 +99,8 @@ def retrain(loaded: LoadedConfig, ws: Workspace, plan: RetrainPlan) -> RetrainRe
     try:
         deterministic_kernels(select_device(), line.config.train.deterministic)
         built = build_line_engine(line, loaded.config.run.seed, plan.amendments, scratch / "staging")
+        if built.scoring.judge is not None:  # what it answers from its cache is free; what it is asked anew is paid
+            built.scoring.judge.ledger.scope = "retrain"
         hooks = _Comparing(plan, ws.root, built) if distributed.is_writer() else _Following(built.recorder)
         resume_from = ws.root / plan.start.dir if plan.start is not None else None
         try:
@@ -314,9 +316,10 @@ def _checkpoint_message(compared: CheckpointComparison, start: str) -> str:
         return f"{compared.dir} retrained from {start}: {files} differ ({first.file}: {why})"
     tensor = first.tensors[0]
     largest = max(first.tensors, key=lambda t: t.max_abs if t.max_abs == t.max_abs else float("inf"))
+    what = "entries" if first.file.endswith(".json") else "tensors"
     return (
         f"{compared.dir} retrained from {start}: {files} differ; {first.file}: {len(first.tensors)} of "
-        f"{first.tensors_compared} tensors, the first {tensor.name} (max |Δ| {tensor.max_abs:.3g}, relative "
+        f"{first.tensors_compared} {what}, the first {tensor.name} (max |Δ| {tensor.max_abs:.3g}, relative "
         f"{tensor.max_rel:.3g}), the largest {largest.name} (max |Δ| {largest.max_abs:.3g})"
     )
 

@@ -3,8 +3,8 @@ differs, tensor by tensor (weights, optimizer moments, scheduler, RNG and strate
 first tensor that differs and by how much.
 
 Two files are not compared as bytes: `rc1_meta.json` records the log's head when the checkpoint was published (a
-retrain publishes nothing), and the trl engine's `trainer_state.json` logs each step's wall-clock time; it is compared
-without its times.
+retrain publishes nothing), and the trl engine's `trainer_state.json` logs each step's wall-clock time and, for
+SFT, a token count that starts again with each segment; it is compared without them (UNCOMPUTED_KEYS).
 """
 
 from __future__ import annotations
@@ -20,11 +20,15 @@ from rc1.core.fsutil import sha256_file
 from rc1.train.checkpoints import META_NAME
 from rc1.train.layout import TRAINER_STATE
 
-TIMED_KEYS = ("step_time", "train_runtime", "train_samples_per_second", "train_steps_per_second")
+# Entries of trainer_state.json's log that are not what the steps computed: wall-clock times, and `num_tokens`, which
+# TRL 1.16's SFTTrainer counts from its own start (`_total_train_tokens = 0` in `__init__`, never checkpointed), so a
+# resumed segment counts again from 0. (GRPO's and RLOO's log the trainer state's `num_input_tokens_seen`, which the
+# state holds and is compared.)
+UNCOMPUTED_KEYS = ("step_time", "train_runtime", "train_samples_per_second", "train_steps_per_second", "num_tokens")
 
 
 class TensorDifference(msgspec.Struct, frozen=True, kw_only=True):
-    name: str  # its key in the file (nested keys joined by dots: state.0.exp_avg)
+    name: str  # its key in the file (nested keys joined by dots: state.0.exp_avg; log_history.5.loss)
     max_abs: float  # the largest |retrained - recorded| (nan: not numbers, or absent from one of them)
     max_rel: float  # max_abs over the recorded tensor's largest magnitude
 
@@ -67,8 +71,11 @@ def compare_checkpoint(
             equal.append(name)
             continue
         tensors, compared = [], 0
-        if mine_sha is not None and _recorded_intact(recorded / name, recorded_sha) and _holds_tensors(name):
-            tensors, compared = tensor_differences(mine, recorded / name)
+        if mine_sha is not None and _recorded_intact(recorded / name, recorded_sha):
+            if name == TRAINER_STATE:  # its log's entries, key by key
+                tensors, compared = _differences(_flat(_untimed(mine)), _flat(_untimed(recorded / name)))
+            elif _holds_tensors(name):
+                tensors, compared = tensor_differences(mine, recorded / name)
         differing.append(
             FileDifference(
                 file=name,
@@ -83,7 +90,10 @@ def compare_checkpoint(
 
 def tensor_differences(retrained: Path, recorded: Path) -> tuple[list[TensorDifference], int]:
     """Every entry of two tensor files that differs, in the recorded file's order, and how many were compared."""
-    mine, theirs = _flat(_load(retrained)), _flat(_load(recorded))
+    return _differences(_flat(_load(retrained)), _flat(_load(recorded)))
+
+
+def _differences(mine: dict, theirs: dict) -> tuple[list[TensorDifference], int]:
     found = []
     for name in list(theirs) + [n for n in mine if n not in theirs]:
         a, b = mine.get(name), theirs.get(name)
@@ -141,9 +151,9 @@ def _recorded_intact(path: Path, sha: str) -> bool:
 
 
 def _untimed(path: Path):
-    """trainer_state.json without the wall-clock times its log holds."""
+    """trainer_state.json without what its log holds that the steps did not compute (UNCOMPUTED_KEYS)."""
     state = json.loads(path.read_text(encoding="utf-8"))
     for entry in state.get("log_history", []):
-        for key in TIMED_KEYS:
+        for key in UNCOMPUTED_KEYS:
             entry.pop(key, None)
     return state

@@ -244,6 +244,15 @@ def test_a_run_judged_live_records_its_calls_and_writes_the_key_nowhere(server, 
     again = json.loads(rejudged.stdout)["rescore"]
     assert again["rejudged"] == report["judge_unverifiable"] == len(server.requests) - asked
 
+    # Trained again from step 2's checkpoint, the judge asked anew (this server's model is deterministic): every step
+    # and file as recorded, and the retrain's calls in the run's ledger under their own scope.
+    before = len((root / "events/local.ledger.jsonl").read_text().splitlines())
+    retrained = rc1_here(root, "audit", "--retrain", "step_4", "--json", *judge, env={"SCORER_API_KEY": KEY})
+    assert retrained.returncode == 0, retrained.stdout + retrained.stderr
+    assert json.loads(retrained.stdout)["retrain"][0]["verified"]
+    added = [json.loads(line) for line in (root / "events/local.ledger.jsonl").read_text().splitlines()[before:]]
+    assert added and {entry["scope"] for entry in added} == {"retrain"}
+
     probe = rc1_here(root, "scorer", "probe", "--n", "4", *judge, env={"SCORER_API_KEY": KEY})
     assert probe.returncode == 0, probe.stdout + probe.stderr
     server.faults.extend(["500"] * 10)  # a judge that fails: exit 1 with an error report
