@@ -37,6 +37,7 @@ from rc1.eventlog.audit import Finding
 from rc1.scoring.archive import SHARD_NAME
 from rc1.train import checkpoints
 from rc1.train.checkpoint_diff import CheckpointComparison, compare_checkpoint
+from rc1.train.divergence import NonFiniteStep
 from rc1.train.metrics import StepMetrics
 from rc1.train.protocols import TrainingEnded, Verdict
 
@@ -103,15 +104,18 @@ def retrain(loaded: LoadedConfig, ws: Workspace, plan: RetrainPlan) -> RetrainRe
             built.scoring.judge.ledger.scope = "retrain"
         hooks = _Comparing(plan, ws.root, built) if distributed.is_writer() else _Following(built.recorder)
         resume_from = ws.root / plan.start.dir if plan.start is not None else None
+        stopped = None
         try:
             built.engine.train(hooks, resume_from, amended=frozenset(plan.amended))
         except TrainingEnded:
             pass
+        except NonFiniteStep as fault:  # every rank meets it; the steps the log kept were finite
+            stopped = f"retraining stopped at a value that is not finite ({fault})"
         finally:
             built.engine.close()
         if not distributed.is_writer():
             return None
-        return hooks.report(time.perf_counter() - started)
+        return hooks.report(time.perf_counter() - started, stopped)
     finally:
         distributed.barrier()
         if distributed.is_writer():
@@ -240,7 +244,7 @@ class _Comparing:
     def close(self) -> None:
         pass
 
-    def report(self, seconds: float) -> RetrainReport:
+    def report(self, seconds: float, stopped: str | None = None) -> RetrainReport:
         plan = self.plan
         recorded = [plan.steps[s].sec_per_step for s in sorted(plan.steps)]
         report = RetrainReport(
@@ -254,20 +258,20 @@ class _Comparing:
             train_seconds=self.train_seconds,
             recorded_sec_per_step=sum(recorded) / len(recorded),
         )
-        (report.findings if plan.exact else report.notes).extend(_findings(plan, report))
+        (report.findings if plan.exact else report.notes).extend(_findings(plan, report, stopped))
         if plan.trained_again:
             report.notes.append(_trained_again(plan))
         return report
 
 
-def _findings(plan: RetrainPlan, report: RetrainReport) -> list[Finding]:
+def _findings(plan: RetrainPlan, report: RetrainReport, stopped: str | None = None) -> list[Finding]:
     """What differs, the first step and the first tensor named: findings on an exact line, notes elsewhere."""
     found = []
     untrained = sorted(set(plan.steps) - set(report.steps))
     if untrained:
-        found.append(
-            Finding(check="retrain", seq=plan.steps[untrained[0]].seq, message=f"step {untrained[0]} was not retrained")
-        )
+        why = f": {stopped}" if stopped else ""
+        message = f"step {untrained[0]} was not retrained{why}"
+        found.append(Finding(check="retrain", seq=plan.steps[untrained[0]].seq, message=message))
     if report.differences:
         first = report.differences[0]
         fields = sorted({d.field for d in report.differences if d.step == first.step})

@@ -165,6 +165,8 @@ def _retrain(args, loaded, ws: Workspace) -> list:
     events = read_log(ws.log_path).events
     if args.retrain == "all":
         every = retrainable(events)
+        if not every:
+            raise BadInput("--retrain all: the log vouches for no checkpoint yet; there is nothing to retrain")
         drawn = set(random.Random(args.sample_seed).sample(every, min(args.retrain_sample, len(every))))
         plans = [plan_retrain(events, folder) for folder in every if folder in drawn]
     else:
