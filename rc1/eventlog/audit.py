@@ -24,7 +24,7 @@ from rc1.run.replay import changed_gate_inputs, replay
 
 class Finding(msgspec.Struct, frozen=True, kw_only=True):
     # chain | schema | torn_tail | transition | steps | checkpoint | archive | anchor | gate_inputs | export | monitors
-    # | rescore
+    # | rescore | retrain
     check: str
     seq: int | None
     message: str

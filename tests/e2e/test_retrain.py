@@ -115,6 +115,8 @@ def test_what_cannot_be_retrained_is_refused_by_name(finished_copy):
     unknown = rc1_here(finished_copy, "audit", "--retrain", "step_9")
     assert unknown.returncode == 2 and "--retrain step_9: no checkpoint" in unknown.stderr
     assert "checkpoints/local/step_00012" in unknown.stderr
+    none = rc1_here(finished_copy, "audit", "--retrain", "all", "--retrain-sample", "0")
+    assert none.returncode == 2 and "--retrain-sample 0: retrain at least one checkpoint" in none.stderr
     both = rc1_here(finished_copy, "audit", "--retrain", "all", "--from", "step_4")
     assert both.returncode == 2 and "--from: a retrain of `all`" in both.stderr
     later = rc1_here(finished_copy, "audit", "--retrain", "step_8", "--from", "step_12")

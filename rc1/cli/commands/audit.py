@@ -74,6 +74,8 @@ def run(args) -> int:
         distributed.require_single_process("audit")  # only a retrain runs under a launch, on the line's processes
     elif args.retrain_from is not None and args.retrain == "all":
         raise BadInput("--from: a retrain of `all` starts each checkpoint from the one before it; name one checkpoint")
+    elif args.retrain_sample < 1:
+        raise BadInput(f"--retrain-sample {args.retrain_sample}: retrain at least one checkpoint")
     loaded = config_for_reading(args)
     ws = Workspace.here(loaded.config.run.name)
     if not ws.log_path.exists():
