@@ -118,6 +118,11 @@ def test_a_rollback_amends_the_learning_rate_from_the_checkpoint_it_names(halted
     status = json.loads(rc1_here(root, "status", "--json").stdout)
     assert status["amendments"] == {"train.learning_rate": 0.0001}
     assert rc1_here(root, "audit").returncode == 0
+    # Step 8 as published again after the rollback, trained again from step 4 (saved before the amendment) with the
+    # amended rate put over it, as the resume did: bit for bit, compared with the steps the log kept (the later ones).
+    retrained = rc1_here(root, "audit", "--retrain", "step_8")
+    assert retrained.returncode == 0 and "re-derived bit for bit" in retrained.stdout, retrained.stdout
+    assert "steps 5–8 of this line were trained more than once" in retrained.stdout
 
     stopped = rc1_here(root, "advance", "--all", "--stop", "--because", "enough")
     assert stopped.returncode == 0, stopped.stderr
