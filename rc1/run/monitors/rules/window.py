@@ -12,11 +12,17 @@ from rc1.run.monitors.state import MonitorState, Reading, StepPoint
 def recent(steps: Sequence[StepPoint], signal: str, count: int, skip: int = 0) -> list[float] | None:
     """The signal of the `count` most recent steps before the last `skip`, oldest first; None when fewer steps
     recorded it (a window is never read half full)."""
-    values = [v for v in (p.values.get(signal) for p in steps) if v is not None]
-    end = len(values) - skip
-    if end < count:
+    # Read back from the newest only as far as the window reaches: every step rule reads it at every step.
+    wanted, found = count + skip, []
+    for point in reversed(steps):
+        value = point.values.get(signal)
+        if value is not None:
+            found.append(value)
+            if len(found) == wanted:
+                break
+    if len(found) < wanted:
         return None
-    return values[end - count : end]
+    return found[: skip - 1 : -1] if skip else found[::-1]
 
 
 def window_mean(steps: Sequence[StepPoint], signal: str, window: int, skip: int = 0) -> float | None:
