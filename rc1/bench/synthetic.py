@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from rc1.config.schema import MonitorsConfig
 from rc1.eventlog.log import EventLog
 from rc1.run import events as ev
+from rc1.run.monitors.sections import watched
 
 
 def append_training(
@@ -24,6 +26,8 @@ def append_training(
             model="bench",
             device="cpu",
             dtype="float32",
+            # watched as every run's line is (the config's default rules): the fold reads them at every step
+            monitors=watched(MonitorsConfig()),
         )
     )
     for step in range(1, steps + 1):
