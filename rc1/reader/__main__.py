@@ -1,7 +1,8 @@
 """`python -m rc1.reader build|check`: build the built-in reader, check the shipped one is rebuilt bit for bit.
 
-- `build [--out DIR]` (`make reader`): trains the reader from scratch into DIR (default: rc1/reader/weights, the
-  shipped folder) and prints the sha256 of the pinned files, which rc1/reader/shipped.py holds.
+- `build [--out DIR] [--state DIR]` (`make reader`): trains the reader from scratch into DIR (default:
+  rc1/reader/weights, the shipped folder) and prints the sha256 of the pinned files, which rc1/reader/shipped.py holds.
+  With `--state`, its progress is kept there and a build stopped part-way goes on from it (rc1/reader/progress.py).
 - `check` (`make reader-check`): builds it again in a temp folder and compares the pinned files with the shipped
   ones; exit 0 when every byte is equal, 3 naming the file that differs.
 What it copies is measured by `python -m rc1.bench --copy-probe-only` (rc1/bench/copy_probe.py).
@@ -23,19 +24,26 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     build = commands.add_parser("build", help="train the reader into --out (default: the shipped folder)")
     build.add_argument("--out", type=Path, default=None, help="folder to write (default rc1/reader/weights)")
+    build.add_argument(
+        "--state",
+        type=Path,
+        default=None,
+        help="keep the build's progress in this folder every 100 steps, and go on from what it holds: a build "
+        "stopped part-way ends in the same bytes as one that never stopped",
+    )
     commands.add_parser("check", help="build again in a temp folder and compare with the shipped files")
     args = parser.parse_args(argv)
     if args.command == "build":
-        return _build(args.out)
+        return _build(args.out, args.state)
     return _check()
 
 
-def _build(out: Path | None) -> int:
+def _build(out: Path | None, state: Path | None = None) -> int:
     from rc1.reader.build import build_reader
     from rc1.reader.shipped import PINNED, WEIGHTS
 
     out = out or WEIGHTS
-    record = build_reader(out, say=lambda line: print(line, flush=True))
+    record = build_reader(out, say=lambda line: print(line, flush=True), state=state)
     print(f"built {out} in {record.seconds:.0f} s (copy curriculum: {record.induction_steps} steps)")
     for name in PINNED:
         print(f'    "{name}": "{sha256_file(out / name)}",')

@@ -77,8 +77,17 @@ class BuildRecord(msgspec.Struct, frozen=True, kw_only=True):
     torch_version: str
 
 
-def build_reader(out: Path, recipe: Recipe = RECIPE, *, say: Callable[[str], None] = print) -> BuildRecord:
-    """Build the reader into `out` (written to a temp sibling, fsynced, renamed: `out` is a whole build or absent)."""
+def build_reader(
+    out: Path,
+    recipe: Recipe = RECIPE,
+    *,
+    say: Callable[[str], None] = print,
+    state: Path | None = None,
+    save_every: int = 100,
+) -> BuildRecord:
+    """Build the reader into `out` (written to a temp sibling, fsynced, renamed: `out` is a whole build or absent).
+    With `state`, its progress is saved there every `save_every` steps and a build stopped part-way goes on from it,
+    to the same bytes (rc1/reader/progress.py)."""
     from transformers import Qwen3ForCausalLM
 
     from rc1.train.tiny_model import init_model, train_tokenizer
@@ -94,14 +103,20 @@ def build_reader(out: Path, recipe: Recipe = RECIPE, *, say: Callable[[str], Non
         model = init_model(tokenizer, recipe.seed, architecture(recipe))
         generator = torch.Generator().manual_seed(recipe.seed)
         optimizer = torch.optim.AdamW(model.parameters(), lr=recipe.learning_rate, betas=(0.9, 0.95), weight_decay=0.01)
-        steps, accuracy = _copy_curriculum(model, optimizer, len(tokenizer), generator, recipe, say)
-        if recipe.require_copying and accuracy < INDUCTION_TARGET:  # a reader that cannot copy is not one
-            raise RuntimeError(
-                f"the copy curriculum did not form copying heads in {recipe.max_induction_steps} steps (repeated "
-                f"halves predicted {accuracy:.3f} < {INDUCTION_TARGET}): raise Recipe.max_induction_steps"
-            )
-        stream = _packed(tokenizer, corpus.live + corpus.recorded, generator)
-        losses = _reading(model, optimizer, stream, len(tokenizer), generator, recipe, say)
+        keeper = _Keeper(state, save_every, recipe, model, optimizer, generator, say)
+        saved = keeper.resume()
+        if saved is None or saved.phase == "curriculum":
+            steps, accuracy = _copy_curriculum(model, optimizer, len(tokenizer), generator, recipe, say, keeper)
+            if recipe.require_copying and accuracy < INDUCTION_TARGET:  # a reader that cannot copy is not one
+                raise RuntimeError(
+                    f"the copy curriculum did not form copying heads in {recipe.max_induction_steps} steps (repeated "
+                    f"halves predicted {accuracy:.3f} < {INDUCTION_TARGET}): raise Recipe.max_induction_steps"
+                )
+            keeper.curriculum_done(steps, accuracy)
+        else:
+            steps, accuracy = saved.induction_steps, saved.induction_accuracy
+        stream = keeper.packed(lambda: _packed(tokenizer, corpus.live + corpus.recorded, generator))
+        losses = _reading(model, optimizer, stream, len(tokenizer), generator, recipe, say, keeper)
     finally:
         torch.set_num_threads(threads)
         torch.use_deterministic_algorithms(False)
@@ -142,11 +157,11 @@ def _step(model, optimizer, ids: torch.Tensor, learning_rate: float) -> torch.Te
     return logits.detach()
 
 
-def _copy_curriculum(model, optimizer, vocab: int, generator, recipe: Recipe, say) -> tuple[int, float]:
+def _copy_curriculum(model, optimizer, vocab: int, generator, recipe: Recipe, say, keeper) -> tuple[int, float]:
     """Repeats alone until the repeated halves are predicted (`INDUCTION_TARGET`); the steps taken and the last
     accuracy measured."""
-    accuracy = 0.0
-    for step in range(1, recipe.max_induction_steps + 1):
+    accuracy = keeper.accuracy
+    for step in range(keeper.first_step("curriculum"), recipe.max_induction_steps + 1):
         ids, mask = repeats(recipe.batch, 256, vocab, generator)
         logits = _step(model, optimizer, ids, recipe.learning_rate * min(1.0, step / recipe.warmup_steps))
         if step % 50 == 0:
@@ -155,6 +170,7 @@ def _copy_curriculum(model, optimizer, vocab: int, generator, recipe: Recipe, sa
             say(f"copy curriculum step {step}: repeated halves predicted {accuracy:.3f}")
             if accuracy >= INDUCTION_TARGET:
                 return step, accuracy
+        keeper.done("curriculum", step, accuracy)
     return recipe.max_induction_steps, accuracy
 
 
@@ -167,10 +183,10 @@ def _packed(tokenizer, texts: list[str], generator) -> torch.Tensor:
     return torch.tensor(ids)
 
 
-def _reading(model, optimizer, stream: torch.Tensor, vocab: int, generator, recipe: Recipe, say) -> list[float]:
+def _reading(model, optimizer, stream: torch.Tensor, vocab: int, generator, recipe: Recipe, say, keeper) -> list[float]:
     rows = round(recipe.batch * recipe.repeat_share)
-    losses = []
-    for step in range(1, recipe.reading_steps + 1):
+    losses = keeper.losses
+    for step in range(keeper.first_step("reading"), recipe.reading_steps + 1):
         rate = recipe.learning_rate * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * step / recipe.reading_steps)))
         starts = torch.randint(0, len(stream) - recipe.window, (recipe.batch - rows,), generator=generator).tolist()
         windows = [stream[s : s + recipe.window] for s in starts]
@@ -183,7 +199,75 @@ def _reading(model, optimizer, stream: torch.Tensor, vocab: int, generator, reci
             )
             losses.append(round(loss.item(), 4))
             say(f"reading step {step}/{recipe.reading_steps}: loss on the episodes {loss.item():.3f}")
+        keeper.done("reading", step, losses=losses)
     return losses
+
+
+class _Keeper:
+    """Saves the build's progress every `save_every` steps into `state` (none without it) and puts a saved one back."""
+
+    def __init__(self, state: Path | None, save_every: int, recipe: Recipe, model, optimizer, generator, say):
+        from rc1.reader import progress
+
+        self._progress, self._state, self._every, self._say = progress, state, save_every, say
+        self._model, self._optimizer, self._generator = model, optimizer, generator
+        self._record = progress.Progress(recipe_sha256=progress.recipe_sha256(recipe), phase="curriculum", step=0)
+        self._recipe = recipe
+        self._packing: torch.Tensor | None = None
+
+    @property
+    def accuracy(self) -> float:
+        return self._record.induction_accuracy
+
+    @property
+    def losses(self) -> list[float]:
+        return list(self._record.losses)
+
+    def resume(self):
+        """Put the saved state back (weights, optimizer, generator) and return its record; None with nothing saved."""
+        saved = self._progress.load(self._state, self._recipe)
+        if saved is None:
+            return None
+        self._model.load_state_dict(saved["model"])
+        self._optimizer.load_state_dict(saved["optimizer"])
+        self._generator.set_state(saved["generator"])
+        self._packing = saved["packing"]
+        self._record = saved["progress"]
+        self._say(f"going on from {self._state}: {self._record.phase} step {self._record.step}")
+        return self._record
+
+    def first_step(self, phase: str) -> int:
+        return self._record.step + 1 if self._record.phase == phase else 1
+
+    def curriculum_done(self, steps: int, accuracy: float) -> None:
+        self._record = msgspec.structs.replace(
+            self._record, phase="reading", step=0, induction_steps=steps, induction_accuracy=accuracy
+        )
+
+    def packed(self, pack: Callable[[], torch.Tensor]) -> torch.Tensor:
+        """The packed stream: drawn from the generator as it stands before packing (kept, so a resumed build draws
+        the same stream again and then goes on from where its reading was)."""
+        if self._packing is None:
+            self._packing = self._generator.get_state()
+            return pack()
+        reading = self._generator.get_state()
+        self._generator.set_state(self._packing)
+        stream = pack()
+        if self._record.step:  # reading had begun: its generator, not the one just after packing
+            self._generator.set_state(reading)
+        return stream
+
+    def done(self, phase: str, step: int, accuracy: float | None = None, losses: list[float] | None = None) -> None:
+        changes = {"phase": phase, "step": step}
+        if accuracy is not None:
+            changes["induction_accuracy"] = accuracy
+        if losses is not None:
+            changes["losses"] = list(losses)
+        self._record = msgspec.structs.replace(self._record, **changes)
+        if self._state is not None and step % self._every == 0:
+            packing = self._packing if phase == "reading" else None
+            self._progress.save(self._state, self._record, self._model, self._optimizer, self._generator, packing)
+            self._say(f"progress saved: {phase} step {step}")
 
 
 def recipe_corpus(recipe: Recipe):

@@ -80,3 +80,39 @@ def test_the_shipped_reader_was_built_by_this_recipe_on_the_corpus_this_code_mak
     assert record["recipe"] == msgspec.to_builtins(RECIPE)
     corpus = recipe_corpus(RECIPE)
     assert corpus_digest(corpus.live + corpus.recorded) == record["corpus_sha256"], "rebuild the reader: make reader"
+
+
+class Stopped(Exception):
+    pass
+
+
+def test_a_build_stopped_part_way_goes_on_from_its_progress_to_the_same_bytes(tmp_path):
+    """Stopped after its progress was saved in the curriculum and again in reading (as a session's end or a kill
+    would stop it), the build goes on from the folder and ends in the bytes of a build that never stopped."""
+    from rc1.reader import progress
+
+    recipe = msgspec.structs.replace(SMALL, batch=4, window=128, max_induction_steps=6, reading_steps=6)
+    whole = build_reader(tmp_path / "whole", recipe, say=lambda _: None)
+    saves: list[str] = []
+
+    def stop_at(count: int):
+        def say(line: str) -> None:
+            if line.startswith("progress saved"):
+                saves.append(line)
+                if len(saves) == count:
+                    raise Stopped(line)
+
+        return say
+
+    state = tmp_path / "state"
+    with pytest.raises(Stopped, match="curriculum step 4"):
+        build_reader(tmp_path / "part", recipe, say=stop_at(2), state=state, save_every=2)
+    with pytest.raises(Stopped, match="reading step 4"):
+        build_reader(tmp_path / "part", recipe, say=stop_at(5), state=state, save_every=2)
+    assert not (tmp_path / "part").exists()  # a whole build or none
+    resumed = build_reader(tmp_path / "part", recipe, say=lambda _: None, state=state, save_every=2)
+    for name in shipped.PINNED:
+        assert sha256_file(tmp_path / "part" / name) == sha256_file(tmp_path / "whole" / name), name
+    assert (resumed.induction_steps, resumed.stream_tokens) == (whole.induction_steps, whole.stream_tokens)
+    with pytest.raises(ValueError, match="the progress of another recipe's build"):
+        progress.load(state, msgspec.structs.replace(recipe, seed=recipe.seed + 1))
