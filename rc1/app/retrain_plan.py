@@ -40,10 +40,6 @@ class RetrainPlan(msgspec.Struct, frozen=True, kw_only=True):
     engine: str
     strategy: str
 
-    @property
-    def start_step(self) -> int:
-        return self.start.step if self.start is not None else 0
-
 
 class _Saved(msgspec.Struct, frozen=True):
     ref: CheckpointRef
